@@ -26,13 +26,13 @@ from tqdm import tqdm
 from agentgym_envs.policies import ExpertPolicy
 
 from . import common, ppo
-from .policy import Masks, TokenPolicyConfig
+from .policy import Masks, TokenPolicyFields
 from .protocol import TARGET_SUCCESS, first_step_at_target
 from .registry import RunSpec, TrainResult
 
 
 @dataclass
-class Config:
+class Config(TokenPolicyFields):
     """Every hyper-parameter of a behaviour-cloning run."""
 
     env_id: str = "AgentGym/CustomerSupport-v0"
@@ -45,19 +45,10 @@ class Config:
     learning_rate: float = 1e-3
     max_grad_norm: float = 0.5
     env_kwargs: dict[str, Any] = field(default_factory=dict)
-    context_len: int = 320
-    entity_len: int = 12
-    embed_dim: int = 64
-    layers: int = 2
-    heads: int = 4
-    ff_dim: int = 128
     eval_curve_episodes: int = 50
     eval_episodes: int = 100
     progress: bool = True
     threads: int = 1
-
-    def token_config(self) -> TokenPolicyConfig:
-        return TokenPolicyConfig(self.embed_dim, self.layers, self.heads, self.ff_dim)
 
 
 def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:

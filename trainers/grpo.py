@@ -30,13 +30,13 @@ from torch import nn
 from tqdm import tqdm
 
 from . import common
-from .policy import Masks, TokenPolicyConfig
+from .policy import Masks, TokenPolicyFields
 from .ppo import TRAINING_REWARD, config_for, finish, training_env_kwargs
 from .registry import RunSpec, TrainResult
 
 
 @dataclass
-class Config:
+class Config(TokenPolicyFields):
     """Every hyper-parameter of a GRPO run."""
 
     env_id: str = "AgentGym/CustomerSupport-v0"
@@ -57,12 +57,6 @@ class Config:
     max_grad_norm: float = 0.5
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))  # as PPO's
-    context_len: int = 320
-    entity_len: int = 12
-    embed_dim: int = 64
-    layers: int = 2
-    heads: int = 4
-    ff_dim: int = 128
     eval_every_steps: int = 10_000
     eval_curve_episodes: int = 50
     eval_episodes: int = 100
@@ -70,9 +64,6 @@ class Config:
     init_checkpoint: str | None = None
     progress: bool = True
     threads: int = 1
-
-    def token_config(self) -> TokenPolicyConfig:
-        return TokenPolicyConfig(self.embed_dim, self.layers, self.heads, self.ff_dim)
 
 
 @dataclass

@@ -9,12 +9,14 @@ scored instead (the PPO update). ``masks`` is a :class:`Masks` for tool-use envs
 
 The token policy reads the :class:`~agentgym_envs.wrappers.TokenIdsObservation` layout
 (``context_len`` context ids, then ``max_entities`` rows of ``entity_len`` ids, ``PAD_ID``
-padding). Token ids are hashed into ``vocab_buckets`` embeddings; context tokens are
-mean-pooled in chunks of ``context_chunk`` (a chunk is a bag of tokens; chunks have positions) and each entity row is the
-mean of its tokens plus a row-position embedding, which keeps the sequence short enough for a
-CPU; a transformer encoder runs over ``[CLS, context chunks, entity rows]``. The tool head and the value head read CLS; each argument slot is a pointer over
-the encoded entity rows whose query depends on CLS, the chosen tool and the entities chosen
-for earlier slots (autoregressive), so the network serves any number of entities.
+padding). Token ids are hashed into ``vocab_buckets`` embeddings. Context tokens are
+summed in chunks of ``context_chunk`` (a chunk is a bag of tokens; chunks have positions);
+each entity row is the sum of its tokens plus a row-position embedding, refined by a small
+MLP. A transformer encoder runs over ``[CLS, entity summary, context chunks]`` (the summary is
+the mean of the filled rows), which keeps the sequence short enough for a CPU. The tool head
+and the value head read CLS; each argument slot is a pointer over the entity rows whose query
+depends on CLS, the chosen tool and the entities chosen for earlier slots (autoregressive), so
+the network serves any number of entities.
 """
 
 from __future__ import annotations
@@ -52,7 +54,23 @@ class TokenPolicyConfig:
     ff_dim: int = 128
     dropout: float = 0.0
     vocab_buckets: int = 8192  # token ids are hashed into this many embeddings (cl100k has 100k)
-    context_chunk: int = 8  # context tokens mean-pooled per transformer position
+    context_chunk: int = 16  # context tokens mean-pooled per transformer position
+
+
+@dataclass
+class TokenPolicyFields:
+    """The token policy's observation layout and size as flat config fields: the base of every
+    torch trainer's config (so ``--set embed_dim=32`` works for each)."""
+
+    context_len: int = 320  # room for the ticket and a check_payment result (the longest turn)
+    entity_len: int = 12
+    embed_dim: int = 64
+    layers: int = 2
+    heads: int = 4
+    ff_dim: int = 128
+
+    def token_config(self) -> TokenPolicyConfig:
+        return TokenPolicyConfig(self.embed_dim, self.layers, self.heads, self.ff_dim)
 
 
 def masked_categorical(logits: torch.Tensor, mask: torch.Tensor) -> Categorical:
@@ -109,12 +127,11 @@ class TokenPolicy(nn.Module):
         d = config.embed_dim
         self.vocab_buckets, self.chunk = config.vocab_buckets, config.context_chunk
         self.token_embedding = nn.EmbeddingBag(config.vocab_buckets + 1, d, mode="sum", padding_idx=config.vocab_buckets)
-        nn.init.normal_(self.token_embedding.weight, std=0.02)
-        with torch.no_grad():
-            self.token_embedding.weight[config.vocab_buckets].zero_()
+        nn.init.zeros_(self.token_embedding.weight)  # a token never seen in training stays silent
         self.position_embedding = nn.Parameter(torch.randn(-(-context_len // self.chunk), d) * 0.02)
         self.row_embedding = nn.Parameter(torch.randn(max_entities, d) * 0.02)
-        self.type_embedding = nn.Parameter(torch.randn(3, d) * 0.02)  # CLS, context token, entity row
+        self.type_embedding = nn.Parameter(torch.randn(3, d) * 0.02)  # CLS, entity summary, context chunk
+        self.row_mlp = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d), nn.LayerNorm(d))
         layer = nn.TransformerEncoderLayer(d, config.heads, config.ff_dim, config.dropout, batch_first=True,
                                            norm_first=True, activation="gelu")
         self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
@@ -130,13 +147,14 @@ class TokenPolicy(nn.Module):
 
     # ----------------------------------------------------------------- encoder
     def pool(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean embedding of the non-PAD tokens of each group of ids [B, G, n] -> ([B, G, d],
-        non-empty [B, G]); one ``EmbeddingBag`` call, PAD maps to its zero padding row."""
+        """Summed embedding of the non-PAD tokens of each group of ids [B, G, n] -> ([B, G, d],
+        non-empty [B, G]); one ``EmbeddingBag`` call, PAD maps to its zero padding row. A sum,
+        not a mean: tokens never seen in training (zero embeddings) then change nothing."""
         real = ids != PAD_ID
         buckets = torch.where(real, ids % self.vocab_buckets, torch.full_like(ids, self.vocab_buckets))
         sums = self.token_embedding(buckets.flatten(0, 1)).view(*ids.shape[:2], -1)
         count = real.sum(-1)
-        return sums / count.clamp(min=1)[..., None], count > 0
+        return sums, count > 0
 
     def encode(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids [B, T] -> (CLS vector [B, d], entity-row vectors [B, E, d])."""
@@ -146,17 +164,17 @@ class TokenPolicy(nn.Module):
         used = int((context != PAD_ID).sum(1).max().clamp(min=1))  # context is left-aligned: drop the pad tail
         chunks = -(-used // self.chunk)
         context = nn.functional.pad(context[:, :used], (0, chunks * self.chunk - used), value=PAD_ID)
-        context = context.view(batch, chunks, self.chunk)
-        chunk_vectors, chunk_filled = self.pool(context)
+        chunk_vectors, chunk_filled = self.pool(context.view(batch, chunks, self.chunk))
         rows = obs[:, self.context_len :].view(batch, self.max_entities, self.entity_len)
         row_vectors, row_filled = self.pool(rows)
-        cls = self.type_embedding[0].expand(batch, 1, -1)
-        tokens = chunk_vectors + self.position_embedding[:chunks] + self.type_embedding[1]
-        entities = row_vectors + self.row_embedding + self.type_embedding[2]
-        sequence = torch.cat([cls, tokens, entities], dim=1)
-        padding = torch.cat([torch.zeros(batch, 1, dtype=torch.bool, device=obs.device), ~chunk_filled, ~row_filled], 1)
+        entities = self.row_mlp(row_vectors + self.row_embedding)
+        filled = row_filled.float()[..., None]
+        summary = (entities * filled).sum(1) / filled.sum(1).clamp(min=1)
+        sequence = torch.cat([self.type_embedding[0].expand(batch, 1, -1), (summary + self.type_embedding[1])[:, None],
+                              chunk_vectors + self.position_embedding[:chunks] + self.type_embedding[2]], dim=1)
+        padding = torch.cat([torch.zeros(batch, 2, dtype=torch.bool, device=obs.device), ~chunk_filled], 1)
         hidden = self.norm(self.encoder(sequence, src_key_padding_mask=padding))
-        return hidden[:, 0], hidden[:, 1 + chunks :]
+        return hidden[:, 0], entities
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value_head(self.encode(obs)[0]).squeeze(-1)

@@ -21,7 +21,7 @@ from torch import nn
 from tqdm import tqdm
 
 from . import common
-from .policy import Masks, TokenPolicyConfig
+from .policy import Masks, TokenPolicyFields
 from .protocol import TARGET_SUCCESS, first_step_at_target
 from .registry import RunSpec, TrainResult
 
@@ -33,8 +33,9 @@ TRAINING_REWARD = {"incorrect_call": -2.0, "failure": -10.0}
 
 
 @dataclass
-class Config:
-    """Every hyper-parameter of a PPO run (defaults: CustomerSupport-v0 on a 2-core CPU)."""
+class Config(TokenPolicyFields):
+    """Every hyper-parameter of a PPO run (defaults: CustomerSupport-v0 on a 2-core CPU); the
+    token policy's fields come from :class:`TokenPolicyFields`."""
 
     env_id: str = "AgentGym/CustomerSupport-v0"
     seed: int = 0
@@ -59,15 +60,8 @@ class Config:
     reward_scale: float = 0.1  # rewards are multiplied by this for learning (logged returns are unscaled)
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to gym.make, for training and evaluation
     # the reward_config the training envs of a tool-use env use (None: the env's own default);
-    # evaluation always uses env_kwargs. See docs/trainers.md, "Training reward".
+    # evaluation always uses env_kwargs. See the README, "Training reward".
     training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))
-    # token policy and its observation
-    context_len: int = 320  # room for the ticket and a check_payment result (the longest turn)
-    entity_len: int = 12
-    embed_dim: int = 64
-    layers: int = 2
-    heads: int = 4
-    ff_dim: int = 128
     # evaluation, checkpoints
     eval_every_steps: int = 10_000  # greedy test-split evaluation for the learning curve (0: only at the end)
     eval_curve_episodes: int = 50
@@ -88,9 +82,6 @@ class Config:
     @property
     def num_updates(self) -> int:
         return max(1, self.total_steps // self.batch_size)
-
-    def token_config(self) -> TokenPolicyConfig:
-        return TokenPolicyConfig(self.embed_dim, self.layers, self.heads, self.ff_dim)
 
 
 def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResult:
