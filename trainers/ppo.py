@@ -44,7 +44,7 @@ class Config(TokenPolicyFields):
     run_dir: str = "runs/CustomerSupport-v0__ppo__seed0"
     num_envs: int = 16
     num_steps: int = 32  # steps per env per rollout
-    learning_rate: float = 2.5e-4
+    learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.99
     gae_lambda: float = 0.95
@@ -53,7 +53,7 @@ class Config(TokenPolicyFields):
     norm_adv: bool = True
     clip_coef: float = 0.2
     clip_vloss: bool = True
-    ent_coef: float = 0.02
+    ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
@@ -62,6 +62,7 @@ class Config(TokenPolicyFields):
     # the reward_config the training envs of a tool-use env use (None: the env's own default);
     # evaluation always uses env_kwargs. See the README, "Training reward".
     training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))
+    task_token_dropout: float = 0.0  # training envs drop each task-text token with this probability (augmentation)
     # evaluation, checkpoints
     eval_every_steps: int = 10_000  # greedy test-split evaluation for the learning curve (0: only at the end)
     eval_curve_episodes: int = 50
@@ -96,7 +97,8 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
     print(f"PPO on {config.env_id}, device {device}\n{common.config_text(config)}")
 
     envs = common.make_vec_env(config.env_id, config.num_envs, context_len=config.context_len,
-                               entity_len=config.entity_len, env_kwargs=training_env_kwargs(config))
+                               entity_len=config.entity_len, env_kwargs=training_env_kwargs(config),
+                               task_token_dropout=config.task_token_dropout if common.is_tool_env(config.env_id) else 0.0)
     policy = common.new_policy(envs.unwrapped.envs[0], config.context_len, config.entity_len, config.token_config()).to(device)
     if config.init_checkpoint and state is None:
         policy.load_state_dict(common.load_checkpoint(config.init_checkpoint)["policy"])

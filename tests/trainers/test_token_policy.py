@@ -8,6 +8,7 @@ import torch
 
 from agentgym_envs.policies import ExpertPolicy
 from trainers import common
+from agentgym_envs.wrappers import PAD_ID
 from trainers.policy import Masks, TokenPolicy, TokenPolicyConfig
 
 CS = "AgentGym/CustomerSupport-v0"
@@ -106,3 +107,24 @@ def test_one_network_serves_any_entity_table_size():
     masks = Masks(torch.ones(3, 2 + 2 * 5, dtype=torch.bool), torch.ones(3, 2, 2, 5, dtype=torch.bool))
     action, logprob, _, _ = small.get_action_and_value(obs, masks)
     assert action.shape == (3, 3) and torch.isfinite(logprob).all()
+
+
+def test_a_token_never_seen_in_training_leaves_the_output_unchanged():
+    torch.manual_seed(0)
+    policy, obs, masks = collect_states(1)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+    for _ in range(3):  # train on these observations: their tokens' embeddings move away from zero
+        _, logprob, _, value = policy.get_action_and_value(obs, masks)
+        optimizer.zero_grad()
+        (value.pow(2).mean() - logprob.mean()).backward()
+        optimizer.step()
+    seen = set((obs[obs != PAD_ID] % policy.vocab_buckets).tolist())
+    unseen = next(t for t in range(1000, 100_000) if t % policy.vocab_buckets not in seen)
+    used = (obs[:, : policy.context_len] != PAD_ID).sum(1)
+    b = int(torch.nonzero(used % policy.chunk)[0])  # an observation whose last context chunk has room
+    novel = obs[b : b + 1].clone()
+    novel[0, used[b]] = unseen
+    with torch.no_grad():
+        cls, entities = policy.encode(obs[b : b + 1])
+        novel_cls, novel_entities = policy.encode(novel)
+    assert torch.allclose(cls, novel_cls) and torch.allclose(entities, novel_entities)
