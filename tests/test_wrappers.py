@@ -5,10 +5,7 @@ import numpy as np
 
 from agentgym_envs.core import encode
 from agentgym_envs.policies import ExpertPolicy, run_episode
-import pytest
-
-from agentgym_envs.wrappers import (PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TaskTokenDropout, TokenIdsObservation,
-                                  TrajectoryRecorder)
+from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation, TrajectoryRecorder
 
 CS = "AgentGym/CustomerSupport-v0"
 
@@ -48,23 +45,6 @@ def test_token_ids_keep_the_head_of_a_latest_turn_too_long_for_the_context():
     task = encode(env.unwrapped.episode.prompt)[:32]
     head = encode(env.unwrapped.episode.turn_texts[-1])[: 64 - len(task)]
     assert tuple(obs[len(task) : 64]) == head
-
-
-def test_task_token_dropout_pads_only_task_tokens_and_is_seeded():
-    clean, _ = TokenIdsObservation(gym.make(CS), context_len=128).reset(seed=3)
-    env = TaskTokenDropout(TokenIdsObservation(gym.make(CS), context_len=128), p=0.5)
-    dropped, _ = env.reset(seed=3)
-    task = len(encode(env.unwrapped.episode.prompt))
-    changed = np.flatnonzero(dropped != clean)
-    assert len(changed) > 0 and changed.max() < task and (dropped[changed] == PAD_ID).all()
-    again, _ = TaskTokenDropout(TokenIdsObservation(gym.make(CS), context_len=128), p=0.5).reset(seed=3)
-    assert (again == dropped).all()
-    assert env.observation_space.contains(dropped)
-
-
-def test_task_token_dropout_rejects_a_probability_outside_0_1():
-    with pytest.raises(ValueError, match="dropout probability"):
-        TaskTokenDropout(TokenIdsObservation(gym.make(CS)), p=1.0)
 
 
 def test_bag_of_tokens_counts_change_with_the_conversation():

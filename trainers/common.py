@@ -23,7 +23,7 @@ from agentgym_envs import ENVIRONMENTS, resolve_env_id, success_criteria
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
-from agentgym_envs.wrappers import TaskTokenDropout, TokenIdsObservation
+from agentgym_envs.wrappers import TokenIdsObservation
 
 from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
 
@@ -113,15 +113,12 @@ class TrainerInfo(gym.Wrapper):
 
 
 def make_env(env_id: str, split: str = "train", context_len: int = 256, entity_len: int = 12,
-             env_kwargs: dict[str, Any] | None = None, task_token_dropout: float = 0.0) -> gym.Env:
-    """One environment as trainers see it: tool-use envs as token ids with their masks
-    (``task_token_dropout`` > 0: with :class:`TaskTokenDropout`, for training envs)."""
+             env_kwargs: dict[str, Any] | None = None) -> gym.Env:
+    """One environment as trainers see it: tool-use envs as token ids with their masks."""
     if not is_tool_env(env_id):
         return gym.make(env_id, **(env_kwargs or {}))
-    env = TokenIdsObservation(gym.make(env_id, split=split, **(env_kwargs or {})), context_len=context_len, entity_len=entity_len)
-    if task_token_dropout > 0:
-        env = TaskTokenDropout(env, task_token_dropout)
-    return TrainerInfo(env)
+    env = gym.make(env_id, split=split, **(env_kwargs or {}))
+    return TrainerInfo(TokenIdsObservation(env, context_len=context_len, entity_len=entity_len))
 
 
 def make_vec_env(env_id: str, num_envs: int, **make_kwargs: Any) -> gym.vector.VectorEnv:

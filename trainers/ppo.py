@@ -62,7 +62,6 @@ class Config(TokenPolicyFields):
     # the reward_config the training envs of a tool-use env use (None: the env's own default);
     # evaluation always uses env_kwargs. See the README, "Training reward".
     training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))
-    task_token_dropout: float = 0.0  # training envs drop each task-text token with this probability (augmentation)
     # evaluation, checkpoints
     eval_every_steps: int = 10_000  # greedy test-split evaluation for the learning curve (0: only at the end)
     eval_curve_episodes: int = 50
@@ -97,8 +96,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
     print(f"PPO on {config.env_id}, device {device}\n{common.config_text(config)}")
 
     envs = common.make_vec_env(config.env_id, config.num_envs, context_len=config.context_len,
-                               entity_len=config.entity_len, env_kwargs=training_env_kwargs(config),
-                               task_token_dropout=config.task_token_dropout if common.is_tool_env(config.env_id) else 0.0)
+                               entity_len=config.entity_len, env_kwargs=training_env_kwargs(config))
     policy = common.new_policy(envs.unwrapped.envs[0], config.context_len, config.entity_len, config.token_config()).to(device)
     if config.init_checkpoint and state is None:
         policy.load_state_dict(common.load_checkpoint(config.init_checkpoint)["policy"])

@@ -1,7 +1,7 @@
-"""Wrappers: token observations (and task-token dropout for training), a flat Discrete action space, a trajectory recorder."""
+"""Wrappers: token observations, a flat Discrete action space, a trajectory recorder."""
 
 from .actions import FlatDiscreteAction
 from .recorder import TrajectoryRecorder
-from .tokens import PAD_ID, BagOfTokensObservation, TaskTokenDropout, TokenIdsObservation
+from .tokens import PAD_ID, BagOfTokensObservation, TokenIdsObservation
 
-__all__ = ["PAD_ID", "BagOfTokensObservation", "FlatDiscreteAction", "TaskTokenDropout", "TokenIdsObservation", "TrajectoryRecorder"]
+__all__ = ["PAD_ID", "BagOfTokensObservation", "FlatDiscreteAction", "TokenIdsObservation", "TrajectoryRecorder"]

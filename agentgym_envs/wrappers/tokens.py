@@ -109,35 +109,3 @@ class BagOfTokensObservation(gym.ObservationWrapper):
         out[: self.dim] = np.log1p(counts)
         out[self.dim : self.dim + len(episode.entities)] = 1.0
         return out
-
-
-class TaskTokenDropout(gym.ObservationWrapper):
-    """Training-time augmentation for a :class:`TokenIdsObservation` env: each token of the task
-    text (the head of the context) becomes :data:`PAD_ID` with probability ``p``, drawn from the
-    env's seeded ``np_random``. The conversation and the entity rows are left intact.
-
-    A policy trained on train-split phrasings then cannot lean on any single word of the task,
-    which helps it on the test split's unseen phrasings. Use it on training envs only.
-    """
-
-    def __init__(self, env: gym.Env, p: float) -> None:
-        super().__init__(env)
-        if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-        tokens = env
-        while not isinstance(tokens, TokenIdsObservation):
-            if not isinstance(tokens, gym.Wrapper):
-                raise TypeError("TaskTokenDropout needs a TokenIdsObservation env inside")
-            tokens = tokens.env
-        self.tokens, self.p = tokens, p
-
-    def observation(self, observation: np.ndarray) -> np.ndarray:
-        episode = self.tokens.base.episode
-        assert episode is not None
-        task = min(len(_ids(episode.prompt)), self.tokens.context_len // 2)
-        drop = self.np_random.random(task) < self.p
-        if not drop.any():
-            return observation
-        out = observation.copy()
-        out[:task][drop] = PAD_ID
-        return out
