@@ -34,12 +34,20 @@ ENV = "AgentGym/CustomerSupport-v0"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def ours_sps(steps: int, seed: int, device: str) -> float:
+def ours_sps(steps: int, seed: int, device: str) -> tuple[float, dict[str, float]]:
+    """Our PPO's SPS and where its time went: seconds of env stepping, of the rest of the
+    rollouts (policy forward, storage) and of the updates, summed from its ``perf/*`` scalars."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     with tempfile.TemporaryDirectory() as run_dir:
         config = Config(env_id=ENV, seed=seed, total_steps=steps, device=device, run_dir=run_dir, eval_every_steps=0,
                         eval_episodes=1, checkpoint_every=10**9, progress=False)
         result = train(config)
-        return result.total_steps / result.wall_time_s if result.wall_time_s else float("nan")
+        events = EventAccumulator(run_dir)
+        events.Reload()
+        seconds = {tag: sum(e.value for e in events.Scalars(f"perf/{tag}")) for tag in ("env_step_s", "rollout_s", "update_s")}
+    split = {"env": seconds["env_step_s"], "rollout_policy": seconds["rollout_s"] - seconds["env_step_s"], "update": seconds["update_s"]}
+    return (result.total_steps / result.wall_time_s if result.wall_time_s else float("nan")), split
 
 
 def sb3_sps(steps: int, seed: int, device: str) -> float:
@@ -64,9 +72,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
-    ours, sb3 = [], []
+    ours, sb3, splits = [], [], []
     for round_ in range(args.rounds):
-        ours.append(ours_sps(args.steps, round_, args.device))
+        sps, split = ours_sps(args.steps, round_, args.device)
+        ours.append(sps)
+        splits.append(split)
         sb3.append(sb3_sps(args.steps, round_, args.device))
         print(f"round {round_}: ours {ours[-1]:.1f} SPS, SB3 PPO {sb3[-1]:.1f} SPS", flush=True)
     ratio = float(np.mean(ours) / np.mean(sb3))
@@ -74,10 +84,15 @@ def main() -> int:
     lines = ["# PPO speed: ours / SB3 PPO on CustomerSupport-v0 (target >= 2)", "", f"Command: `{command}`", "",
              f"Machine: {os.cpu_count()} CPU cores (shared), device {args.device}, torch threads 1, load average at the "
              f"end {os.getloadavg()[0]:.1f}; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
-             "| round | ours SPS | SB3 PPO SPS |", "|-|-|-|"]
-    lines += [f"| {i} | {a:.1f} | {b:.1f} |" for i, (a, b) in enumerate(zip(ours, sb3))]
+             "| round | ours SPS | SB3 PPO SPS | ours: env stepping | ours: policy in rollouts | ours: updates |", "|-|-|-|-|-|-|"]
+    for i, (a, b, split) in enumerate(zip(ours, sb3, splits)):
+        total = sum(split.values())
+        shares = " | ".join(f"{split[key]:.1f} s ({split[key] / total:.0%})" for key in ("env", "rollout_policy", "update"))
+        lines.append(f"| {i} | {a:.1f} | {b:.1f} | {shares} |")
     lines += ["", f"Mean: ours {np.mean(ours):.1f}, SB3 PPO {np.mean(sb3):.1f}; ratio **{ratio:.2f}** "
-              f"(target >= 2: {'met' if ratio >= 2 else 'NOT met'})."]
+              f"(target >= 2: {'met' if ratio >= 2 else 'NOT met'}).",
+              "", "Ours: seconds of env stepping (`perf/env_step_s`), of the rest of the rollouts (policy forward, "
+              "storage: `perf/rollout_s` minus env) and of the PPO updates (`perf/update_s`), summed over the run."]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "ppo_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
