@@ -118,3 +118,9 @@ def test_agentgym_train_support_team_reports_handoffs_on_both_splits(tmp_path, c
     checkpoint = tmp_path / "support_team_v0__ppo__seed0" / "checkpoint.pt"
     assert main(["eval", str(checkpoint), "--split", "test", "--episodes", "2"]) == 0
     assert "success" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("algo", ["grpo", "bc", "sb3-ppo"])
+def test_single_agent_algorithms_on_the_team_are_a_clear_error(tmp_path, capsys, algo):
+    assert main(["train", "support_team", "--algo", algo, "--run-dir", str(tmp_path)]) == 2
+    assert "team env trains with ppo" in capsys.readouterr().err
