@@ -21,6 +21,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agentgym_envs import ENVIRONMENTS, resolve_env_id, success_criteria
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.multiagent import support_team_v0
+from agentgym_envs.multiagent.wrappers import ActiveAgentEnv, AgentIdTokens
 from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
 from agentgym_envs.wrappers import TokenIdsObservation
@@ -30,6 +32,10 @@ from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_poli
 EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")
 TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics")
 CHECKPOINT_NAME = "checkpoint.pt"
+# PettingZoo team envs trained with one shared network: name -> Parallel env factory. Trainers
+# see the team as one gymnasium env (ActiveAgentEnv: each step is the ticket holder's call) with
+# the acting agent's id in observation column 0 (AgentIdTokens).
+TEAM_ENVS = {"support_team_v0": support_team_v0.parallel_env}
 
 
 class CheckpointError(ValueError):
@@ -86,17 +92,24 @@ def config_text(config: Any) -> str:
 
 # ------------------------------------------------------------ environments
 def is_tool_env(env_id: str) -> bool:
-    return any(entry.env_id == env_id for entry in ENVIRONMENTS)
+    """A tool-use env (token-id observations, masks, episode metrics): a registered agentgym
+    env or a team env of :data:`TEAM_ENVS`."""
+    return any(entry.env_id == env_id for entry in ENVIRONMENTS) or env_id in TEAM_ENVS
 
 
 def canonical_env_id(env: str) -> str:
-    """An agentgym name (``customer_support``) or any registered gymnasium id (``CartPole-v1``)."""
+    """An agentgym name (``customer_support``), a team env (``support_team`` or
+    ``support_team_v0``) or any registered gymnasium id (``CartPole-v1``)."""
     try:
         return resolve_env_id(env)
     except ValueError:
+        team = next((name for name in TEAM_ENVS if env in (name, name.removesuffix("_v0"))), None)
+        if team is not None:
+            return team
         if env in gym.registry:
             return env
-        raise
+        raise ValueError(f"{env!r} is neither an agentgym env, a team env ({', '.join(TEAM_ENVS)}) "
+                         "nor a registered gymnasium id") from None
 
 
 class TrainerInfo(gym.Wrapper):
@@ -114,7 +127,11 @@ class TrainerInfo(gym.Wrapper):
 
 def make_env(env_id: str, split: str = "train", context_len: int = 256, entity_len: int = 12,
              env_kwargs: dict[str, Any] | None = None) -> gym.Env:
-    """One environment as trainers see it: tool-use envs as token ids with their masks."""
+    """One environment as trainers see it: tool-use envs as token ids with their masks; a team
+    env as :class:`ActiveAgentEnv` with ``[agent_id, *token ids]`` observations."""
+    if env_id in TEAM_ENVS:
+        team = TEAM_ENVS[env_id](split=split, **(env_kwargs or {}))
+        return TrainerInfo(AgentIdTokens(ActiveAgentEnv(team, context_len=context_len, entity_len=entity_len)))
     if not is_tool_env(env_id):
         return gym.make(env_id, **(env_kwargs or {}))
     env = gym.make(env_id, split=split, **(env_kwargs or {}))
@@ -131,12 +148,15 @@ def make_vec_env(env_id: str, num_envs: int, **make_kwargs: Any) -> gym.vector.V
 
 
 def new_policy(env: gym.Env, context_len: int, entity_len: int, token_config: TokenPolicyConfig) -> torch.nn.Module:
-    """For one env as :func:`make_env` builds it: the token policy for tool-use envs, the MLP
-    policy for Box/Discrete control envs."""
-    if isinstance(env.unwrapped, ToolUseEnv):
-        scenario = env.unwrapped.scenario
+    """For one env as :func:`make_env` builds it: the token policy for tool-use envs (with an
+    agent-id input for a team env: one network shared by the agents), the MLP policy for
+    Box/Discrete control envs."""
+    base = env.unwrapped
+    if isinstance(base, (ToolUseEnv, ActiveAgentEnv)):
+        scenario = base.base.scenario if isinstance(base, ActiveAgentEnv) else base.scenario
+        n_agents = len(base.agents) if isinstance(base, ActiveAgentEnv) else 0
         arities = [len(tool.args) for tool in scenario.tools]
-        return TokenPolicy(context_len, entity_len, scenario.max_entities, arities, token_config)
+        return TokenPolicy(context_len, entity_len, scenario.max_entities, arities, token_config, n_agents)
     single_obs, single_act = env.observation_space, env.action_space
     if not (isinstance(single_obs, gym.spaces.Box) and isinstance(single_act, gym.spaces.Discrete)):
         raise ValueError(f"{env.spec.id if env.spec else env}: the MLP policy needs a Box observation and a Discrete action space, "
@@ -292,7 +312,7 @@ def evaluate_policy(policy: torch.nn.Module, env_id: str, split: str, episodes: 
 def final_report(env_id: str, algo: str, train_metrics: dict[str, float], test_metrics: dict[str, float]) -> str:
     """The metrics table on both splits and whether the scenario's success criteria were met."""
     rows = [{"split": "train", **train_metrics}, {"split": "test", **test_metrics}]
-    columns = ["split", *(c for c in DEFAULT_COLUMNS if c in test_metrics)]
+    columns = ["split", *(c for c in (*DEFAULT_COLUMNS, "handoffs") if c in test_metrics)]  # handoffs: team envs
     text = f"\n{env_id}, {algo}, greedy policy, {int(test_metrics.get('episodes', 0))} episodes per split\n"
     text += format_table(rows, columns)
     criteria = success_criteria(env_id)

@@ -17,6 +17,11 @@ the mean of the filled rows), which keeps the sequence short enough for a CPU. T
 and the value head read CLS; each argument slot is a pointer over the entity rows whose query
 depends on CLS, the chosen tool and the entities chosen for earlier slots (autoregressive), so
 the network serves any number of entities.
+
+With ``n_agents`` > 0 (parameter sharing across a team) the observation is ``[agent_id,
+*token ids]`` (column 0 the acting agent's index, as
+:class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens` writes it) and a learned agent
+embedding is added to the CLS vector, so that one network acts for every agent.
 """
 
 from __future__ import annotations
@@ -117,10 +122,11 @@ class TokenPolicy(nn.Module):
     """Transformer over token ids with a tool head and pointer heads over entity rows."""
 
     def __init__(self, context_len: int, entity_len: int, max_entities: int, arities: Sequence[int],
-                 config: TokenPolicyConfig = TokenPolicyConfig()) -> None:
+                 config: TokenPolicyConfig = TokenPolicyConfig(), n_agents: int = 0) -> None:
         super().__init__()
         self.spec = {"kind": "token", "context_len": context_len, "entity_len": entity_len,
-                     "max_entities": max_entities, "arities": list(arities), "config": asdict(config)}
+                     "max_entities": max_entities, "arities": list(arities), "config": asdict(config),
+                     "n_agents": n_agents}
         self.context_len, self.entity_len, self.max_entities = context_len, entity_len, max_entities
         self.n_tools, self.n_slots = len(arities), max(arities, default=0)
         self.register_buffer("arities", torch.as_tensor(list(arities), dtype=torch.long), persistent=False)
@@ -132,6 +138,10 @@ class TokenPolicy(nn.Module):
         self.row_embedding = nn.Parameter(torch.randn(max_entities, d) * 0.02)
         self.type_embedding = nn.Parameter(torch.randn(3, d) * 0.02)  # CLS, entity summary, context chunk
         self.row_mlp = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d), nn.LayerNorm(d))
+        self.n_agents = n_agents
+        self.agent_embedding = nn.Embedding(n_agents, d) if n_agents else None  # added to CLS: who acts
+        if self.agent_embedding is not None:
+            nn.init.normal_(self.agent_embedding.weight, std=0.02)
         layer = nn.TransformerEncoderLayer(d, config.heads, config.ff_dim, config.dropout, batch_first=True,
                                            norm_first=True, activation="gelu")
         self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
@@ -157,9 +167,11 @@ class TokenPolicy(nn.Module):
         return sums, count > 0
 
     def encode(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token ids [B, T] -> (CLS vector [B, d], entity-row vectors [B, E, d])."""
+        """Token ids [B, T] (``[B, 1 + T]`` with the agent id first when ``n_agents`` > 0) ->
+        (CLS vector [B, d], entity-row vectors [B, E, d])."""
         obs = obs.long()
         batch = obs.shape[0]
+        agent_ids, obs = (obs[:, 0], obs[:, 1:]) if self.n_agents else (None, obs)
         context = obs[:, : self.context_len]
         used = int((context != PAD_ID).sum(1).max().clamp(min=1))  # context is left-aligned: drop the pad tail
         chunks = -(-used // self.chunk)
@@ -170,7 +182,10 @@ class TokenPolicy(nn.Module):
         entities = self.row_mlp(row_vectors + self.row_embedding)
         filled = row_filled.float()[..., None]
         summary = (entities * filled).sum(1) / filled.sum(1).clamp(min=1)
-        sequence = torch.cat([self.type_embedding[0].expand(batch, 1, -1), (summary + self.type_embedding[1])[:, None],
+        cls = self.type_embedding[0].expand(batch, 1, -1)
+        if agent_ids is not None:
+            cls = cls + self.agent_embedding(agent_ids)[:, None]
+        sequence = torch.cat([cls, (summary + self.type_embedding[1])[:, None],
                               chunk_vectors + self.position_embedding[:chunks] + self.type_embedding[2]], dim=1)
         padding = torch.cat([torch.zeros(batch, 2, dtype=torch.bool, device=obs.device), ~chunk_filled], 1)
         hidden = self.norm(self.encoder(sequence, src_key_padding_mask=padding))
@@ -232,7 +247,7 @@ def build_policy(spec: dict[str, Any]) -> nn.Module:
         return MLPPolicy(spec["obs_dim"], spec["n_actions"], spec["hidden"])
     if spec["kind"] == "token":
         return TokenPolicy(spec["context_len"], spec["entity_len"], spec["max_entities"], spec["arities"],
-                           TokenPolicyConfig(**spec["config"]))
+                           TokenPolicyConfig(**spec["config"]), spec.get("n_agents", 0))
     raise ValueError(f"unknown policy kind {spec['kind']!r}")
 
 

@@ -71,6 +71,14 @@ def resolve(algo: str) -> Callable[[RunSpec], TrainResult]:
     return getattr(importlib.import_module(module), name)
 
 
+TEAM_ALGORITHMS = ("ppo",)  # what trains a PettingZoo team env (parameter-shared, one network)
+
+
 def run(algo: str, spec: RunSpec) -> TrainResult:
     """Train ``algo`` as ``spec`` says and return its result."""
+    from .common import TEAM_ENVS, canonical_env_id
+
+    if algo not in TEAM_ALGORITHMS and canonical_env_id(spec.env_id) in TEAM_ENVS:
+        raise ValueError(f"{spec.env_id}: a team env trains with {' or '.join(TEAM_ALGORITHMS)} (parameter-shared); "
+                         f"{algo!r} needs a single-agent env")
     return resolve(algo)(spec)

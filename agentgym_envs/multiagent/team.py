@@ -16,8 +16,9 @@ not a repeat of an earlier identical call).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agentgym_envs.core import Arg, Outcome, Scenario, TaskSource, Tool, ToolCall, ToolError
 
@@ -36,15 +37,17 @@ class TeamWorld:
     calls: list[ToolCall] = field(default_factory=list)
 
 
+def _run_on_inner_world(fn: Callable[..., Any], name: str, world: TeamWorld, **arguments: Any) -> Any:
+    output = fn(world.inner, **arguments)
+    world.calls.append(ToolCall(name, arguments))
+    return output
+
+
 def _on_inner_world(tool: Tool) -> Tool:
-    """``tool`` acting on ``TeamWorld.inner``; a call that returns is remembered in ``calls``."""
-
-    def run(world: TeamWorld, **arguments: Any) -> Any:
-        output = tool.fn(world.inner, **arguments)
-        world.calls.append(ToolCall(tool.name, arguments))
-        return output
-
-    return replace(tool, fn=run)
+    """``tool`` acting on ``TeamWorld.inner``; a call that returns is remembered in ``calls``.
+    (A ``partial`` of a module-level function, not a closure: the env pickles, e.g. into
+    trainer checkpoints.)"""
+    return replace(tool, fn=functools.partial(_run_on_inner_world, tool.fn, tool.name))
 
 
 def _handoff(world: TeamWorld, to: str) -> str:

@@ -123,3 +123,20 @@ class ActiveAgentEnv(gym.Env):
         argument[~self.base.holds_tools(holder)] = False
         info.update(next_agent=holder, action_mask=self.action_masks(), argument_mask=argument)
         return info
+
+
+class AgentIdTokens(gym.ObservationWrapper):
+    """:class:`ActiveAgentEnv`'s ``Dict`` observation as one int64 ``Box``
+    ``[agent_id, *tokens]``: column 0 is the acting agent's index in ``possible_agents``, the
+    rest the single-agent TokenIds layout. The layout a token policy built with ``n_agents``
+    reads (``trainers.policy.TokenPolicy``); ``info`` is unchanged."""
+
+    def __init__(self, env: ActiveAgentEnv) -> None:
+        super().__init__(env)
+        tokens, agent_id = env.observation_space["tokens"], env.observation_space["agent_id"]
+        self.n_agents = int(agent_id.n)
+        high = np.concatenate([[self.n_agents - 1], tokens.high]).astype(np.int64)
+        self.observation_space = spaces.Box(0, high, shape=(1 + tokens.shape[0],), dtype=np.int64)
+
+    def observation(self, observation: dict[str, Any]) -> np.ndarray:
+        return np.concatenate([[observation["agent_id"]], observation["tokens"]]).astype(np.int64)
