@@ -73,8 +73,8 @@ def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:
 
 def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult:
     """Record the expert, then fit the policy; ``resume`` continues after the last finished epoch."""
-    if not common.is_tool_env(config.env_id):
-        raise ValueError(f"behaviour cloning needs an agentgym tool-use environment (it has an expert), got {config.env_id}")
+    if not common.is_tool_env(config.env_id) or config.env_id in common.TEAM_ENVS:
+        raise ValueError(f"behaviour cloning needs a single-agent agentgym tool-use environment (it has an expert), got {config.env_id}")
     run_dir = common.prepare_run_dir(config.run_dir, resume)
     checkpoint_path = run_dir / common.CHECKPOINT_NAME
     state = common.load_checkpoint(checkpoint_path) if resume and checkpoint_path.exists() else None

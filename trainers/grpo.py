@@ -115,8 +115,8 @@ def group_advantages(returns: np.ndarray, eps: float = 1e-8) -> np.ndarray:
 
 
 def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResult:
-    if not common.is_tool_env(config.env_id):
-        raise ValueError(f"GRPO needs an agentgym tool-use environment (task ids), got {config.env_id}")
+    if not common.is_tool_env(config.env_id) or config.env_id in common.TEAM_ENVS:
+        raise ValueError(f"GRPO needs a single-agent agentgym tool-use environment (task ids), got {config.env_id}")
     run_dir = common.prepare_run_dir(config.run_dir, resume)
     checkpoint_path = run_dir / common.CHECKPOINT_NAME
     state = common.load_checkpoint(checkpoint_path) if resume and checkpoint_path.exists() else None

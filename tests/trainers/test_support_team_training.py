@@ -3,6 +3,7 @@ the agent-id input of the token policy, and masks that keep agents to the tools 
 
 from __future__ import annotations
 
+import importlib
 import numpy as np
 import pytest
 import torch
@@ -124,3 +125,10 @@ def test_agentgym_train_support_team_reports_handoffs_on_both_splits(tmp_path, c
 def test_single_agent_algorithms_on_the_team_are_a_clear_error(tmp_path, capsys, algo):
     assert main(["train", "support_team", "--algo", algo, "--run-dir", str(tmp_path)]) == 2
     assert "team env trains with ppo" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["grpo", "bc"])
+def test_single_agent_trainers_called_directly_reject_the_team(tmp_path, module):
+    trainer = importlib.import_module(f"trainers.{module}")
+    with pytest.raises(ValueError, match="single-agent"):
+        trainer.train(trainer.Config(env_id="support_team_v0", run_dir=str(tmp_path), progress=False))
