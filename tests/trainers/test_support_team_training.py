@@ -4,6 +4,7 @@ the agent-id input of the token policy, and masks that keep agents to the tools 
 from __future__ import annotations
 
 import importlib
+
 import numpy as np
 import pytest
 import torch
