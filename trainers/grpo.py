@@ -31,7 +31,8 @@ from tqdm import tqdm
 
 from . import common
 from .policy import Masks, TokenPolicyFields
-from .ppo import TRAINING_REWARD, config_for, finish, training_env_kwargs
+from .ppo import config_for, finish, training_env_kwargs
+from .protocol import TRAINING_REWARD
 from .registry import RunSpec, TrainResult
 
 

@@ -22,14 +22,8 @@ from tqdm import tqdm
 
 from . import common
 from .policy import Masks, TokenPolicyFields
-from .protocol import TARGET_SUCCESS, first_step_at_target
+from .protocol import TARGET_SUCCESS, TRAINING_REWARD, first_step_at_target
 from .registry import RunSpec, TrainResult
-
-# Milder penalties than the env's defaults (incorrect_call -20, failure -5): under those, closing
-# the ticket at once (+10 for a "correct" close, -5 for failing) beats exploring, and PPO and
-# GRPO settle there (measured: episode length -> 1, success 0). Success and tool reliability are
-# graded the same whatever the reward.
-TRAINING_REWARD = {"incorrect_call": -2.0, "failure": -10.0}
 
 
 @dataclass

@@ -23,6 +23,14 @@ from .registry import TrainResult
 EVAL_SEED = 0
 TARGET_SUCCESS = 0.95
 RESULT_FILE = "result.json"
+# The reward every trainer (ours and the SB3 baselines) trains tool-use envs on, passed to the
+# training envs as ``reward_config``; evaluation uses the env's own. Milder penalties than the
+# env's defaults (incorrect call -20, failure -5): under those, a policy that cannot yet find
+# correct calls does best by ending the episode at once (a premature close_ticket: -20 - 5)
+# rather than exploring at -20 per wrong call, and PPO, GRPO and SB3 settle there (measured:
+# episode length -> 1, success 0). Success and tool reliability are graded the same whatever
+# the reward.
+TRAINING_REWARD = {"incorrect_call": -2.0, "failure": -10.0}
 
 
 def evaluate_splits(

@@ -50,7 +50,7 @@ from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .protocol import EVAL_SEED, TARGET_SUCCESS, evaluate_splits, first_step_at_target, save_result, write_json_atomic
+from .protocol import EVAL_SEED, TARGET_SUCCESS, TRAINING_REWARD, evaluate_splits, first_step_at_target, save_result, write_json_atomic
 from .registry import RunSpec, TrainResult
 
 CHECKPOINT_FILE = "checkpoint.zip"
@@ -85,6 +85,9 @@ class SB3Config:
     checkpoint_every: int = 20_000
     torch_threads: int = 1
     progress: bool = True
+    # the training envs' reward_config, as our trainers' (None: the env's default); evaluation
+    # always uses the env's default reward
+    training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))
 
     def algo_kwargs(self) -> dict[str, Any]:
         """The SB3 constructor arguments: the fields a subclass adds."""
@@ -211,10 +214,12 @@ class TokenFeaturesExtractor(BaseFeaturesExtractor):
 
 
 # ------------------------------------------------------------------- environments
-def make_env(env_id: str, config: SB3Config, split: str, flat_actions: bool) -> gym.Env:
-    """The env a baseline trains and is evaluated on: the base env in structured mode,
-    ``FlatDiscreteAction`` for DQN, then the observation wrapper ``config.observation`` names."""
-    env: gym.Env = gym.make(env_id, split=split)
+def make_env(env_id: str, config: SB3Config, split: str, flat_actions: bool, training: bool = False) -> gym.Env:
+    """The env a baseline trains (``training``: with ``config.training_reward``) or is evaluated
+    on: the base env in structured mode, ``FlatDiscreteAction`` for DQN, then the observation
+    wrapper ``config.observation`` names."""
+    reward = {"reward_config": dict(config.training_reward)} if training and config.training_reward else {}
+    env: gym.Env = gym.make(env_id, split=split, **reward)
     if flat_actions:
         env = FlatDiscreteAction(env)
     if config.observation == "tokens":
@@ -372,7 +377,7 @@ class BaselineRun:
         started = time.perf_counter()
         torch.set_num_threads(self.config.torch_threads)
         venv = make_vec_env(
-            lambda: make_env(self.spec.env_id, self.config, "train", self.baseline.flat_actions),
+            lambda: make_env(self.spec.env_id, self.config, "train", self.baseline.flat_actions, training=True),
             n_envs=self.config.n_envs,
             seed=self.spec.seed,
         )

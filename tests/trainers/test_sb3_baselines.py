@@ -14,7 +14,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import agentgym_envs  # noqa: F401
 from trainers import sb3_baselines
-from trainers.protocol import load_result
+from trainers.protocol import TRAINING_REWARD, load_result
 from trainers.registry import RunSpec, run
 from trainers.sb3_baselines import PPOConfig, TokenFeaturesExtractor, make_env
 
@@ -78,7 +78,7 @@ class MaskViolations(gym.Wrapper):
 @pytest.fixture
 def count_mask_violations(monkeypatch):
     MaskViolations.violations = MaskViolations.actions = 0
-    monkeypatch.setattr(sb3_baselines, "make_env", lambda *args: MaskViolations(make_env(*args)))
+    monkeypatch.setattr(sb3_baselines, "make_env", lambda *args, **kwargs: MaskViolations(make_env(*args, **kwargs)))
     return MaskViolations
 
 
@@ -139,3 +139,11 @@ def test_features_extractor_sees_entity_rows_by_position():
     features = extractor(batch)
     assert features.shape == (2, 128)
     assert not torch.allclose(features[0], features[1])
+
+
+def test_baselines_train_on_the_training_reward_and_evaluate_on_the_default():
+    config = PPOConfig()
+    training = make_env(ENV_ID, config, "train", flat_actions=False, training=True).unwrapped.reward_config
+    evaluation = make_env(ENV_ID, config, "test", flat_actions=False).unwrapped.reward_config
+    assert (training.incorrect_call, training.failure) == (TRAINING_REWARD["incorrect_call"], TRAINING_REWARD["failure"])
+    assert evaluation == gym.make(ENV_ID).unwrapped.reward_config
