@@ -94,7 +94,7 @@ def report() -> None:
         "default `trainers/ppo.py` Config (training reward `incorrect_call=-2, failure=-10`; "
         "evaluation with the env's default reward). Greedy policy; "
         f"{episodes} episodes per split, seeds 0..{episodes - 1}, the same tickets for every team. "
-        "Machine: 2 shared CPU cores, 1 torch thread, `nice -n 10`.\n\n"
+        "Machine: 2 shared CPU cores, 1 torch thread.\n\n"
         f"## Test split\n\n{format_table(test_rows, ['team', *METRICS])}\n\n"
         f"## Both splits\n\n{format_table(rows, ['team', 'split', *METRICS])}\n"
     )
@@ -110,7 +110,7 @@ def main() -> int:
     parser.add_argument("--run-root", default="runs/benchmarks")
     parser.add_argument("--report-only", action="store_true", help="rebuild the tables from the stored seeds")
     args = parser.parse_args()
-    command = "nice -n 10 python benchmarks/support_team_ppo.py " + shlex.join(sys.argv[1:])
+    command = "python benchmarks/support_team_ppo.py " + shlex.join(sys.argv[1:])
     STORE.mkdir(parents=True, exist_ok=True)
     for seed in [] if args.report_only else args.seeds:
         train_seed(seed, args, command)
