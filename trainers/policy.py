@@ -59,7 +59,7 @@ class TokenPolicyConfig:
     ff_dim: int = 128
     dropout: float = 0.0
     vocab_buckets: int = 8192  # token ids are hashed into this many embeddings (cl100k has 100k)
-    context_chunk: int = 16  # context tokens mean-pooled per transformer position
+    context_chunk: int = 16  # context tokens summed into one transformer position
 
 
 @dataclass
