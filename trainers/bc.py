@@ -13,7 +13,6 @@ rest of the step budget.
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -73,16 +72,8 @@ def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:
 
 def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult:
     """Record the expert, then fit the policy; ``resume`` continues after the last finished epoch."""
-    if not common.is_tool_env(config.env_id) or config.env_id in common.TEAM_ENVS:
-        raise ValueError(f"behaviour cloning needs a single-agent agentgym tool-use environment (it has an expert), got {config.env_id}")
-    run_dir = common.prepare_run_dir(config.run_dir, resume)
-    checkpoint_path = run_dir / common.CHECKPOINT_NAME
-    state = common.load_checkpoint(checkpoint_path) if resume and checkpoint_path.exists() else None
-    if state is not None:
-        config = Config(**state["config"])
-    device = common.resolve_device(config.device)
-    common.seed_everything(config.seed, config.threads)
-    print(f"BC on {config.env_id}, device {device}\n{common.config_text(config)}")
+    common.require_single_agent_tool_env(config.env_id, "behaviour cloning needs a single-agent agentgym tool-use environment (it has an expert)")
+    config, run_dir, checkpoint_path, state, device = common.start_run(config, resume, "BC")
 
     env = common.make_env(config.env_id, "train", config.context_len, config.entity_len, config.env_kwargs)
     start_time = time.time()
@@ -165,11 +156,4 @@ def run_then_ppo(spec: RunSpec) -> TrainResult:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="customer_support")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--total-steps", type=int, default=Config.total_steps)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
-    run(RunSpec(args.env, args.seed, args.total_steps, args.device, resume=args.resume))
+    common.command_line(run, __doc__, Config.total_steps)

@@ -3,6 +3,7 @@ evaluation and the final report."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import io
 import os
@@ -12,7 +13,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -28,6 +29,7 @@ from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
 from agentgym_envs.wrappers import TokenIdsObservation
 
 from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+from .registry import RunSpec, TrainResult
 
 EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")
 TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics")
@@ -166,6 +168,50 @@ def new_policy(env: gym.Env, context_len: int, entity_len: int, token_config: To
 
 def batch_masks(info: dict[str, Any], device: torch.device) -> Masks | None:
     return masks_from_info(info, device) if "action_mask" in info else None
+
+
+class RunStart(NamedTuple):
+    """What every torch trainer has before its loop: the config (the checkpoint's, when resuming),
+    the run directory, the checkpoint path, the checkpoint's state (None for a fresh run) and the device."""
+
+    config: Any
+    run_dir: Path
+    checkpoint_path: Path
+    state: dict[str, Any] | None
+    device: torch.device
+
+
+def start_run(config: Any, resume: bool, name: str) -> RunStart:
+    """Prepare ``config.run_dir``, load its checkpoint when ``resume`` (the checkpoint's config
+    then replaces ``config``), pick the device, seed everything and print the config."""
+    run_dir = prepare_run_dir(config.run_dir, resume)
+    checkpoint_path = run_dir / CHECKPOINT_NAME
+    state = load_checkpoint(checkpoint_path) if resume and checkpoint_path.exists() else None
+    if state is not None:
+        config = type(config)(**state["config"])
+    device = resolve_device(config.device)
+    seed_everything(config.seed, config.threads)
+    print(f"{name} on {config.env_id}, device {device}\n{config_text(config)}")
+    return RunStart(config, run_dir, checkpoint_path, state, device)
+
+
+def require_single_agent_tool_env(env_id: str, why: str) -> None:
+    """A clear error unless ``env_id`` is a single-agent agentgym tool-use env (``why``: what
+    the trainer needs, for the message)."""
+    if not is_tool_env(env_id) or env_id in TEAM_ENVS:
+        raise ValueError(f"{why}; got {env_id}")
+
+
+def command_line(run: Callable[[RunSpec], TrainResult], description: str, default_total_steps: int) -> None:
+    """``python -m trainers.<algo>``: ``--env --seed --total-steps --device --resume``, then ``run``."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="customer_support")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--total-steps", type=int, default=default_total_steps)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    run(RunSpec(args.env, args.seed, args.total_steps, args.device, resume=args.resume))
 
 
 # ----------------------------------------------------------------- logging

@@ -19,7 +19,6 @@ and failures.
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -116,16 +115,8 @@ def group_advantages(returns: np.ndarray, eps: float = 1e-8) -> np.ndarray:
 
 
 def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResult:
-    if not common.is_tool_env(config.env_id) or config.env_id in common.TEAM_ENVS:
-        raise ValueError(f"GRPO needs a single-agent agentgym tool-use environment (task ids), got {config.env_id}")
-    run_dir = common.prepare_run_dir(config.run_dir, resume)
-    checkpoint_path = run_dir / common.CHECKPOINT_NAME
-    state = common.load_checkpoint(checkpoint_path) if resume and checkpoint_path.exists() else None
-    if state is not None:
-        config = Config(**state["config"])
-    device = common.resolve_device(config.device)
-    common.seed_everything(config.seed, config.threads)
-    print(f"GRPO on {config.env_id}, device {device}\n{common.config_text(config)}")
+    common.require_single_agent_tool_env(config.env_id, "GRPO needs a single-agent agentgym tool-use environment (task ids)")
+    config, run_dir, checkpoint_path, state, device = common.start_run(config, resume, "GRPO")
 
     env_kwargs = training_env_kwargs(config)
     if config.reward_mode == "outcome":
@@ -240,11 +231,4 @@ def run(spec: RunSpec) -> TrainResult:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="customer_support")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--total-steps", type=int, default=Config.total_steps)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
-    run(RunSpec(args.env, args.seed, args.total_steps, args.device, resume=args.resume))
+    common.command_line(run, __doc__, Config.total_steps)

@@ -9,7 +9,6 @@ CleanRL's MLP policy. Rollouts come from a ``SyncVectorEnv``; advantages from GA
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -80,14 +79,7 @@ class Config(TokenPolicyFields):
 
 def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResult:
     """Train as ``config`` says; ``resume`` continues from ``run_dir``'s checkpoint if there is one."""
-    run_dir = common.prepare_run_dir(config.run_dir, resume)
-    checkpoint_path = run_dir / common.CHECKPOINT_NAME
-    state = common.load_checkpoint(checkpoint_path) if resume and checkpoint_path.exists() else None
-    if state is not None:
-        config = Config(**state["config"])
-    device = common.resolve_device(config.device)
-    common.seed_everything(config.seed, config.threads)
-    print(f"PPO on {config.env_id}, device {device}\n{common.config_text(config)}")
+    config, run_dir, checkpoint_path, state, device = common.start_run(config, resume, "PPO")
 
     envs = common.make_vec_env(config.env_id, config.num_envs, context_len=config.context_len,
                                entity_len=config.entity_len, env_kwargs=training_env_kwargs(config))
@@ -283,11 +275,4 @@ def run(spec: RunSpec) -> TrainResult:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="customer_support")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--total-steps", type=int, default=Config.total_steps)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
-    run(RunSpec(args.env, args.seed, args.total_steps, args.device, resume=args.resume))
+    common.command_line(run, __doc__, Config.total_steps)
