@@ -29,9 +29,9 @@ from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
 from agentgym_envs.wrappers import TokenIdsObservation
 
 from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+from .protocol import EPISODE_METRICS
 from .registry import RunSpec, TrainResult
 
-EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")
 TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics")
 CHECKPOINT_NAME = "checkpoint.pt"
 # PettingZoo team envs trained with one shared network: name -> Parallel env factory. Trainers

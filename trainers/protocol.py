@@ -23,6 +23,7 @@ from .registry import TrainResult
 EVAL_SEED = 0
 TARGET_SUCCESS = 0.95
 RESULT_FILE = "result.json"
+EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")  # logged as metrics/<name>
 # The reward every trainer (ours and the SB3 baselines) trains tool-use envs on, passed to the
 # training envs as ``reward_config``; evaluation uses the env's own. Milder penalties than the
 # env's defaults (incorrect call -20, failure -5): under those, a policy that cannot yet find

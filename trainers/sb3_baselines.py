@@ -50,13 +50,12 @@ from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .protocol import EVAL_SEED, TARGET_SUCCESS, TRAINING_REWARD, evaluate_splits, first_step_at_target, save_result, write_json_atomic
+from .protocol import EPISODE_METRICS, EVAL_SEED, TARGET_SUCCESS, TRAINING_REWARD, evaluate_splits, first_step_at_target, save_result, write_json_atomic
 from .registry import RunSpec, TrainResult
 
 CHECKPOINT_FILE = "checkpoint.zip"
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
-EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")
 
 
 # --------------------------------------------------------------------------- configs
@@ -481,13 +480,3 @@ def run_dqn(spec: RunSpec) -> TrainResult:
 def run_maskable_ppo(spec: RunSpec) -> TrainResult:
     """sb3-contrib MaskablePPO, structured actions masked by ``action_masks()``, token-id features."""
     return train_baseline("sb3-maskable-ppo", spec)
-
-
-SPS_OVERRIDES = {"eval_every": 10**12, "checkpoint_every": 10**12, "progress": False}  # pure training
-
-
-def measure_sb3_ppo_sps(env_id: str, total_steps: int = 20_000, seed: int = 0, device: str = "cpu", run_dir: str = "runs/sb3_ppo_sps") -> float:
-    """SB3 PPO's environment steps per second on ``env_id`` with the default config and
-    extractor: training time only (no periodic evaluation, checkpoints, progress bar)."""
-    spec = RunSpec(env_id, seed=seed, total_steps=total_steps, device=device, run_dir=run_dir, eval_episodes=1, overrides=SPS_OVERRIDES)
-    return run_ppo(spec).sps
