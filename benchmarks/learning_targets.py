@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
+from trainers import bc  # noqa: E402
 from trainers.registry import RunSpec, run  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -51,7 +52,7 @@ def main() -> int:
     if not args.report_only:
         for algo in args.algos:
             for seed in args.seeds:
-                spec = RunSpec(args.env, seed=seed, total_steps=args.total_steps if algo != "bc" else overrides.get("bc_steps", 5000),
+                spec = RunSpec(args.env, seed=seed, total_steps=args.total_steps if algo != "bc" else overrides.get("bc_steps", bc.Config.total_steps),
                                device=args.device, run_dir=args.run_root, eval_episodes=args.eval_episodes,
                                overrides={k: v for k, v in overrides.items() if k != "bc_steps" or algo == "bc-ppo"})
                 result = run(algo, spec)

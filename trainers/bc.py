@@ -5,10 +5,14 @@ token observation, masks and action are recorded; the token policy is trained to
 log-probability of the expert's action under the same masks it will act with. ``total_steps``
 is the number of expert environment steps recorded.
 
+Augmentation against paraphrase: in each minibatch every token of the task prompt is hidden
+(set to PAD) with probability ``task_token_dropout``, so the policy cannot lean on any single
+word of the ticket's wording (the test split words tickets differently).
+
 ``run_then_ppo`` trains BC, then PPO from the BC checkpoint (``init_checkpoint``) for the
 rest of the step budget.
 
-    python -m trainers.bc --env customer_support --total-steps 5000
+    python -m trainers.bc --env customer_support --total-steps 10000
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.policies import ExpertPolicy, tool_env
+from agentgym_envs.wrappers import PAD_ID, task_token_count
 
 from . import common, ppo
 from .policy import Masks, TokenPolicyFields
@@ -36,10 +41,11 @@ class Config(TokenPolicyFields):
 
     env_id: str = "AgentGym/CustomerSupport-v0"
     seed: int = 0
-    total_steps: int = 5_000  # expert environment steps recorded
+    total_steps: int = 10_000  # expert environment steps recorded
     device: str = "auto"
     run_dir: str = "runs/CustomerSupport-v0__bc__seed0"
-    epochs: int = 10
+    epochs: int = 20
+    task_token_dropout: float = 0.3  # chance that each task-prompt token is hidden in a minibatch
     batch_size: int = 256
     learning_rate: float = 1e-3
     max_grad_norm: float = 0.5
@@ -52,9 +58,10 @@ class Config(TokenPolicyFields):
 
 def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:
     """``total_steps`` expert steps on the train split (episodes seeded ``seed * 10**6 + n``),
-    as arrays ``obs``, ``action_mask``, ``argument_mask``, ``action``."""
+    as arrays ``obs``, ``action_mask``, ``argument_mask``, ``action`` and ``task_len`` (how many
+    leading context ids are the task prompt)."""
     expert = ExpertPolicy(env)
-    columns: dict[str, list[np.ndarray]] = {"obs": [], "action_mask": [], "argument_mask": [], "action": []}
+    columns: dict[str, list[np.ndarray]] = {"obs": [], "action_mask": [], "argument_mask": [], "action": [], "task_len": []}
     episode = 0
     while len(columns["action"]) < config.total_steps:
         observation, info = env.reset(seed=config.seed * 10**6 + episode)
@@ -62,12 +69,22 @@ def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:
         while not done and len(columns["action"]) < config.total_steps:
             action = expert(observation, info)
             for key, value in (("obs", observation), ("action_mask", info["action_mask"]),
-                               ("argument_mask", info["argument_mask"]), ("action", action)):
+                               ("argument_mask", info["argument_mask"]), ("action", action),
+                               ("task_len", task_token_count(tool_env(env).episode, config.context_len))):
                 columns[key].append(np.asarray(value))
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         episode += 1
     return {key: np.stack(values) for key, values in columns.items()}
+
+
+def hide_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, p: float) -> torch.Tensor:
+    """``obs`` [B, T] with each of the first ``task_len[b]`` ids replaced by PAD with probability ``p``."""
+    if p <= 0:
+        return obs
+    in_task = torch.arange(obs.shape[1], device=obs.device) < task_len[:, None]
+    hidden = in_task & (torch.rand(obs.shape, device=obs.device) < p)
+    return torch.where(hidden, torch.full_like(obs, PAD_ID), obs)
 
 
 def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult:
@@ -98,7 +115,8 @@ def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult
         for start in range(0, size, config.batch_size):
             mb = order[start : start + config.batch_size]
             masks = Masks(data["action_mask"][mb], data["argument_mask"][mb])
-            _, logprob, _, _ = policy.get_action_and_value(data["obs"][mb], masks, data["action"][mb])
+            obs = hide_task_tokens(data["obs"][mb], data["task_len"][mb], config.task_token_dropout)
+            _, logprob, _, _ = policy.get_action_and_value(obs, masks, data["action"][mb])
             loss = -logprob.mean()
             optimizer.zero_grad()
             loss.backward()
@@ -133,7 +151,7 @@ def run(spec: RunSpec) -> TrainResult:
 
 
 def run_then_ppo(spec: RunSpec) -> TrainResult:
-    """The registry's ``bc-ppo``: BC on ``overrides["bc_steps"]`` expert steps (default 5000),
+    """The registry's ``bc-ppo``: BC on ``overrides["bc_steps"]`` expert steps (default ``Config.total_steps``),
     then PPO from the BC checkpoint for the rest of ``total_steps``. Other overrides go to PPO."""
     overrides = dict(spec.overrides)
     bc_steps = int(overrides.pop("bc_steps", Config.total_steps))

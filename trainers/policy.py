@@ -9,8 +9,9 @@ scored instead (the PPO update). ``masks`` is a :class:`Masks` for tool-use envs
 
 The token policy reads the :class:`~agentgym_envs.wrappers.TokenIdsObservation` layout
 (``context_len`` context ids, then ``max_entities`` rows of ``entity_len`` ids, ``PAD_ID``
-padding). Token ids are hashed into ``vocab_buckets`` embeddings. Context tokens are
-summed in chunks of ``context_chunk`` (a chunk is a bag of tokens; chunks have positions);
+padding). A token's vector is its id's hashed embedding (``vocab_buckets``) plus the mean of
+its character n-gram embeddings (:mod:`trainers.subwords`), so that an unseen word still
+resembles the seen words it shares n-grams with. Context tokens are summed in chunks of ``context_chunk`` (a chunk is a bag of tokens; chunks have positions);
 each entity row is the sum of its tokens plus a row-position embedding, refined by a small
 MLP. A transformer encoder runs over ``[CLS, entity summary, context chunks]`` (the summary is
 the mean of the filled rows), which keeps the sequence short enough for a CPU. The tool head
@@ -37,6 +38,8 @@ from torch.distributions import Categorical
 
 from agentgym_envs.wrappers import PAD_ID
 
+from .subwords import feature_table
+
 MASKED = -1e9  # logit of a masked choice (finite: keeps softmax/entropy NaN-free)
 
 
@@ -60,6 +63,7 @@ class TokenPolicyConfig:
     dropout: float = 0.0
     vocab_buckets: int = 8192  # token ids are hashed into this many embeddings (cl100k has 100k)
     context_chunk: int = 16  # context tokens summed into one transformer position
+    subword_buckets: int = 8192  # hashed character n-gram embeddings per token (0: none), see trainers.subwords
 
 
 @dataclass
@@ -132,8 +136,15 @@ class TokenPolicy(nn.Module):
         self.register_buffer("arities", torch.as_tensor(list(arities), dtype=torch.long), persistent=False)
         d = config.embed_dim
         self.vocab_buckets, self.chunk = config.vocab_buckets, config.context_chunk
-        self.token_embedding = nn.EmbeddingBag(config.vocab_buckets + 1, d, mode="sum", padding_idx=config.vocab_buckets)
-        nn.init.zeros_(self.token_embedding.weight)  # a token never seen in training stays silent
+        self.token_embedding = nn.Embedding(config.vocab_buckets, d)
+        nn.init.zeros_(self.token_embedding.weight)  # a token never seen in training stays silent...
+        self.subword_embedding = None  # ... unless it shares character n-grams with seen ones
+        if config.subword_buckets:
+            self.subword_embedding = nn.Embedding(config.subword_buckets + 1, d, padding_idx=config.subword_buckets)
+            nn.init.zeros_(self.subword_embedding.weight)
+            features, weights = feature_table(config.subword_buckets)
+            self.register_buffer("subword_features", torch.from_numpy(features), persistent=False)
+            self.register_buffer("subword_weights", torch.from_numpy(weights), persistent=False)
         self.position_embedding = nn.Parameter(torch.randn(-(-context_len // self.chunk), d) * 0.02)
         self.row_embedding = nn.Parameter(torch.randn(max_entities, d) * 0.02)
         self.type_embedding = nn.Parameter(torch.randn(3, d) * 0.02)  # CLS, entity summary, context chunk
@@ -156,15 +167,23 @@ class TokenPolicy(nn.Module):
         self.entity_keys = layer_init(nn.Linear(d, d), std=1.0)
 
     # ----------------------------------------------------------------- encoder
+    def token_vectors(self, ids: torch.Tensor) -> torch.Tensor:
+        """Embedding of each id [N] -> [N, d]: its hashed word embedding plus the mean of its
+        subword embeddings; zero for ``PAD_ID``."""
+        vectors = self.token_embedding(ids % self.vocab_buckets)
+        if self.subword_embedding is not None:
+            vectors = vectors + nn.functional.embedding_bag(
+                self.subword_features[ids], self.subword_embedding.weight, mode="sum",
+                per_sample_weights=self.subword_weights[ids], padding_idx=self.subword_embedding.padding_idx)
+        return torch.where((ids == PAD_ID)[:, None], torch.zeros_like(vectors), vectors)
+
     def pool(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Summed embedding of the non-PAD tokens of each group of ids [B, G, n] -> ([B, G, d],
-        non-empty [B, G]); one ``EmbeddingBag`` call, PAD maps to its zero padding row. A sum,
-        not a mean: tokens never seen in training (zero embeddings) then change nothing."""
-        real = ids != PAD_ID
-        buckets = torch.where(real, ids % self.vocab_buckets, torch.full_like(ids, self.vocab_buckets))
-        sums = self.token_embedding(buckets.flatten(0, 1)).view(*ids.shape[:2], -1)
-        count = real.sum(-1)
-        return sums, count > 0
+        non-empty [B, G]). Each distinct id is embedded once, then summed per group. A sum, not
+        a mean: tokens never seen in training (zero embeddings) then change nothing."""
+        distinct, index = torch.unique(ids, return_inverse=True)
+        sums = nn.functional.embedding_bag(index.flatten(0, 1), self.token_vectors(distinct), mode="sum")
+        return sums.view(*ids.shape[:2], -1), (ids != PAD_ID).any(-1)
 
     def encode(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids [B, T] (``[B, 1 + T]`` with the agent id first when ``n_agents`` > 0) ->
@@ -173,7 +192,8 @@ class TokenPolicy(nn.Module):
         batch = obs.shape[0]
         agent_ids, obs = (obs[:, 0], obs[:, 1:]) if self.n_agents else (None, obs)
         context = obs[:, : self.context_len]
-        used = int((context != PAD_ID).sum(1).max().clamp(min=1))  # context is left-aligned: drop the pad tail
+        positions = torch.arange(1, context.shape[1] + 1, device=obs.device)
+        used = int(((context != PAD_ID) * positions).max().clamp(min=1))  # up to the last real token: drop the pad tail
         chunks = -(-used // self.chunk)
         context = nn.functional.pad(context[:, :used], (0, chunks * self.chunk - used), value=PAD_ID)
         chunk_vectors, chunk_filled = self.pool(context.view(batch, chunks, self.chunk))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.core.tokens import encode
 from trainers import common
 from agentgym_envs.wrappers import PAD_ID
 from trainers.policy import Masks, TokenPolicy, TokenPolicyConfig
@@ -109,22 +111,58 @@ def test_one_network_serves_any_entity_table_size():
     assert action.shape == (3, 3) and torch.isfinite(logprob).all()
 
 
-def test_a_token_never_seen_in_training_leaves_the_output_unchanged():
-    torch.manual_seed(0)
-    policy, obs, masks = collect_states(1)
+def train_briefly(policy: TokenPolicy, obs: torch.Tensor, masks: Masks) -> None:
+    """A few gradient steps on ``obs``: the embeddings of their tokens move away from zero."""
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
-    for _ in range(3):  # train on these observations: their tokens' embeddings move away from zero
+    for _ in range(3):
         _, logprob, _, value = policy.get_action_and_value(obs, masks)
         optimizer.zero_grad()
         (value.pow(2).mean() - logprob.mean()).backward()
         optimizer.step()
-    seen = set((obs[obs != PAD_ID] % policy.vocab_buckets).tolist())
-    unseen = next(t for t in range(1000, 100_000) if t % policy.vocab_buckets not in seen)
+
+
+def encode_with_token_appended(policy: TokenPolicy, obs: torch.Tensor, token: int):
+    """Encodings of an observation with room in its last context chunk, without and with ``token`` appended."""
     used = (obs[:, : policy.context_len] != PAD_ID).sum(1)
-    b = int(torch.nonzero(used % policy.chunk)[0])  # an observation whose last context chunk has room
+    b = int(torch.nonzero(used % policy.chunk)[0])
     novel = obs[b : b + 1].clone()
-    novel[0, used[b]] = unseen
+    novel[0, used[b]] = token
     with torch.no_grad():
-        cls, entities = policy.encode(obs[b : b + 1])
-        novel_cls, novel_entities = policy.encode(novel)
+        return policy.encode(obs[b : b + 1]), policy.encode(novel)
+
+
+def test_a_token_sharing_no_feature_with_training_leaves_the_output_unchanged():
+    torch.manual_seed(0)
+    policy, obs, masks = collect_states(1)
+    train_briefly(policy, obs, masks)
+    seen_ids = obs[obs != PAD_ID].unique()
+    seen_words = set((seen_ids % policy.vocab_buckets).tolist())
+    seen_subwords = set(policy.subword_features[seen_ids].flatten().tolist())
+    unseen = next(t for t in range(1000, 100_000) if t % policy.vocab_buckets not in seen_words
+                  and not seen_subwords & set(policy.subword_features[t].tolist()) - {policy.subword_embedding.padding_idx})
+    (cls, entities), (novel_cls, novel_entities) = encode_with_token_appended(policy, obs, unseen)
     assert torch.allclose(cls, novel_cls) and torch.allclose(entities, novel_entities)
+
+
+def test_an_unseen_token_sharing_ngrams_with_a_trained_one_changes_the_output():
+    torch.manual_seed(0)
+    policy, obs, masks = collect_states(1)
+    train_briefly(policy, obs, masks)
+    (password,) = encode(" password")
+    (passphrase,) = encode(" passphrase")
+    assert password in obs and passphrase not in obs
+    (cls, _), (novel_cls, _) = encode_with_token_appended(policy, obs, passphrase)
+    assert not torch.allclose(cls, novel_cls)
+
+
+def test_tokens_after_a_hidden_token_are_still_read():
+    torch.manual_seed(0)
+    policy, obs, _ = collect_states(1)
+    nn.init.normal_(policy.token_embedding.weight)
+    used = int((obs[0, : policy.context_len] != PAD_ID).sum())
+    holed = obs[:1].clone()
+    holed[0, 0] = PAD_ID  # a hidden token (as BC's augmentation makes) before the last one
+    changed = holed.clone()
+    changed[0, used - 1] = (int(changed[0, used - 1]) + 1) % PAD_ID
+    with torch.no_grad():
+        assert not torch.allclose(policy.encode(holed)[0], policy.encode(changed)[0])
