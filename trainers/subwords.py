@@ -19,8 +19,8 @@ MAX_FEATURES = 24  # per token: the whole word, then n-grams in order (long toke
 
 
 def token_features(text: str, buckets: int) -> list[int]:
-    """The feature buckets of one token's text (empty for a token with no letters or digits... or
-    any text: punctuation keeps its ``<word>`` feature)."""
+    """The feature buckets of one token's text: ``<word>`` first, then its distinct n-grams
+    (none for a whitespace-only token)."""
     word = text.strip().lower()
     if not word:
         return []
