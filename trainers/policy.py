@@ -12,8 +12,8 @@ The token policy reads the :class:`~agentgym_envs.wrappers.TokenIdsObservation` 
 padding). A token's vector is its id's hashed embedding (``vocab_buckets``) plus the mean of
 its character n-gram embeddings (:mod:`trainers.subwords`), so that an unseen word still
 resembles the seen words it shares n-grams with. Context tokens are summed in chunks of
-``context_chunk`` (a chunk is a bag of tokens; chunks have positions); each entity row is the sum of its tokens plus a row-position embedding, refined by a small
-MLP. A transformer encoder runs over ``[CLS, entity summary, context chunks]`` (the summary is
+``context_chunk`` (a chunk is a bag of tokens; chunks have positions); each entity row is
+the sum of its tokens plus a row-position embedding, refined by a small MLP. A transformer encoder runs over ``[CLS, entity summary, context chunks]`` (the summary is
 the mean of the filled rows), which keeps the sequence short enough for a CPU. The tool head
 and the value head read CLS; each argument slot is a pointer over the entity rows whose query
 depends on CLS, the chosen tool and the entities chosen for earlier slots (autoregressive), so
