@@ -177,13 +177,19 @@ class TokenPolicy(nn.Module):
                 per_sample_weights=self.subword_weights[ids], padding_idx=self.subword_embedding.padding_idx)
         return torch.where((ids == PAD_ID)[:, None], torch.zeros_like(vectors), vectors)
 
-    def pool(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Summed embedding of the non-PAD tokens of each group of ids [B, G, n] -> ([B, G, d],
-        non-empty [B, G]). Each distinct id is embedded once, then summed per group. A sum, not
-        a mean: tokens never seen in training (zero embeddings) then change nothing."""
-        distinct, index = torch.unique(ids, return_inverse=True)
-        sums = nn.functional.embedding_bag(index.flatten(0, 1), self.token_vectors(distinct), mode="sum")
-        return sums.view(*ids.shape[:2], -1), (ids != PAD_ID).any(-1)
+    def pool(self, *groups: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """For each group tensor of ids [B, G, n]: (summed embedding of its non-PAD tokens [B, G, d],
+        non-empty [B, G]). The distinct ids of all groups are embedded once, then summed per
+        group. A sum, not a mean: tokens never seen in training (zero embeddings) change nothing."""
+        distinct, index = torch.unique(torch.cat([g.flatten() for g in groups]), return_inverse=True)
+        vectors = self.token_vectors(distinct)
+        pooled, start = [], 0
+        for ids in groups:
+            group_index = index[start : start + ids.numel()].view(-1, ids.shape[-1])
+            sums = nn.functional.embedding_bag(group_index, vectors, mode="sum").view(*ids.shape[:2], -1)
+            pooled.append((sums, (ids != PAD_ID).any(-1)))
+            start += ids.numel()
+        return pooled
 
     def encode(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids [B, T] (``[B, 1 + T]`` with the agent id first when ``n_agents`` > 0) ->
@@ -196,9 +202,8 @@ class TokenPolicy(nn.Module):
         used = int(((context != PAD_ID) * positions).max().clamp(min=1))  # up to the last real token: drop the pad tail
         chunks = -(-used // self.chunk)
         context = nn.functional.pad(context[:, :used], (0, chunks * self.chunk - used), value=PAD_ID)
-        chunk_vectors, chunk_filled = self.pool(context.view(batch, chunks, self.chunk))
         rows = obs[:, self.context_len :].view(batch, self.max_entities, self.entity_len)
-        row_vectors, row_filled = self.pool(rows)
+        (chunk_vectors, chunk_filled), (row_vectors, row_filled) = self.pool(context.view(batch, chunks, self.chunk), rows)
         entities = self.row_mlp(row_vectors + self.row_embedding)
         filled = row_filled.float()[..., None]
         summary = (entities * filled).sum(1) / filled.sum(1).clamp(min=1)
