@@ -2,7 +2,7 @@
 
 Targets (issue 3): PPO success >= 95% and tool reliability >= 95% on the test split within
 200k environment steps, 3 seeds; GRPO the same (steps needed reported); BC alone and BC->PPO
-reported. Each finished (algo, seed) run is stored as JSON under
+reported (and BC->GRPO, ``--algos bc-grpo``). Each finished (algo, seed) run is stored as JSON under
 ``benchmarks/results/learning_targets/``; the CSV and markdown table are rebuilt from every
 stored run, so several invocations (e.g. one per algorithm, in parallel) add up.
 
@@ -54,7 +54,7 @@ def main() -> int:
             for seed in args.seeds:
                 spec = RunSpec(args.env, seed=seed, total_steps=args.total_steps if algo != "bc" else overrides.get("bc_steps", bc.Config.total_steps),
                                device=args.device, run_dir=args.run_root, eval_episodes=args.eval_episodes,
-                               overrides={k: v for k, v in overrides.items() if k != "bc_steps" or algo == "bc-ppo"})
+                               overrides={k: v for k, v in overrides.items() if k != "bc_steps" or algo.startswith("bc-")})
                 result = run(algo, spec)
                 record = {"command": command, "finished_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                           "overrides": spec.overrides, **asdict(result)}

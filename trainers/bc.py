@@ -9,8 +9,8 @@ Augmentation against paraphrase: in each minibatch every token of the task promp
 (set to PAD) with probability ``task_token_dropout``, so the policy cannot lean on any single
 word of the ticket's wording (the test split words tickets differently).
 
-``run_then_ppo`` trains BC, then PPO from the BC checkpoint (``init_checkpoint``) for the
-rest of the step budget.
+``run_then_ppo`` / ``run_then_grpo`` train BC, then PPO / GRPO from the BC checkpoint
+(``init_checkpoint``) for the rest of the step budget.
 
     python -m trainers.bc --env customer_support --total-steps 10000
 """
@@ -18,8 +18,9 @@ rest of the step budget.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ from tqdm import tqdm
 from agentgym_envs.policies import ExpertPolicy, tool_env
 from agentgym_envs.wrappers import PAD_ID, task_token_count
 
-from . import common, ppo
+from . import common, grpo, ppo
 from .policy import Masks, TokenPolicyFields
 from .protocol import TARGET_SUCCESS, first_step_at_target
 from .registry import RunSpec, TrainResult
@@ -150,27 +151,57 @@ def run(spec: RunSpec) -> TrainResult:
     return train(ppo.config_for(spec, "bc", Config), resume=spec.resume)
 
 
-def run_then_ppo(spec: RunSpec) -> TrainResult:
-    """The registry's ``bc-ppo``: BC on ``overrides["bc_steps"]`` expert steps (default ``Config.total_steps``),
-    then PPO from the BC checkpoint for the rest of ``total_steps``. Other overrides go to PPO."""
-    overrides = dict(spec.overrides)
-    bc_steps = int(overrides.pop("bc_steps", Config.total_steps))
-    bc_spec = replace(spec, total_steps=bc_steps, overrides={})
-    bc_config = ppo.config_for(bc_spec, "bc-ppo", Config)
+SHARED_WITH_BC = {f.name for f in fields(TokenPolicyFields)} | {"env_kwargs", "progress", "threads"}
+"""Overrides of a BC-then-RL run that both stages take: the network and observation layout
+(the RL stage loads the BC weights), the env's arguments and the console settings."""
+
+
+def split_overrides(overrides: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(BC overrides, RL overrides) of a BC-then-RL run: ``bc_<field>`` sets the BC config's
+    field (``bc_steps``: its ``total_steps``), :data:`SHARED_WITH_BC` fields go to both stages,
+    every other override to the RL stage."""
+    bc_overrides = {key: value for key, value in overrides.items() if key in SHARED_WITH_BC}
+    rl_overrides = {key: value for key, value in overrides.items() if not key.startswith("bc_")}
+    for key, value in overrides.items():
+        if key.startswith("bc_"):
+            name = key.removeprefix("bc_")
+            bc_overrides["total_steps" if name == "steps" else name] = value
+    return bc_overrides, rl_overrides
+
+
+def run_then_rl(spec: RunSpec, algo: str, rl: ModuleType, rl_config: type) -> TrainResult:
+    """BC (``bc_steps`` expert steps, default ``Config.total_steps``), then the RL trainer ``rl``
+    (:mod:`trainers.ppo` or :mod:`trainers.grpo`, config class ``rl_config``) from the BC
+    checkpoint for the rest of ``total_steps``; overrides as :func:`split_overrides` says.
+    Run directories: ``<run_dir>/bc`` and ``<run_dir>/<ppo|grpo>``."""
+    bc_overrides, rl_overrides = split_overrides(spec.overrides)
+    bc_config = ppo.config_for(replace(spec, total_steps=Config.total_steps, overrides=bc_overrides), algo, Config)
     bc_config = replace(bc_config, run_dir=bc_config.run_dir + "/bc")
+    bc_steps = bc_config.total_steps
     bc_checkpoint = f"{bc_config.run_dir}/{common.CHECKPOINT_NAME}"
     bc_result = None
     if not (spec.resume and Path(bc_checkpoint).exists()):
         bc_result = train(bc_config, algo="bc")
-    ppo_spec = replace(spec, total_steps=max(spec.total_steps - bc_steps, 0), overrides={**overrides, "init_checkpoint": bc_checkpoint})
-    ppo_config = ppo.config_for(ppo_spec, "bc-ppo")
-    result = ppo.train(replace(ppo_config, run_dir=ppo_config.run_dir + "/ppo"), resume=spec.resume, algo="bc-ppo")
+    rl_spec = replace(spec, total_steps=max(spec.total_steps - bc_steps, 0), overrides={**rl_overrides, "init_checkpoint": bc_checkpoint})
+    config = ppo.config_for(rl_spec, algo, rl_config)
+    stage = algo.removeprefix("bc-")
+    result = rl.train(replace(config, run_dir=f"{config.run_dir}/{stage}"), resume=spec.resume, algo=algo)
     result.total_steps += bc_steps
     if bc_result is not None:
         result.wall_time_s += bc_result.wall_time_s
     result.curve = [(step + bc_steps, value) for step, value in result.curve]
     result.steps_to_target = first_step_at_target(result.curve, TARGET_SUCCESS)
     return result
+
+
+def run_then_ppo(spec: RunSpec) -> TrainResult:
+    """The registry's ``bc-ppo``: BC, then PPO from the BC checkpoint (see :func:`run_then_rl`)."""
+    return run_then_rl(spec, "bc-ppo", ppo, ppo.Config)
+
+
+def run_then_grpo(spec: RunSpec) -> TrainResult:
+    """The registry's ``bc-grpo``: BC, then GRPO from the BC checkpoint (see :func:`run_then_rl`)."""
+    return run_then_rl(spec, "bc-grpo", grpo, grpo.Config)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ ALGORITHMS: dict[str, str] = {
     "grpo": "trainers.grpo:run",
     "bc": "trainers.bc:run",
     "bc-ppo": "trainers.bc:run_then_ppo",
+    "bc-grpo": "trainers.bc:run_then_grpo",
     "sb3-ppo": "trainers.sb3_baselines:run_ppo",
     "sb3-a2c": "trainers.sb3_baselines:run_a2c",
     "sb3-dqn": "trainers.sb3_baselines:run_dqn",

@@ -10,6 +10,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from trainers import bc, common, grpo, ppo
+from trainers.registry import RunSpec, run
 
 CS = "AgentGym/CustomerSupport-v0"
 
@@ -100,6 +101,26 @@ def test_ppo_starts_from_a_bc_checkpoint(tmp_path, tiny_ppo):
     ppo_weights = common.load_checkpoint(tmp_path / "ppo" / "checkpoint.pt")["policy"]
     for name, tensor in bc_weights.items():
         torch.testing.assert_close(ppo_weights[name], tensor)
+
+
+def test_bc_grpo_starts_grpo_from_the_bc_weights_with_the_same_network_overrides(tmp_path):
+    overrides = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, progress=False, bc_steps=40, bc_epochs=1,
+                     group_size=2, groups_per_update=1, learning_rate=0.0, eval_every_steps=0)
+    result = run("bc-grpo", RunSpec(CS, total_steps=60, run_dir=str(tmp_path), eval_episodes=1, overrides=overrides))
+    run_dir = tmp_path / "CustomerSupport-v0__bc-grpo__seed0"
+    bc_payload = common.load_checkpoint(run_dir / "bc" / "checkpoint.pt")
+    grpo_payload = common.load_checkpoint(run_dir / "grpo" / "checkpoint.pt")
+    assert bc_payload["config"]["total_steps"] == 40 and bc_payload["config"]["epochs"] == 1
+    assert grpo_payload["algo"] == "bc-grpo" and grpo_payload["config"]["init_checkpoint"].endswith("bc/checkpoint.pt")
+    for name, tensor in bc_payload["policy"].items():
+        torch.testing.assert_close(grpo_payload["policy"][name], tensor)
+    assert result.total_steps >= 60
+
+
+def test_bc_then_rl_overrides_split_between_the_stages():
+    bc_overrides, rl_overrides = bc.split_overrides({"bc_steps": 5, "bc_learning_rate": 0.1, "embed_dim": 8, "learning_rate": 0.2})
+    assert bc_overrides == {"total_steps": 5, "learning_rate": 0.1, "embed_dim": 8}
+    assert rl_overrides == {"embed_dim": 8, "learning_rate": 0.2}
 
 
 def test_training_reward_applies_to_training_envs_of_tool_use_envs_only():
