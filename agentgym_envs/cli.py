@@ -59,7 +59,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.algo not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {args.algo!r}; choose from {list(ALGORITHMS)}")
-    overrides = dict(_parse_override(item) for item in args.set)
+    overrides = dict(parse_override(item) for item in args.set)
     spec = RunSpec(args.env, seed=args.seed, total_steps=args.total_steps, device=args.device, run_dir=args.run_dir,
                    eval_episodes=args.eval_episodes, resume=args.resume, overrides=overrides)
     result = run(args.algo, spec)
@@ -67,7 +67,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_override(item: str) -> tuple[str, object]:
+def parse_override(item: str) -> tuple[str, object]:
     """``name=value`` with value read as JSON when it parses (numbers, true/false, null), else a string."""
     name, sep, value = item.partition("=")
     if not sep or not name:

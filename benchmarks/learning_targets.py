@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
+from agentgym_envs.cli import parse_override  # noqa: E402
 from trainers import bc  # noqa: E402
 from trainers.registry import RunSpec, run  # noqa: E402
 
@@ -43,11 +44,11 @@ def main() -> int:
     parser.add_argument("--eval-episodes", type=int, default=200)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--run-root", default="runs/benchmarks")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="config override (JSON value)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="config override, as agentgym train --set")
     parser.add_argument("--report-only", action="store_true", help="rebuild the table from the stored runs")
     args = parser.parse_args()
     command = "python benchmarks/learning_targets.py " + shlex.join(sys.argv[1:])
-    overrides = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
+    overrides = dict(parse_override(item) for item in args.set)
     STORE.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         for algo in args.algos:
