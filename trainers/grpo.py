@@ -7,6 +7,12 @@ rollout; no critic. The loss is PPO's clipped ratio objective on those advantage
 entropy bonus, plus (``kl_coef`` > 0) the k3 estimate of KL to a frozen reference policy (the
 starting weights: random, or a BC checkpoint).
 
+A group whose rollouts all return the same has zero advantages: it carries no signal, only the
+entropy bonus, which Adam's step normalisation would turn into full-size steps (after BC, where
+nearly every group succeeds everywhere, that alone drifts the policy). With
+``skip_uniform_groups`` (default) such groups are left out of the update, as DAPO's dynamic
+sampling does; their env steps still count. An update with no informative group is skipped.
+
 Which return: ``reward_mode="shaped"`` (default) uses the env's shaped rewards summed over the
 episode; ``"outcome"`` makes the env pay only the outcome score (``reward_config={"mode":
 "outcome"}``). From random weights almost every group fails every rollout, so outcome returns
@@ -54,6 +60,7 @@ class Config(TokenPolicyFields):
     clip_coef: float = 0.2
     ent_coef: float = 0.01
     kl_coef: float = 0.0  # > 0: penalise KL to the frozen starting policy
+    skip_uniform_groups: bool = True  # leave groups with equal returns (zero advantages) out of the update
     max_grad_norm: float = 0.5
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))  # as PPO's
@@ -114,6 +121,44 @@ def group_advantages(returns: np.ndarray, eps: float = 1e-8) -> np.ndarray:
     return (returns - returns.mean()) / (returns.std() + eps)
 
 
+def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.optim.Optimizer,
+                   steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]], config: Config,
+                   device: torch.device) -> dict[str, float]:
+    """``update_epochs`` epochs of the clipped ratio objective (plus KL to ``reference``) over
+    ``steps`` = (obs, action mask, argument mask, action, old log-prob, advantage); returns the
+    last minibatch's losses under their TensorBoard tags."""
+    b_obs, b_action_masks, b_argument_masks, b_actions = (torch.as_tensor(np.stack(x), device=device) for x in list(zip(*steps))[:4])
+    b_logprobs, b_advantages = (torch.as_tensor(x, dtype=torch.float32, device=device) for x in list(zip(*steps))[4:])
+    batch_size = len(steps)
+    minibatch_size = -(-batch_size // config.num_minibatches)
+    for epoch in range(config.update_epochs):
+        order = torch.randperm(batch_size, device=device)
+        for start in range(0, batch_size, minibatch_size):
+            mb = order[start : start + minibatch_size]
+            masks = Masks(b_action_masks[mb], b_argument_masks[mb])
+            _, newlogprob, entropy, _ = policy.get_action_and_value(b_obs[mb], masks, b_actions[mb])
+            logratio = newlogprob - b_logprobs[mb]
+            ratio = logratio.exp()
+            pg_loss = torch.max(-b_advantages[mb] * ratio,
+                                -b_advantages[mb] * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)).mean()
+            loss = pg_loss - config.ent_coef * entropy.mean()
+            kl = torch.zeros(())
+            if config.kl_coef > 0:
+                with torch.no_grad():
+                    _, ref_logprob, _, _ = reference.get_action_and_value(b_obs[mb], masks, b_actions[mb])
+                log_ref_ratio = ref_logprob - newlogprob
+                kl = (log_ref_ratio.exp() - log_ref_ratio - 1).mean()
+                loss = loss + config.kl_coef * kl
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
+            optimizer.step()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - logratio).mean().item()
+    return {"losses/policy_loss": pg_loss.item(), "losses/entropy": entropy.mean().item(), "losses/approx_kl": approx_kl,
+            "losses/kl_to_reference": kl.item()}
+
+
 def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResult:
     common.require_single_agent_tool_env(config.env_id, "GRPO needs a single-agent agentgym tool-use environment (task ids)")
     config, run_dir, checkpoint_path, state, device = common.start_run(config, resume, "GRPO")
@@ -156,53 +201,31 @@ def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResu
 
         # ---- groups of rollouts on shared tasks
         steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]] = []
+        uniform = 0  # groups whose rollouts all returned the same
         for _ in range(config.groups_per_update):
             task = tasks.sample(task_rng)
             group = play_group(policy, envs, task.task_id, int(task_rng.integers(2**31)), device)
             advantages = group_advantages(np.array([r.ret for r in group]))
-            for rollout, advantage in zip(group, advantages):
+            for rollout in group:
                 global_step += len(rollout.actions)
                 stats.add("charts/episodic_return", rollout.ret, global_step)
                 for name in common.EPISODE_METRICS:
                     stats.add(f"metrics/{name}", float(rollout.metrics[name]), global_step)
+            if not advantages.any():
+                uniform += 1
+                if config.skip_uniform_groups:
+                    continue
+            for rollout, advantage in zip(group, advantages):
                 steps += [(o, am, gm, a, lp, float(advantage)) for o, am, gm, a, lp in
                           zip(rollout.obs, rollout.action_masks, rollout.argument_masks, rollout.actions, rollout.logprobs)]
-        b_obs, b_action_masks, b_argument_masks, b_actions = (torch.as_tensor(np.stack(x), device=device) for x in list(zip(*steps))[:4])
-        b_logprobs, b_advantages = (torch.as_tensor(x, dtype=torch.float32, device=device) for x in list(zip(*steps))[4:])
 
         # ---- clipped ratio objective on group-relative advantages
-        batch_size = len(steps)
-        minibatch_size = -(-batch_size // config.num_minibatches)
-        for epoch in range(config.update_epochs):
-            order = torch.randperm(batch_size, device=device)
-            for start in range(0, batch_size, minibatch_size):
-                mb = order[start : start + minibatch_size]
-                masks = Masks(b_action_masks[mb], b_argument_masks[mb])
-                _, newlogprob, entropy, _ = policy.get_action_and_value(b_obs[mb], masks, b_actions[mb])
-                logratio = newlogprob - b_logprobs[mb]
-                ratio = logratio.exp()
-                pg_loss = torch.max(-b_advantages[mb] * ratio,
-                                    -b_advantages[mb] * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)).mean()
-                loss = pg_loss - config.ent_coef * entropy.mean()
-                kl = torch.zeros(())
-                if config.kl_coef > 0:
-                    with torch.no_grad():
-                        _, ref_logprob, _, _ = reference.get_action_and_value(b_obs[mb], masks, b_actions[mb])
-                    log_ref_ratio = ref_logprob - newlogprob
-                    kl = (log_ref_ratio.exp() - log_ref_ratio - 1).mean()
-                    loss = loss + config.kl_coef * kl
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
-                optimizer.step()
+        losses = clipped_update(policy, reference, optimizer, steps, config, device) if steps else {}
 
         # ---- log, evaluate, checkpoint
         sps = (global_step - start_step) / (time.time() - start_time)
-        with torch.no_grad():
-            approx_kl = ((ratio - 1) - logratio).mean().item()
-        for tag, value in (("charts/learning_rate", optimizer.param_groups[0]["lr"]), ("losses/policy_loss", pg_loss.item()),
-                           ("losses/entropy", entropy.mean().item()), ("losses/approx_kl", approx_kl),
-                           ("losses/kl_to_reference", kl.item()), ("charts/SPS", sps)):
+        for tag, value in (("charts/learning_rate", optimizer.param_groups[0]["lr"]), ("charts/SPS", sps),
+                           ("charts/uniform_groups", uniform / config.groups_per_update), *losses.items()):
             writer.add_scalar(tag, value, global_step)
         done = global_step >= config.total_steps
         if next_eval is not None and (global_step >= next_eval or done):

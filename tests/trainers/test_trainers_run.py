@@ -82,6 +82,19 @@ def test_grpo_outcome_mode_uses_the_envs_outcome_reward(tmp_path):
     assert returns and all(r in (0.0, 1.0) for r in returns)
 
 
+@pytest.mark.parametrize("skip", [True, False])
+def test_grpo_groups_with_equal_returns_update_nothing_when_skipped(tmp_path, skip):
+    # outcome returns of an untrained policy: every rollout fails, so every group is uniform
+    config = grpo.Config(total_steps=40, group_size=2, groups_per_update=2, reward_mode="outcome", learning_rate=1e-2,
+                         skip_uniform_groups=skip, run_dir=str(tmp_path / "u"), embed_dim=16, layers=1, heads=2,
+                         ff_dim=32, eval_every_steps=0, eval_episodes=1, progress=False)
+    grpo.train(config)
+    assert set(scalars(tmp_path / "u", "charts/uniform_groups")) == {1.0}
+    payload = common.load_checkpoint(tmp_path / "u" / "checkpoint.pt")
+    unchanged = all(torch.equal(payload["policy"][name], tensor) for name, tensor in payload["reference"].items())
+    assert unchanged == skip
+
+
 def test_bc_loss_decreases_on_expert_data(tmp_path):
     config = bc.Config(total_steps=300, epochs=6, batch_size=64, learning_rate=5e-3, run_dir=str(tmp_path / "bc"), embed_dim=16, layers=1,
                        heads=2, ff_dim=32, eval_curve_episodes=1, eval_episodes=1, progress=False)
