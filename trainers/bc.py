@@ -151,6 +151,14 @@ def run(spec: RunSpec) -> TrainResult:
     return train(ppo.config_for(spec, "bc", Config), resume=spec.resume)
 
 
+def finished(checkpoint: str | Path) -> bool:
+    """Whether a BC run's checkpoint exists and was written after its last epoch."""
+    if not Path(checkpoint).exists():
+        return False
+    state = common.load_checkpoint(checkpoint)
+    return state["epoch"] >= state["config"]["epochs"]
+
+
 SHARED_WITH_BC = {f.name for f in fields(TokenPolicyFields)} | {"env_kwargs", "progress", "threads"}
 """Overrides of a BC-then-RL run that both stages take: the network and observation layout
 (the RL stage loads the BC weights), the env's arguments and the console settings."""
@@ -179,9 +187,7 @@ def run_then_rl(spec: RunSpec, algo: str, rl: ModuleType, rl_config: type) -> Tr
     bc_config = replace(bc_config, run_dir=bc_config.run_dir + "/bc")
     bc_steps = bc_config.total_steps
     bc_checkpoint = f"{bc_config.run_dir}/{common.CHECKPOINT_NAME}"
-    bc_result = None
-    if not (spec.resume and Path(bc_checkpoint).exists()):
-        bc_result = train(bc_config, algo="bc")
+    bc_result = None if spec.resume and finished(bc_checkpoint) else train(bc_config, resume=spec.resume, algo="bc")
     rl_spec = replace(spec, total_steps=max(spec.total_steps - bc_steps, 0), overrides={**rl_overrides, "init_checkpoint": bc_checkpoint})
     config = ppo.config_for(rl_spec, algo, rl_config)
     stage = algo.removeprefix("bc-")

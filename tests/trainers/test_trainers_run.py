@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,18 @@ def test_bc_grpo_starts_grpo_from_the_bc_weights_with_the_same_network_overrides
     for name, tensor in bc_payload["policy"].items():
         torch.testing.assert_close(grpo_payload["policy"][name], tensor)
     assert result.total_steps >= 60
+
+
+def test_bc_ppo_resume_finishes_a_bc_stage_killed_between_epochs(tmp_path):
+    overrides = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, progress=False, bc_steps=40, bc_epochs=2,
+                     num_envs=2, num_steps=8, eval_every_steps=0)
+    spec = RunSpec(CS, total_steps=56, run_dir=str(tmp_path), eval_episodes=1, overrides=overrides)
+    run("bc-ppo", spec)
+    bc_checkpoint = tmp_path / "CustomerSupport-v0__bc-ppo__seed0" / "bc" / "checkpoint.pt"
+    common.save_checkpoint(bc_checkpoint, {**common.load_checkpoint(bc_checkpoint), "epoch": 1})  # as if killed after epoch 1
+    assert not bc.finished(bc_checkpoint)
+    run("bc-ppo", replace(spec, resume=True))
+    assert bc.finished(bc_checkpoint)
 
 
 def test_bc_then_rl_overrides_split_between_the_stages():
