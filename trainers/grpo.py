@@ -7,11 +7,11 @@ rollout; no critic. The loss is PPO's clipped ratio objective on those advantage
 entropy bonus, plus (``kl_coef`` > 0) the k3 estimate of KL to a frozen reference policy (the
 starting weights: random, or a BC checkpoint).
 
-A group whose rollouts all return the same has zero advantages: it carries no signal, only the
-entropy bonus, which Adam's step normalisation would turn into full-size steps (after BC, where
-nearly every group succeeds everywhere, that alone drifts the policy). With
-``skip_uniform_groups`` (default) such groups are left out of the update, as DAPO's dynamic
-sampling does; their env steps still count. An update with no informative group is skipped.
+A group whose rollouts all return the same has zero advantages: its only gradient is the
+entropy bonus. ``skip_uniform_groups`` leaves such groups out of the update, as DAPO's dynamic
+sampling does (their env steps still count; an update with no other group is skipped). Off by
+default: on a policy that has collapsed onto one behaviour, that bonus is what still pushes it to
+explore. ``charts/uniform_groups`` logs the share of such groups either way.
 
 Which return: ``reward_mode="shaped"`` (default) uses the env's shaped rewards summed over the
 episode; ``"outcome"`` makes the env pay only the outcome score (``reward_config={"mode":
@@ -60,7 +60,7 @@ class Config(TokenPolicyFields):
     clip_coef: float = 0.2
     ent_coef: float = 0.01
     kl_coef: float = 0.0  # > 0: penalise KL to the frozen starting policy
-    skip_uniform_groups: bool = True  # leave groups with equal returns (zero advantages) out of the update
+    skip_uniform_groups: bool = False  # leave groups with equal returns (zero advantages) out of the update
     max_grad_norm: float = 0.5
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))  # as PPO's
