@@ -5,9 +5,13 @@ token observation, masks and action are recorded; the token policy is trained to
 log-probability of the expert's action under the same masks it will act with. ``total_steps``
 is the number of expert environment steps recorded.
 
-Augmentation against paraphrase: in each minibatch every token of the task prompt is hidden
-(set to PAD) with probability ``task_token_dropout``, so the policy cannot lean on any single
-word of the ticket's wording (the test split words tickets differently).
+Augmentation against paraphrase (the test split words tickets differently), fresh in every
+minibatch, on the task prompt's tokens only: each is first replaced, with probability
+``task_token_swap``, by a token drawn from the minibatch's task prompts, then hidden (set to PAD)
+with probability ``task_token_dropout``. Hiding keeps the policy from leaning on any single word.
+Swapping puts every word in tickets of every kind, so a word that only happens to occur in one
+kind's train phrasings (" from", " are", the digits of a ticket id) stops being evidence of that
+kind.
 
 ``run_then_ppo`` / ``run_then_grpo`` train BC, then PPO / GRPO from the BC checkpoint
 (``init_checkpoint``) for the rest of the step budget.
@@ -46,6 +50,7 @@ class Config(TokenPolicyFields):
     device: str = "auto"
     run_dir: str = "runs/CustomerSupport-v0__bc__seed0"
     epochs: int = 20
+    task_token_swap: float = 0.15  # chance that each task-prompt token is swapped for one from another prompt
     task_token_dropout: float = 0.3  # chance that each task-prompt token is hidden in a minibatch
     batch_size: int = 256
     learning_rate: float = 1e-3
@@ -79,13 +84,18 @@ def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:
     return {key: np.stack(values) for key, values in columns.items()}
 
 
-def hide_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, p: float) -> torch.Tensor:
-    """``obs`` [B, T] with each of the first ``task_len[b]`` ids replaced by PAD with probability ``p``."""
-    if p <= 0:
-        return obs
-    in_task = torch.arange(obs.shape[1], device=obs.device) < task_len[:, None]
-    hidden = in_task & (torch.rand(obs.shape, device=obs.device) < p)
-    return torch.where(hidden, torch.full_like(obs, PAD_ID), obs)
+def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, hide: float) -> torch.Tensor:
+    """``obs`` [B, T] with each of the first ``task_len[b]`` ids (the task prompt) replaced, with
+    probability ``swap``, by an id drawn uniformly from all the task-prompt ids of the batch (so
+    frequent words are drawn often), then replaced by PAD with probability ``hide``."""
+    in_task = (torch.arange(obs.shape[1], device=obs.device) < task_len[:, None]) & (obs != PAD_ID)
+    if swap > 0 and in_task.any():
+        pool = obs[in_task]
+        swapped = in_task & (torch.rand(obs.shape, device=obs.device) < swap)
+        obs = torch.where(swapped, pool[torch.randint(len(pool), obs.shape, device=obs.device)], obs)
+    if hide > 0:
+        obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
+    return obs
 
 
 def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult:
@@ -116,7 +126,7 @@ def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult
         for start in range(0, size, config.batch_size):
             mb = order[start : start + config.batch_size]
             masks = Masks(data["action_mask"][mb], data["argument_mask"][mb])
-            obs = hide_task_tokens(data["obs"][mb], data["task_len"][mb], config.task_token_dropout)
+            obs = perturb_task_tokens(data["obs"][mb], data["task_len"][mb], config.task_token_swap, config.task_token_dropout)
             _, logprob, _, _ = policy.get_action_and_value(obs, masks, data["action"][mb])
             loss = -logprob.mean()
             optimizer.zero_grad()

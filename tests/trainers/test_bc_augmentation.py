@@ -1,4 +1,4 @@
-"""BC's augmentation hides words of the task prompt only."""
+"""BC's augmentation swaps and hides words of the task prompt only."""
 
 from __future__ import annotations
 
@@ -11,16 +11,33 @@ from trainers import bc, common
 
 
 def test_hiding_task_tokens_touches_only_the_task_prompt():
-    obs = torch.arange(20).repeat(3, 1)
+    obs = torch.arange(1, 21).repeat(3, 1)
     task_len = torch.tensor([0, 5, 10])
-    hidden = bc.hide_task_tokens(obs, task_len, p=1.0)
+    hidden = bc.perturb_task_tokens(obs, task_len, swap=0.0, hide=1.0)
     for b, n in enumerate(task_len.tolist()):
         assert (hidden[b, :n] == PAD_ID).all() and torch.equal(hidden[b, n:], obs[b, n:])
 
 
-def test_no_token_is_hidden_without_dropout():
-    obs = torch.arange(20).repeat(2, 1)
-    assert torch.equal(bc.hide_task_tokens(obs, torch.tensor([20, 20]), p=0.0), obs)
+def test_swapped_tokens_come_from_the_task_prompts_of_the_batch():
+    torch.manual_seed(0)
+    obs = torch.stack([torch.arange(100, 120), torch.arange(200, 220)])
+    task_len = torch.tensor([6, 4])
+    swapped = bc.perturb_task_tokens(obs, task_len, swap=1.0, hide=0.0)
+    prompt_ids = set(obs[0, :6].tolist()) | set(obs[1, :4].tolist())
+    assert set(swapped[0, :6].tolist()) | set(swapped[1, :4].tolist()) <= prompt_ids
+    assert torch.equal(swapped[0, 6:], obs[0, 6:]) and torch.equal(swapped[1, 4:], obs[1, 4:])
+    assert not torch.equal(swapped, obs)
+
+
+def test_padding_in_a_prompt_is_neither_swapped_in_nor_replaced():
+    obs = torch.tensor([[5, PAD_ID, 7, 8], [9, 10, PAD_ID, 11]])
+    swapped = bc.perturb_task_tokens(obs, torch.tensor([3, 3]), swap=1.0, hide=0.0)
+    assert torch.equal(swapped == PAD_ID, obs == PAD_ID)
+
+
+def test_no_token_changes_without_augmentation():
+    obs = torch.arange(1, 21).repeat(2, 1)
+    assert torch.equal(bc.perturb_task_tokens(obs, torch.tensor([20, 20]), swap=0.0, hide=0.0), obs)
 
 
 def test_expert_dataset_records_how_many_leading_ids_are_the_task_prompt():
