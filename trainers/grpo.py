@@ -131,7 +131,7 @@ def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.opt
     b_logprobs, b_advantages = (torch.as_tensor(x, dtype=torch.float32, device=device) for x in list(zip(*steps))[4:])
     batch_size = len(steps)
     minibatch_size = -(-batch_size // config.num_minibatches)
-    for epoch in range(config.update_epochs):
+    for _ in range(config.update_epochs):
         order = torch.randperm(batch_size, device=device)
         for start in range(0, batch_size, minibatch_size):
             mb = order[start : start + minibatch_size]
