@@ -24,7 +24,7 @@ def episode_token_ids(episode: Episode, context_len: int, entity_len: int) -> np
     """An episode's view in the :class:`TokenIdsObservation` layout (``context_len +
     max_entities * entity_len`` cl100k ids, padded with :data:`PAD_ID`)."""
     out = np.full(context_len + episode.entities.capacity * entity_len, PAD_ID, dtype=np.int64)
-    task = _ids(episode.prompt)[: task_token_count(episode, context_len)]
+    task = _task_ids(episode, context_len)
     budget = context_len - len(task)
     recent: list[np.ndarray] = []
     for text in reversed(episode.turn_texts):
@@ -47,7 +47,12 @@ def episode_token_ids(episode: Episode, context_len: int, entity_len: int) -> np
 
 def task_token_count(episode: Episode, context_len: int) -> int:
     """How many of the first context ids are the task's (the prompt, cut to ``context_len // 2``)."""
-    return min(len(_ids(episode.prompt)), context_len // 2)
+    return len(_task_ids(episode, context_len))
+
+
+def _task_ids(episode: Episode, context_len: int) -> np.ndarray:
+    """The context's leading ids: the task prompt, cut to half the context."""
+    return _ids(episode.prompt)[: context_len // 2]
 
 
 @lru_cache(maxsize=65_536)
