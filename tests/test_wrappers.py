@@ -25,6 +25,15 @@ def test_token_ids_layout_puts_task_first_and_entity_rows_at_fixed_offsets():
     assert env.observation_space.contains(obs)
 
 
+def test_token_ids_report_how_many_leading_ids_are_the_task_prompt():
+    env = TokenIdsObservation(gym.make(CS), context_len=64)
+    _, info = env.reset(seed=0)
+    task = encode(env.unwrapped.episode.prompt)
+    assert info["task_tokens"] == min(len(task), 32)
+    _, _, _, _, info = env.step(env.action_space.sample())
+    assert info["task_tokens"] == min(len(task), 32)  # the prompt stays at the front all episode
+
+
 def test_token_ids_keep_most_recent_turns_when_context_is_full():
     env = TokenIdsObservation(gym.make(CS, action_mode="text", max_turns=30), context_len=200)
     env.reset(seed=0)

@@ -5,13 +5,8 @@ token observation, masks and action are recorded; the token policy is trained to
 log-probability of the expert's action under the same masks it will act with. ``total_steps``
 is the number of expert environment steps recorded.
 
-Augmentation against paraphrase (the test split words tickets differently), fresh in every
-minibatch, on the task prompt's tokens only: each is first replaced, with probability
-``task_token_swap``, by a token drawn from the minibatch's task prompts, then hidden (set to PAD)
-with probability ``task_token_dropout``. Hiding keeps the policy from leaning on any single word.
-Swapping puts every word in tickets of every kind, so a word that only happens to occur in one
-kind's train phrasings (" from", " are", the digits of a ticket id) stops being evidence of that
-kind.
+Every minibatch is augmented against paraphrase (:mod:`trainers.augment`): task-prompt tokens
+are swapped for other prompts' tokens (``task_token_swap``), then hidden (``task_token_dropout``).
 
 ``run_then_ppo`` / ``run_then_grpo`` train BC, then PPO / GRPO from the BC checkpoint
 (``init_checkpoint``) for the rest of the step budget.
@@ -31,10 +26,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agentgym_envs.policies import ExpertPolicy, tool_env
-from agentgym_envs.wrappers import PAD_ID, task_token_count
+from agentgym_envs.policies import ExpertPolicy
 
-from . import common, grpo, ppo
+from . import augment, common, grpo, ppo
 from .policy import Masks, TokenPolicyFields
 from .protocol import TARGET_SUCCESS, first_step_at_target
 from .registry import RunSpec, TrainResult
@@ -76,26 +70,12 @@ def expert_dataset(config: Config, env: Any) -> dict[str, np.ndarray]:
             action = expert(observation, info)
             for key, value in (("obs", observation), ("action_mask", info["action_mask"]),
                                ("argument_mask", info["argument_mask"]), ("action", action),
-                               ("task_len", task_token_count(tool_env(env).episode, config.context_len))):
+                               ("task_len", info["task_tokens"])):
                 columns[key].append(np.asarray(value))
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         episode += 1
     return {key: np.stack(values) for key, values in columns.items()}
-
-
-def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, hide: float) -> torch.Tensor:
-    """``obs`` [B, T] with each of the first ``task_len[b]`` ids (the task prompt) replaced, with
-    probability ``swap``, by an id drawn uniformly from all the task-prompt ids of the batch (so
-    frequent words are drawn often), then replaced by PAD with probability ``hide``."""
-    in_task = (torch.arange(obs.shape[1], device=obs.device) < task_len[:, None]) & (obs != PAD_ID)
-    if swap > 0 and in_task.any():
-        pool = obs[in_task]
-        swapped = in_task & (torch.rand(obs.shape, device=obs.device) < swap)
-        obs = torch.where(swapped, pool[torch.randint(len(pool), obs.shape, device=obs.device)], obs)
-    if hide > 0:
-        obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
-    return obs
 
 
 def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult:
@@ -126,7 +106,7 @@ def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult
         for start in range(0, size, config.batch_size):
             mb = order[start : start + config.batch_size]
             masks = Masks(data["action_mask"][mb], data["argument_mask"][mb])
-            obs = perturb_task_tokens(data["obs"][mb], data["task_len"][mb], config.task_token_swap, config.task_token_dropout)
+            obs = augment.perturb_task_tokens(data["obs"][mb], data["task_len"][mb], config.task_token_swap, config.task_token_dropout)
             _, logprob, _, _ = policy.get_action_and_value(obs, masks, data["action"][mb])
             loss = -logprob.mean()
             optimizer.zero_grad()

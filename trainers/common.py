@@ -32,7 +32,7 @@ from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_poli
 from .protocol import EPISODE_METRICS
 from .registry import RunSpec, TrainResult
 
-TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics")
+TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics", "task_tokens")
 CHECKPOINT_NAME = "checkpoint.pt"
 # PettingZoo team envs trained with one shared network: name -> Parallel env factory. Trainers
 # see the team as one gymnasium env (ActiveAgentEnv: each step is the ticket holder's call) with

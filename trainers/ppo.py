@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from . import common
+from . import augment, common
 from .policy import Masks, TokenPolicyFields
 from .protocol import TARGET_SUCCESS, TRAINING_REWARD, first_step_at_target
 from .registry import RunSpec, TrainResult
@@ -51,6 +51,10 @@ class Config(TokenPolicyFields):
     max_grad_norm: float = 0.5
     target_kl: float | None = None
     reward_scale: float = 0.1  # rewards are multiplied by this for learning (logged returns are unscaled)
+    # augmentation against paraphrase (trainers/augment.py) of the observations the rollouts act
+    # on, for single-agent tool-use envs: chance of swapping / hiding each task-prompt token
+    task_token_swap: float = 0.0
+    task_token_dropout: float = 0.0
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to gym.make, for training and evaluation
     # the reward_config the training envs of a tool-use env use (None: the env's own default);
     # evaluation always uses env_kwargs. See the README, "Training reward".
@@ -112,6 +116,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
     next_obs = torch.as_tensor(next_obs_np, device=device)
     next_done = torch.as_tensor(next_done_np, dtype=torch.float32, device=device)
     next_masks = common.batch_masks(info, device)
+    augmenting = config.task_token_swap > 0 or config.task_token_dropout > 0
     if next_masks is not None:
         action_masks = torch.zeros((config.num_steps, *next_masks.action.shape), dtype=torch.bool, device=device)
         argument_masks = torch.zeros((config.num_steps, *next_masks.argument.shape), dtype=torch.bool, device=device)
@@ -131,6 +136,9 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
         rollout_start, env_seconds = time.time(), 0.0
         for step in range(config.num_steps):
             global_step += config.num_envs
+            if augmenting:  # the policy acts on (and is updated on) the perturbed observation
+                next_obs = augment.perturb_task_tokens(next_obs, augment.task_lengths(info, device),
+                                                       config.task_token_swap, config.task_token_dropout)
             obs[step], dones[step] = next_obs, next_done
             if next_masks is not None:
                 action_masks[step], argument_masks[step] = next_masks

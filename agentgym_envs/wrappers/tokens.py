@@ -81,6 +81,9 @@ class TokenIdsObservation(gym.ObservationWrapper):
       ``context_len + i * entity_len``), all ``PAD_ID`` for an empty row.
 
     Policies can therefore point at entity rows by position (see ``trainers/``).
+
+    Adds ``info["task_tokens"]``: how many leading ids are the task prompt's (constant within
+    an episode), for augmentations that perturb the prompt only (see ``trainers/augment.py``).
     """
 
     def __init__(self, env: gym.Env, context_len: int = 256, entity_len: int = 12) -> None:
@@ -91,10 +94,22 @@ class TokenIdsObservation(gym.ObservationWrapper):
         size = context_len + self.max_entities * entity_len
         self.observation_space = spaces.Box(0, PAD_ID, shape=(size,), dtype=np.int64)
 
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
+        observation, info = super().reset(**kwargs)
+        return observation, self._with_task_tokens(info)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = super().step(action)
+        return observation, reward, terminated, truncated, self._with_task_tokens(info)
+
     def observation(self, observation: str) -> np.ndarray:
         episode = self.base.episode
         assert episode is not None
         return episode_token_ids(episode, self.context_len, self.entity_len)
+
+    def _with_task_tokens(self, info: dict[str, Any]) -> dict[str, Any]:
+        assert self.base.episode is not None
+        return {**info, "task_tokens": task_token_count(self.base.episode, self.context_len)}
 
 
 class BagOfTokensObservation(gym.ObservationWrapper):

@@ -29,8 +29,9 @@ def assert_same_state(a: dict, b: dict) -> None:
         torch.testing.assert_close(b["policy"][name], tensor, rtol=0, atol=0)
 
 
-def test_resumed_ppo_run_reproduces_the_uninterrupted_run(tmp_path, tiny_ppo, monkeypatch):
-    config = dict(total_steps=96, **tiny_ppo)
+@pytest.mark.parametrize("augmentation", [{}, {"task_token_swap": 0.2, "task_token_dropout": 0.2}], ids=["plain", "augmented"])
+def test_resumed_ppo_run_reproduces_the_uninterrupted_run(tmp_path, tiny_ppo, monkeypatch, augmentation):
+    config = dict(total_steps=96, **tiny_ppo, **augmentation)
     full = ppo.train(ppo.Config(run_dir=str(tmp_path / "full"), **config))
     with monkeypatch.context() as patch:
         interrupt_after_first_checkpoint(patch)

@@ -1,0 +1,80 @@
+"""The augmentation against paraphrase swaps and hides words of the task prompt only; BC and PPO use it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from agentgym_envs.core.tokens import encode
+from agentgym_envs.policies import tool_env
+from agentgym_envs.wrappers import PAD_ID
+from trainers import augment, bc, common, ppo
+
+
+def test_hiding_task_tokens_touches_only_the_task_prompt():
+    obs = torch.arange(1, 21).repeat(3, 1)
+    task_len = torch.tensor([0, 5, 10])
+    hidden = augment.perturb_task_tokens(obs, task_len, swap=0.0, hide=1.0)
+    for b, n in enumerate(task_len.tolist()):
+        assert (hidden[b, :n] == PAD_ID).all() and torch.equal(hidden[b, n:], obs[b, n:])
+
+
+def test_swapped_tokens_come_from_the_task_prompts_of_the_batch():
+    torch.manual_seed(0)
+    obs = torch.stack([torch.arange(100, 120), torch.arange(200, 220)])
+    task_len = torch.tensor([6, 4])
+    swapped = augment.perturb_task_tokens(obs, task_len, swap=1.0, hide=0.0)
+    prompt_ids = set(obs[0, :6].tolist()) | set(obs[1, :4].tolist())
+    assert set(swapped[0, :6].tolist()) | set(swapped[1, :4].tolist()) <= prompt_ids
+    assert torch.equal(swapped[0, 6:], obs[0, 6:]) and torch.equal(swapped[1, 4:], obs[1, 4:])
+    assert not torch.equal(swapped, obs)
+
+
+def test_padding_in_a_prompt_is_neither_swapped_in_nor_replaced():
+    obs = torch.tensor([[5, PAD_ID, 7, 8], [9, 10, PAD_ID, 11]])
+    swapped = augment.perturb_task_tokens(obs, torch.tensor([3, 3]), swap=1.0, hide=0.0)
+    assert torch.equal(swapped == PAD_ID, obs == PAD_ID)
+
+
+def test_no_token_changes_without_augmentation():
+    obs = torch.arange(1, 21).repeat(2, 1)
+    assert torch.equal(augment.perturb_task_tokens(obs, torch.tensor([20, 20]), swap=0.0, hide=0.0), obs)
+
+
+def test_expert_dataset_records_how_many_leading_ids_are_the_task_prompt():
+    config = bc.Config(total_steps=12, context_len=64, entity_len=8)
+    env = common.make_env(config.env_id, "train", config.context_len, config.entity_len)
+    data = bc.expert_dataset(config, env)
+    env.reset(seed=0)
+    prompt = encode(tool_env(env).episode.prompt)
+    first = int(data["task_len"][0])
+    assert first == min(len(prompt), config.context_len // 2)
+    assert data["obs"][0][:first].tolist() == list(prompt[:first])
+
+
+def test_ppo_rollouts_act_on_perturbed_task_prompts(tmp_path, tiny_ppo, monkeypatch):
+    calls, perturb = [], augment.perturb_task_tokens
+
+    def spy(obs, task_len, swap, hide):
+        calls.append((task_len.clone(), swap, hide))
+        return perturb(obs, task_len, swap, hide)
+
+    monkeypatch.setattr(augment, "perturb_task_tokens", spy)
+    config = ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), task_token_swap=0.2, task_token_dropout=0.1,
+                        context_len=64, **tiny_ppo)
+    ppo.train(config)
+    assert len(calls) == config.num_steps  # once per rollout step, for every env at once
+    for task_len, swap, hide in calls:
+        assert (swap, hide) == (0.2, 0.1)
+        assert task_len.shape == (config.num_envs,) and ((task_len > 0) & (task_len <= 32)).all()
+
+
+def test_ppo_without_augmentation_leaves_observations_alone(tmp_path, tiny_ppo, monkeypatch):
+    monkeypatch.setattr(augment, "perturb_task_tokens", lambda *args: pytest.fail("perturbed without augmentation"))
+    ppo.train(ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), **tiny_ppo))
+
+
+def test_ppo_augmentation_on_an_env_without_a_task_prompt_is_a_clear_error(tmp_path, tiny_ppo):
+    config = ppo.Config(env_id="CartPole-v1", total_steps=32, run_dir=str(tmp_path / "cp"), task_token_swap=0.1, **tiny_ppo)
+    with pytest.raises(ValueError, match="task_tokens"):
+        ppo.train(config)

@@ -1,0 +1,41 @@
+"""Augmentation against paraphrase: perturb the task prompt's tokens of token observations.
+
+The test split words tasks differently from the train split. Each task-prompt token is first
+replaced, with probability ``swap``, by a token drawn from the batch's task prompts, then hidden
+(set to PAD) with probability ``hide``. Hiding keeps a policy from leaning on any single word;
+swapping puts every word in tasks of every kind, so a word that only happens to occur in one
+kind's train phrasings (" from", " are", the digits of a ticket id) stops being evidence of
+that kind. BC applies it to every minibatch; PPO to the observations its rollouts act on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from agentgym_envs.wrappers import PAD_ID
+
+
+def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, hide: float) -> torch.Tensor:
+    """``obs`` [B, T] with each of the first ``task_len[b]`` ids (the task prompt) replaced, with
+    probability ``swap``, by an id drawn uniformly from all the task-prompt ids of the batch (so
+    frequent words are drawn often), then replaced by PAD with probability ``hide``."""
+    in_task = (torch.arange(obs.shape[1], device=obs.device) < task_len[:, None]) & (obs != PAD_ID)
+    if swap > 0 and in_task.any():
+        pool = obs[in_task]
+        swapped = in_task & (torch.rand(obs.shape, device=obs.device) < swap)
+        obs = torch.where(swapped, pool[torch.randint(len(pool), obs.shape, device=obs.device)], obs)
+    if hide > 0:
+        obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
+    return obs
+
+
+def task_lengths(info: dict[str, Any], device: torch.device | str = "cpu") -> torch.Tensor:
+    """``info["task_tokens"]`` (as :class:`~agentgym_envs.wrappers.TokenIdsObservation` reports
+    it, batched by a vector env) as a [B] tensor; a clear error for envs that do not report it."""
+    if "task_tokens" not in info:
+        raise ValueError("task-token augmentation needs info['task_tokens']: a single-agent tool-use env "
+                         "read through TokenIdsObservation (set task_token_swap and task_token_dropout to 0 otherwise)")
+    return torch.as_tensor(np.atleast_1d(np.asarray(info["task_tokens"], dtype=np.int64)), device=device)
