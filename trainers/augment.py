@@ -10,9 +10,6 @@ that kind. BC applies it to every minibatch; PPO to the observations its rollout
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
 import torch
 
 from agentgym_envs.wrappers import PAD_ID
@@ -31,11 +28,3 @@ def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, 
         obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
     return obs
 
-
-def task_lengths(info: dict[str, Any], device: torch.device | str = "cpu") -> torch.Tensor:
-    """``info["task_tokens"]`` (as :class:`~agentgym_envs.wrappers.TokenIdsObservation` reports
-    it, batched by a vector env) as a [B] tensor; a clear error for envs that do not report it."""
-    if "task_tokens" not in info:
-        raise ValueError("task-token augmentation needs info['task_tokens']: a single-agent tool-use env "
-                         "read through TokenIdsObservation (set task_token_swap and task_token_dropout to 0 otherwise)")
-    return torch.as_tensor(np.atleast_1d(np.asarray(info["task_tokens"], dtype=np.int64)), device=device)
