@@ -27,4 +27,3 @@ def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, 
     if hide > 0:
         obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
     return obs
-

@@ -2,7 +2,9 @@
 
 Tool-use environments train the token policy (``trainers/policy.py``) on token-id observations
 with the env's action and argument masks; plain gymnasium control envs (``CartPole-v1``) train
-CleanRL's MLP policy. Rollouts come from a ``SyncVectorEnv``; advantages from GAE.
+CleanRL's MLP policy. Rollouts come from a ``SyncVectorEnv``; advantages from GAE. On tool-use
+envs the rollouts act on observations whose task prompt is perturbed (:mod:`trainers.augment`),
+and the update scores the same perturbed observations.
 
     python -m trainers.ppo --env customer_support --total-steps 100000
 """
