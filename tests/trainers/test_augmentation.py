@@ -9,6 +9,7 @@ from agentgym_envs.core.tokens import encode
 from agentgym_envs.policies import tool_env
 from agentgym_envs.wrappers import PAD_ID
 from trainers import augment, bc, common, ppo
+from trainers.policy import TokenPolicy
 
 
 def test_hiding_task_tokens_touches_only_the_task_prompt():
@@ -78,3 +79,18 @@ def test_ppo_on_an_env_without_a_task_prompt_trains_on_plain_observations(tmp_pa
     monkeypatch.setattr(augment, "perturb_task_tokens", lambda *args: pytest.fail("CartPole has no task prompt"))
     config = ppo.Config(env_id="CartPole-v1", total_steps=32, run_dir=str(tmp_path / "cp"), task_token_swap=0.1, **tiny_ppo)
     assert ppo.train(config).total_steps == 32
+
+
+def test_ppo_acts_and_updates_on_the_perturbed_prompt_but_evaluates_on_the_plain_one(tmp_path, tiny_ppo, monkeypatch):
+    seen = {True: [], False: []}  # deterministic (evaluation) or not (rollouts and updates) -> first ids
+    score = TokenPolicy.get_action_and_value
+
+    def record(self, obs, masks, action=None, deterministic=False):
+        seen[deterministic].append(obs[:, 0].clone())
+        return score(self, obs, masks, action, deterministic)
+
+    monkeypatch.setattr(TokenPolicy, "get_action_and_value", record)
+    ppo.train(ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), task_token_swap=0.0, task_token_dropout=1.0,
+                         **tiny_ppo))
+    assert seen[False] and all((first == PAD_ID).all() for first in seen[False])  # the prompt's "TICKET" hidden
+    assert seen[True] and all((first != PAD_ID).all() for first in seen[True])
