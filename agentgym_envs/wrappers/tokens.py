@@ -93,23 +93,22 @@ class TokenIdsObservation(gym.ObservationWrapper):
         self.max_entities = self.base.scenario.max_entities
         size = context_len + self.max_entities * entity_len
         self.observation_space = spaces.Box(0, PAD_ID, shape=(size,), dtype=np.int64)
+        self.task_tokens = 0  # the current episode's task-prompt id count, set by reset
 
     def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
         observation, info = super().reset(**kwargs)
-        return observation, self._with_task_tokens(info)
+        assert self.base.episode is not None
+        self.task_tokens = task_token_count(self.base.episode, self.context_len)  # fixed for the episode
+        return observation, {**info, "task_tokens": self.task_tokens}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = super().step(action)
-        return observation, reward, terminated, truncated, self._with_task_tokens(info)
+        return observation, reward, terminated, truncated, {**info, "task_tokens": self.task_tokens}
 
     def observation(self, observation: str) -> np.ndarray:
         episode = self.base.episode
         assert episode is not None
         return episode_token_ids(episode, self.context_len, self.entity_len)
-
-    def _with_task_tokens(self, info: dict[str, Any]) -> dict[str, Any]:
-        assert self.base.episode is not None
-        return {**info, "task_tokens": task_token_count(self.base.episode, self.context_len)}
 
 
 class BagOfTokensObservation(gym.ObservationWrapper):
