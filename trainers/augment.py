@@ -10,6 +10,8 @@ that kind. BC applies it to every minibatch; PPO to the observations its rollout
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from agentgym_envs.wrappers import PAD_ID
@@ -27,3 +29,19 @@ def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, 
     if hide > 0:
         obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
     return obs
+
+
+@dataclass
+class TaskTokenAugmentation:
+    """The augmentation's config fields (a base of BC's and PPO's configs)."""
+
+    task_token_swap: float = 0.15  # chance that each task-prompt token is swapped for one from another prompt
+    task_token_dropout: float = 0.3  # chance that each task-prompt token is hidden
+
+    @property
+    def augments(self) -> bool:
+        return self.task_token_swap > 0 or self.task_token_dropout > 0
+
+    def perturb(self, obs: torch.Tensor, task_len: torch.Tensor) -> torch.Tensor:
+        """:func:`perturb_task_tokens` with this config's probabilities."""
+        return perturb_task_tokens(obs, task_len, self.task_token_swap, self.task_token_dropout)

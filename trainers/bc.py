@@ -35,8 +35,9 @@ from .registry import RunSpec, TrainResult
 
 
 @dataclass
-class Config(TokenPolicyFields):
-    """Every hyper-parameter of a behaviour-cloning run."""
+class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
+    """Every hyper-parameter of a behaviour-cloning run (the augmentation's from
+    :class:`~trainers.augment.TaskTokenAugmentation`)."""
 
     env_id: str = "AgentGym/CustomerSupport-v0"
     seed: int = 0
@@ -44,8 +45,6 @@ class Config(TokenPolicyFields):
     device: str = "auto"
     run_dir: str = "runs/CustomerSupport-v0__bc__seed0"
     epochs: int = 20
-    task_token_swap: float = 0.15  # chance that each task-prompt token is swapped for one from another prompt
-    task_token_dropout: float = 0.3  # chance that each task-prompt token is hidden in a minibatch
     batch_size: int = 256
     learning_rate: float = 1e-3
     max_grad_norm: float = 0.5
@@ -106,7 +105,7 @@ def train(config: Config, resume: bool = False, algo: str = "bc") -> TrainResult
         for start in range(0, size, config.batch_size):
             mb = order[start : start + config.batch_size]
             masks = Masks(data["action_mask"][mb], data["argument_mask"][mb])
-            obs = augment.perturb_task_tokens(data["obs"][mb], data["task_len"][mb], config.task_token_swap, config.task_token_dropout)
+            obs = config.perturb(data["obs"][mb], data["task_len"][mb])
             _, logprob, _, _ = policy.get_action_and_value(obs, masks, data["action"][mb])
             loss = -logprob.mean()
             optimizer.zero_grad()

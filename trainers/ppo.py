@@ -28,9 +28,11 @@ from .registry import RunSpec, TrainResult
 
 
 @dataclass
-class Config(TokenPolicyFields):
+class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     """Every hyper-parameter of a PPO run (defaults: CustomerSupport-v0 on a 2-core CPU); the
-    token policy's fields come from :class:`TokenPolicyFields`."""
+    token policy's fields come from :class:`TokenPolicyFields`, the augmentation's (applied to
+    the observations the rollouts act on, where the env reports ``info["task_tokens"]``: other
+    envs train on plain observations) from :class:`~trainers.augment.TaskTokenAugmentation`."""
 
     env_id: str = "AgentGym/CustomerSupport-v0"
     seed: int = 0
@@ -53,11 +55,6 @@ class Config(TokenPolicyFields):
     max_grad_norm: float = 0.5
     target_kl: float | None = None
     reward_scale: float = 0.1  # rewards are multiplied by this for learning (logged returns are unscaled)
-    # augmentation against paraphrase (trainers/augment.py) of the observations the rollouts act
-    # on: chance of swapping / hiding each task-prompt token. Applies where the env reports
-    # info["task_tokens"] (single-agent tool-use envs); other envs train on plain observations.
-    task_token_swap: float = 0.15
-    task_token_dropout: float = 0.3
     env_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to gym.make, for training and evaluation
     # the reward_config the training envs of a tool-use env use (None: the env's own default);
     # evaluation always uses env_kwargs. See the README, "Training reward".
@@ -119,7 +116,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
     next_obs = torch.as_tensor(next_obs_np, device=device)
     next_done = torch.as_tensor(next_done_np, dtype=torch.float32, device=device)
     next_masks = common.batch_masks(info, device)
-    augmenting = (config.task_token_swap > 0 or config.task_token_dropout > 0) and "task_tokens" in info
+    augmenting = config.augments and "task_tokens" in info
     if next_masks is not None:
         action_masks = torch.zeros((config.num_steps, *next_masks.action.shape), dtype=torch.bool, device=device)
         argument_masks = torch.zeros((config.num_steps, *next_masks.argument.shape), dtype=torch.bool, device=device)
@@ -140,8 +137,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
         for step in range(config.num_steps):
             global_step += config.num_envs
             if augmenting:  # the policy acts on (and is updated on) the perturbed observation
-                next_obs = augment.perturb_task_tokens(next_obs, torch.as_tensor(info["task_tokens"], device=device),
-                                                       config.task_token_swap, config.task_token_dropout)
+                next_obs = config.perturb(next_obs, torch.as_tensor(info["task_tokens"], device=device))
             obs[step], dones[step] = next_obs, next_done
             if next_masks is not None:
                 action_masks[step], argument_masks[step] = next_masks

@@ -2,6 +2,6 @@
 
 from .actions import FlatDiscreteAction
 from .recorder import TrajectoryRecorder
-from .tokens import PAD_ID, BagOfTokensObservation, TokenIdsObservation, task_token_count
+from .tokens import PAD_ID, BagOfTokensObservation, TokenIdsObservation
 
-__all__ = ["PAD_ID", "BagOfTokensObservation", "FlatDiscreteAction", "TokenIdsObservation", "TrajectoryRecorder", "task_token_count"]
+__all__ = ["PAD_ID", "BagOfTokensObservation", "FlatDiscreteAction", "TokenIdsObservation", "TrajectoryRecorder"]

@@ -45,11 +45,6 @@ def episode_token_ids(episode: Episode, context_len: int, entity_len: int) -> np
     return out
 
 
-def task_token_count(episode: Episode, context_len: int) -> int:
-    """How many of the first context ids are the task's (the prompt, cut to ``context_len // 2``)."""
-    return len(_task_ids(episode, context_len))
-
-
 def _task_ids(episode: Episode, context_len: int) -> np.ndarray:
     """The context's leading ids: the task prompt, cut to half the context."""
     return _ids(episode.prompt)[: context_len // 2]
@@ -98,7 +93,7 @@ class TokenIdsObservation(gym.ObservationWrapper):
     def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
         observation, info = super().reset(**kwargs)
         assert self.base.episode is not None
-        self.task_tokens = task_token_count(self.base.episode, self.context_len)  # fixed for the episode
+        self.task_tokens = len(_task_ids(self.base.episode, self.context_len))  # fixed for the episode
         return observation, {**info, "task_tokens": self.task_tokens}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
