@@ -37,6 +37,16 @@ def test_padding_in_a_prompt_is_neither_swapped_in_nor_replaced():
     assert torch.equal(swapped == PAD_ID, obs == PAD_ID)
 
 
+def test_prompt_dropout_hides_whole_prompts_of_some_rows_and_nothing_else():
+    torch.manual_seed(0)
+    obs = torch.arange(1, 21).repeat(200, 1)
+    blanked = augment.perturb_task_tokens(obs, torch.full((200,), 8), swap=0.0, hide=0.0, blank=0.5)
+    whole = (blanked[:, :8] == PAD_ID).all(1)
+    assert torch.equal(blanked[~whole], obs[~whole])  # a row is either blanked entirely or untouched
+    assert torch.equal(blanked[whole, 8:], obs[whole, 8:])
+    assert 60 < int(whole.sum()) < 140
+
+
 def test_no_token_changes_without_augmentation():
     obs = torch.arange(1, 21).repeat(2, 1)
     assert torch.equal(augment.perturb_task_tokens(obs, torch.tensor([20, 20]), swap=0.0, hide=0.0), obs)
@@ -56,9 +66,9 @@ def test_expert_dataset_records_how_many_leading_ids_are_the_task_prompt():
 def test_ppo_rollouts_act_on_perturbed_task_prompts(tmp_path, tiny_ppo, monkeypatch):
     calls, perturb = [], augment.perturb_task_tokens
 
-    def spy(obs, task_len, swap, hide):
+    def spy(obs, task_len, swap, hide, blank):
         calls.append((task_len.clone(), swap, hide))
-        return perturb(obs, task_len, swap, hide)
+        return perturb(obs, task_len, swap, hide, blank)
 
     monkeypatch.setattr(augment, "perturb_task_tokens", spy)
     config = ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), task_token_swap=0.2, task_token_dropout=0.1,
