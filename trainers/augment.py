@@ -31,12 +31,12 @@ def perturb_task_tokens(obs: torch.Tensor, task_len: torch.Tensor, swap: float, 
         pool = obs[in_task]
         swapped = in_task & (torch.rand(obs.shape, device=obs.device) < swap)
         obs = torch.where(swapped, pool[torch.randint(len(pool), obs.shape, device=obs.device)], obs)
+    hidden = torch.zeros_like(in_task)
     if hide > 0:
-        obs = torch.where(in_task & (torch.rand(obs.shape, device=obs.device) < hide), torch.full_like(obs, PAD_ID), obs)
+        hidden |= torch.rand(obs.shape, device=obs.device) < hide
     if blank > 0:
-        blanked = torch.rand(obs.shape[0], 1, device=obs.device) < blank
-        obs = torch.where(in_task & blanked, torch.full_like(obs, PAD_ID), obs)
-    return obs
+        hidden |= torch.rand(obs.shape[0], 1, device=obs.device) < blank
+    return torch.where(in_task & hidden, torch.full_like(obs, PAD_ID), obs)
 
 
 @dataclass

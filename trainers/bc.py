@@ -6,7 +6,8 @@ log-probability of the expert's action under the same masks it will act with. ``
 is the number of expert environment steps recorded.
 
 Every minibatch is augmented against paraphrase (:mod:`trainers.augment`): task-prompt tokens
-are swapped for other prompts' tokens (``task_token_swap``), then hidden (``task_token_dropout``).
+are swapped for other prompts' tokens (``task_token_swap``), then hidden (``task_token_dropout``,
+and the whole prompt with probability ``task_prompt_dropout``).
 
 ``run_then_ppo`` / ``run_then_grpo`` train BC, then PPO / GRPO from the BC checkpoint
 (``init_checkpoint``) for the rest of the step budget.
