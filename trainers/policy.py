@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -112,6 +112,10 @@ class MLPPolicy(nn.Module):
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(obs.float()).squeeze(-1)
+
+    def value_head_parameters(self) -> Iterator[nn.Parameter]:
+        """The weights only the value estimate uses (the whole critic)."""
+        return self.critic.parameters()
 
     def get_action_and_value(self, obs: torch.Tensor, masks: Masks | None = None, action: torch.Tensor | None = None,
                              deterministic: bool = False):
@@ -218,6 +222,10 @@ class TokenPolicy(nn.Module):
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value_head(self.encode(obs)[0]).squeeze(-1)
+
+    def value_head_parameters(self) -> Iterator[nn.Parameter]:
+        """The weights only the value estimate uses (the value head; the encoder is shared)."""
+        return self.value_head.parameters()
 
     # ------------------------------------------------------------------ heads
     def tool_mask(self, masks: Masks) -> torch.Tensor:

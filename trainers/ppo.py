@@ -65,6 +65,9 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     eval_episodes: int = 100  # final evaluation on each split
     checkpoint_every: int = 10  # updates
     init_checkpoint: str | None = None  # start from these weights (e.g. a BC checkpoint)
+    # the first N updates fit only the value head; the rest of the policy keeps its weights
+    # (after BC: the policy acts as BC left it until its value estimates are no longer random)
+    critic_warmup_updates: int = 0
     progress: bool = True
     threads: int = 1  # CPU threads for torch (0: torch's default); 1 suits a small shared machine
 
@@ -91,6 +94,8 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
     if config.init_checkpoint and state is None:
         policy.load_state_dict(common.load_checkpoint(config.init_checkpoint)["policy"])
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)
+    value_head = {id(parameter) for parameter in policy.value_head_parameters()}
+    frozen_during_warmup = [parameter for parameter in policy.parameters() if id(parameter) not in value_head]
 
     # rollout storage
     obs_shape = envs.single_observation_space.shape
@@ -172,6 +177,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
         b_logprobs, b_advantages, b_returns, b_values = (x.reshape(-1) for x in (logprobs, advantages, returns, values))
         b_masks = None if action_masks is None else Masks(action_masks.flatten(0, 1), argument_masks.flatten(0, 1))
         clipfracs = []
+        warming_up = update <= config.critic_warmup_updates
         for epoch in range(config.update_epochs):
             order = torch.randperm(config.batch_size, device=device)
             for start in range(0, config.batch_size, config.minibatch_size):
@@ -196,9 +202,15 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
                 else:
                     v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
-                loss = pg_loss - config.ent_coef * entropy_loss + v_loss * config.vf_coef
+                if warming_up:
+                    loss = v_loss * config.vf_coef
+                else:
+                    loss = pg_loss - config.ent_coef * entropy_loss + v_loss * config.vf_coef
                 optimizer.zero_grad()
                 loss.backward()
+                if warming_up:  # Adam leaves parameters without a gradient as they are
+                    for parameter in frozen_during_warmup:
+                        parameter.grad = None
                 nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
                 optimizer.step()
             if config.target_kl is not None and approx_kl > config.target_kl:

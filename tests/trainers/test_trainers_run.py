@@ -117,6 +117,20 @@ def test_ppo_starts_from_a_bc_checkpoint(tmp_path, tiny_ppo):
         torch.testing.assert_close(ppo_weights[name], tensor)
 
 
+@pytest.mark.parametrize("env_id", [CS, "CartPole-v1"])
+def test_critic_warmup_updates_change_only_the_value_head(tmp_path, tiny_ppo, env_id):
+    tiny_ppo.update(anneal_lr=False, eval_every_steps=0)
+    start = tmp_path / "start" / "checkpoint.pt"  # the initial weights: one update at learning rate 0
+    ppo.train(ppo.Config(env_id=env_id, total_steps=32, learning_rate=0.0, run_dir=str(start.parent), **tiny_ppo))
+    ppo.train(ppo.Config(env_id=env_id, total_steps=64, critic_warmup_updates=2, run_dir=str(tmp_path / "warm"),
+                         init_checkpoint=str(start), **tiny_ppo))
+    before = common.load_checkpoint(start)["policy"]
+    after = common.load_checkpoint(tmp_path / "warm" / "checkpoint.pt")["policy"]
+    value_head = "value_head." if env_id == CS else "critic."
+    moved = {name for name in before if not torch.equal(before[name], after[name])}
+    assert moved and all(name.startswith(value_head) for name in moved)
+
+
 def test_bc_grpo_starts_grpo_from_the_bc_weights_with_the_same_network_overrides(tmp_path):
     overrides = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, progress=False, bc_steps=40, bc_epochs=1,
                      group_size=2, groups_per_update=1, learning_rate=0.0, eval_every_steps=0)
