@@ -177,7 +177,8 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
         b_logprobs, b_advantages, b_returns, b_values = (x.reshape(-1) for x in (logprobs, advantages, returns, values))
         b_masks = None if action_masks is None else Masks(action_masks.flatten(0, 1), argument_masks.flatten(0, 1))
         clipfracs = []
-        warming_up = update <= config.critic_warmup_updates
+        for parameter in frozen_during_warmup:  # while frozen, the loss reaches the value head alone
+            parameter.requires_grad_(update > config.critic_warmup_updates)
         for epoch in range(config.update_epochs):
             order = torch.randperm(config.batch_size, device=device)
             for start in range(0, config.batch_size, config.minibatch_size):
@@ -202,15 +203,9 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
                 else:
                     v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
-                if warming_up:
-                    loss = v_loss * config.vf_coef
-                else:
-                    loss = pg_loss - config.ent_coef * entropy_loss + v_loss * config.vf_coef
+                loss = pg_loss - config.ent_coef * entropy_loss + v_loss * config.vf_coef
                 optimizer.zero_grad()
                 loss.backward()
-                if warming_up:  # Adam leaves parameters without a gradient as they are
-                    for parameter in frozen_during_warmup:
-                        parameter.grad = None
                 nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
                 optimizer.step()
             if config.target_kl is not None and approx_kl > config.target_kl:
