@@ -311,6 +311,22 @@ def policy_from_checkpoint(payload: dict[str, Any], device: torch.device) -> tor
     return policy.to(device).eval()
 
 
+def frozen_copy(policy: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    """A copy of ``policy``'s current weights in eval mode: the reference of a KL penalty."""
+    return policy_from_checkpoint({"policy_spec": policy.spec, "policy": policy.state_dict()}, device)
+
+
+def kl_to_reference(reference: torch.nn.Module, obs: torch.Tensor, masks: Masks | None, actions: torch.Tensor,
+                    logprob: torch.Tensor) -> torch.Tensor:
+    """The k3 estimate of KL(policy || reference), ``mean(r - log r - 1)`` with ``r = pi_ref / pi``,
+    on the sampled ``actions`` whose log-probability under the trained policy is ``logprob``
+    (non-negative, unbiased; Schulman's "Approximating KL divergence")."""
+    with torch.no_grad():
+        _, ref_logprob, _, _ = reference.get_action_and_value(obs, masks, actions)
+    log_ratio = ref_logprob - logprob
+    return (log_ratio.exp() - log_ratio - 1).mean()
+
+
 # --------------------------------------------------------------- evaluation
 class GreedyAgent:
     """A trained policy as an agent callable ``(observation, info) -> action`` (argmax actions)."""

@@ -144,10 +144,7 @@ def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.opt
             loss = pg_loss - config.ent_coef * entropy.mean()
             kl = torch.zeros(())
             if config.kl_coef > 0:
-                with torch.no_grad():
-                    _, ref_logprob, _, _ = reference.get_action_and_value(b_obs[mb], masks, b_actions[mb])
-                log_ref_ratio = ref_logprob - newlogprob
-                kl = (log_ref_ratio.exp() - log_ref_ratio - 1).mean()
+                kl = common.kl_to_reference(reference, b_obs[mb], masks, b_actions[mb], newlogprob)
                 loss = loss + config.kl_coef * kl
             optimizer.zero_grad()
             loss.backward()
@@ -173,7 +170,7 @@ def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResu
     policy = common.new_policy(envs[0], config.context_len, config.entity_len, config.token_config()).to(device)
     if config.init_checkpoint:
         policy.load_state_dict(common.load_checkpoint(config.init_checkpoint)["policy"])
-    reference = common.policy_from_checkpoint({"policy_spec": policy.spec, "policy": policy.state_dict()}, device)
+    reference = common.frozen_copy(policy, device)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)
     task_rng = np.random.default_rng(config.seed)
     tasks = envs[0].unwrapped.tasks

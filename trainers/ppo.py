@@ -68,6 +68,9 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     # the first N updates fit only the value head; the rest of the policy keeps its weights
     # (after BC: the policy acts as BC left it until its value estimates are no longer random)
     critic_warmup_updates: int = 0
+    # > 0: penalise the k3 estimate of KL to the starting policy (init_checkpoint's weights), as
+    # RLHF's PPO does, so that fine-tuning keeps what BC learnt where the reward does not say otherwise
+    kl_coef: float = 0.0
     progress: bool = True
     threads: int = 1  # CPU threads for torch (0: torch's default); 1 suits a small shared machine
 
@@ -93,6 +96,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
     policy = common.new_policy(envs.unwrapped.envs[0], config.context_len, config.entity_len, config.token_config()).to(device)
     if config.init_checkpoint and state is None:
         policy.load_state_dict(common.load_checkpoint(config.init_checkpoint)["policy"])
+    reference = common.frozen_copy(policy, device) if config.kl_coef > 0 else None
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)
     value_head = {id(parameter) for parameter in policy.value_head_parameters()}
     frozen_during_warmup = [parameter for parameter in policy.parameters() if id(parameter) not in value_head]
@@ -111,6 +115,8 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
         next_done_np = np.zeros(config.num_envs)
     else:  # continue exactly where the checkpoint left off
         policy.load_state_dict(state["policy"])
+        if reference is not None:
+            reference.load_state_dict(state["reference"])
         optimizer.load_state_dict(state["optimizer"])
         envs.close()
         envs = common.unpickle_envs(state["envs"])
@@ -204,6 +210,9 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
                     v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - config.ent_coef * entropy_loss + v_loss * config.vf_coef
+                if reference is not None:
+                    kl_loss = common.kl_to_reference(reference, b_obs[mb], mb_masks, b_actions[mb], newlogprob)
+                    loss = loss + config.kl_coef * kl_loss
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
@@ -223,6 +232,8 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
                            ("charts/SPS", sps), ("perf/rollout_s", update_start - rollout_start), ("perf/env_step_s", env_seconds),
                            ("perf/update_s", time.time() - update_start)):
             writer.add_scalar(tag, value, global_step)
+        if reference is not None:
+            writer.add_scalar("losses/kl_to_reference", kl_loss.item(), global_step)
         if next_eval is not None and (global_step >= next_eval or update == config.num_updates):
             curve.append((global_step, _curve_point(policy, config, device)))
             writer.add_scalar("eval/test_success" if common.is_tool_env(config.env_id) else "eval/test_return", curve[-1][1], global_step)
@@ -236,6 +247,7 @@ def train(config: Config, resume: bool = False, algo: str = "ppo") -> TrainResul
                 "optimizer": optimizer.state_dict(), "global_step": global_step, "update": update, "curve": curve,
                 "elapsed": elapsed + time.time() - start_time, "rng": common.rng_state(), "envs": common.pickle_envs(envs),
                 "next_obs": next_obs_np, "next_done": next_done.cpu().numpy(), "next_info": info,
+                **({} if reference is None else {"reference": reference.state_dict()}),
             })
     bar.close()
     envs.close()

@@ -31,7 +31,17 @@ def assert_same_state(a: dict, b: dict) -> None:
 
 @pytest.mark.parametrize("augmentation", [{}, {"task_token_swap": 0.2, "task_token_dropout": 0.2}], ids=["plain", "augmented"])
 def test_resumed_ppo_run_reproduces_the_uninterrupted_run(tmp_path, tiny_ppo, monkeypatch, augmentation):
-    config = dict(total_steps=96, **tiny_ppo, **augmentation)
+    assert_ppo_resume_reproduces(tmp_path, monkeypatch, dict(total_steps=96, **tiny_ppo, **augmentation))
+
+
+def test_resumed_ppo_run_keeps_the_kl_reference_of_its_starting_checkpoint(tmp_path, tiny_ppo, monkeypatch):
+    start = tmp_path / "start" / "checkpoint.pt"  # trained weights, unlike the seeded initial ones
+    ppo.train(ppo.Config(total_steps=64, run_dir=str(start.parent), **{**tiny_ppo, "learning_rate": 0.01}))
+    assert_ppo_resume_reproduces(tmp_path, monkeypatch, dict(total_steps=96, kl_coef=1.0, init_checkpoint=str(start), **tiny_ppo))
+
+
+def assert_ppo_resume_reproduces(tmp_path, monkeypatch, config: dict) -> None:
+    """A PPO run killed after its first checkpoint, then resumed, ends as the uninterrupted run."""
     full = ppo.train(ppo.Config(run_dir=str(tmp_path / "full"), **config))
     with monkeypatch.context() as patch:
         interrupt_after_first_checkpoint(patch)

@@ -85,6 +85,28 @@ def test_log_prob_of_a_sampled_action_equals_its_rescored_log_prob():
     assert torch.isfinite(entropy).all()
 
 
+def test_kl_to_reference_is_zero_for_equal_weights_and_its_gradient_pulls_towards_the_reference():
+    torch.manual_seed(0)
+    policy, obs, masks = collect_states()
+    reference = common.frozen_copy(policy, torch.device("cpu"))
+    with torch.no_grad():
+        action, logprob, _, _ = policy.get_action_and_value(obs, masks)
+    assert common.kl_to_reference(reference, obs, masks, action, logprob).item() == pytest.approx(0.0, abs=1e-6)
+    with torch.no_grad():
+        for parameter in policy.parameters():
+            parameter.add_(0.3 * torch.randn_like(parameter))
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.05)
+    kls = []
+    for _ in range(3):
+        _, logprob, _, _ = policy.get_action_and_value(obs, masks, action)
+        kl = common.kl_to_reference(reference, obs, masks, action, logprob)
+        kls.append(kl.item())
+        optimizer.zero_grad()
+        kl.backward()
+        optimizer.step()
+    assert kls[0] > 0 and kls[2] < kls[1] < kls[0]
+
+
 def test_log_probs_of_all_choices_sum_to_one_for_a_single_argument_tool():
     torch.manual_seed(0)
     policy, obs, masks = collect_states(1)

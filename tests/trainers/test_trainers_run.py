@@ -131,6 +131,39 @@ def test_critic_warmup_updates_change_only_the_value_head(tmp_path, tiny_ppo, en
     assert moved and all(name.startswith(value_head) for name in moved)
 
 
+def test_ppo_kl_penalty_holds_the_policy_near_its_starting_weights(tmp_path, tiny_ppo):
+    tiny_ppo.update(anneal_lr=False, eval_every_steps=0, learning_rate=0.01)
+    start = tmp_path / "start" / "checkpoint.pt"  # the initial weights: one update at learning rate 0
+    ppo.train(ppo.Config(total_steps=32, run_dir=str(start.parent), **{**tiny_ppo, "learning_rate": 0.0}))
+    final_kl = {}
+    for kl_coef in (0.0, 10.0):
+        run_dir = tmp_path / f"kl{kl_coef}"
+        ppo.train(ppo.Config(total_steps=128, kl_coef=kl_coef, init_checkpoint=str(start), run_dir=str(run_dir), **tiny_ppo))
+        final_kl[kl_coef] = kl_to_start(start, run_dir / "checkpoint.pt")
+    assert "losses/kl_to_reference" in scalar_tags(tmp_path / "kl10.0")
+    assert 0 < final_kl[10.0] < 0.5 * final_kl[0.0]
+
+
+def kl_to_start(start: Path, trained: Path) -> float:
+    """KL(trained || start) over the states of 8 train episodes the trained policy plays."""
+    device = torch.device("cpu")
+    reference, policy = (common.policy_from_checkpoint(common.load_checkpoint(path), device) for path in (start, trained))
+    env = common.make_env(CS, "train", policy.spec["context_len"], policy.spec["entity_len"])
+    torch.manual_seed(0)
+    kls = []
+    for seed in range(8):
+        observation, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            obs, masks = torch.as_tensor(observation[None]), common.batch_masks(info, device)
+            with torch.no_grad():
+                action, logprob, _, _ = policy.get_action_and_value(obs, masks)
+                kls.append(common.kl_to_reference(reference, obs, masks, action, logprob).item())
+            observation, _, terminated, truncated, info = env.step(action[0].numpy())
+            done = terminated or truncated
+    return float(np.mean(kls))
+
+
 def test_bc_grpo_starts_grpo_from_the_bc_weights_with_the_same_network_overrides(tmp_path):
     overrides = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, progress=False, bc_steps=40, bc_epochs=1,
                      group_size=2, groups_per_update=1, learning_rate=0.0, eval_every_steps=0)
