@@ -117,11 +117,17 @@ def test_ppo_starts_from_a_bc_checkpoint(tmp_path, tiny_ppo):
         torch.testing.assert_close(ppo_weights[name], tensor)
 
 
+def initial_weights(tmp_path: Path, config: dict, env_id: str = CS) -> Path:
+    """A checkpoint of a PPO policy's initial weights (one update at learning rate 0)."""
+    start = tmp_path / "start" / "checkpoint.pt"
+    ppo.train(ppo.Config(env_id=env_id, total_steps=32, run_dir=str(start.parent), **{**config, "learning_rate": 0.0}))
+    return start
+
+
 @pytest.mark.parametrize("env_id", [CS, "CartPole-v1"])
 def test_critic_warmup_updates_change_only_the_value_head(tmp_path, tiny_ppo, env_id):
     tiny_ppo.update(anneal_lr=False, eval_every_steps=0)
-    start = tmp_path / "start" / "checkpoint.pt"  # the initial weights: one update at learning rate 0
-    ppo.train(ppo.Config(env_id=env_id, total_steps=32, learning_rate=0.0, run_dir=str(start.parent), **tiny_ppo))
+    start = initial_weights(tmp_path, tiny_ppo, env_id)
     ppo.train(ppo.Config(env_id=env_id, total_steps=64, critic_warmup_updates=2, run_dir=str(tmp_path / "warm"),
                          init_checkpoint=str(start), **tiny_ppo))
     before = common.load_checkpoint(start)["policy"]
@@ -133,8 +139,7 @@ def test_critic_warmup_updates_change_only_the_value_head(tmp_path, tiny_ppo, en
 
 def test_ppo_kl_penalty_holds_the_policy_near_its_starting_weights(tmp_path, tiny_ppo):
     tiny_ppo.update(anneal_lr=False, eval_every_steps=0, learning_rate=0.01)
-    start = tmp_path / "start" / "checkpoint.pt"  # the initial weights: one update at learning rate 0
-    ppo.train(ppo.Config(total_steps=32, run_dir=str(start.parent), **{**tiny_ppo, "learning_rate": 0.0}))
+    start = initial_weights(tmp_path, tiny_ppo)
     final_kl = {}
     for kl_coef in (0.0, 10.0):
         run_dir = tmp_path / f"kl{kl_coef}"
