@@ -84,7 +84,7 @@ def test_wrong_entity_kind_is_an_error_result_with_penalty(structured_env):
     structured_env.reset(seed=0)
     # lookup_user expects an email; row 1 is a topic
     obs, reward, terminated, truncated, info = structured_env.step(np.array([2, 1, 0]))
-    assert not info["valid"] and "needs a email" in info["error"] and reward == -20.0
+    assert not info["valid"] and "needs an email" in info["error"] and reward == -20.0
     assert not terminated and not truncated
 
 

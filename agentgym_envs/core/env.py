@@ -166,6 +166,12 @@ class ToolUseEnv(gym.Env[str, Any]):
             raise RuntimeError("action_masks() exists in action_mode='structured' only")
         return self.episode.action_mask().copy()
 
+    def sample_mask(self) -> tuple[np.ndarray, ...]:
+        """The same masks split per dimension as ``int8`` arrays, the form Gymnasium's
+        ``MultiDiscrete.sample`` takes: ``env.action_space.sample(mask=env.unwrapped.sample_mask())``."""
+        flat = self.action_masks()
+        return tuple(np.split(flat.astype(np.int8), np.cumsum(self._bounds)[:-1]))
+
     # ------------------------------------------------------------------ helpers
     def _checked_structured(self, action: Any) -> list[int]:
         values = action.tolist() if isinstance(action, np.ndarray) and action.dtype.kind in "iu" else action

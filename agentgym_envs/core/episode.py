@@ -52,6 +52,12 @@ def max_observation_chars(scenario: Scenario, history_turns: int) -> int:
     )
 
 
+def with_article(noun: str) -> str:
+    """``"invoice_id"`` -> ``"an invoice_id"``, ``"user_id"`` -> ``"a user_id"`` (by spelling)."""
+    vowel_sound = noun[:1].lower() in "aeio" or (noun[:1].lower() == "u" and not noun.lower().startswith("us"))
+    return ("an " if vowel_sound else "a ") + noun
+
+
 def describe_call(call: ToolCall) -> str:
     """How a call is written in the observation and counted in tokens."""
     return f"{call.name} {call.arguments_json}"
@@ -170,7 +176,7 @@ class Episode:
                 return None, f"argument '{arg.name}' of {tool.name} points at entity {slot}, but the table has {len(self.entities)} rows"
             entity = self.entities.rows[slot]
             if entity.kind != arg.entity:
-                return None, f"argument '{arg.name}' of {tool.name} needs a {arg.entity}, entity {slot} is a {entity.kind}"
+                return None, f"argument '{arg.name}' of {tool.name} needs {with_article(arg.entity)}, entity {slot} is {with_article(entity.kind)}"
             arguments[arg.name] = entity.value
         return ToolCall(tool.name, arguments), ""
 
