@@ -21,7 +21,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for entry in ENVIRONMENTS:
         scenario = entry.scenario_class()
-        row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties)}
+        row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties),
+               "data": scenario.data_status() or "built in"}
         if args.detailed:
             row["tools"] = str(len(scenario.tools))
             row["max_turns"] = str(scenario.max_turns)

@@ -38,7 +38,7 @@ def domain(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA_DIR / "retail" / "db.json").is_file():
-        pytest.skip(f"the shared tau2 data is not at {DATA_DIR}")
+        pytest.skip(f"no tau2 data at {DATA_DIR}: set TAU2_DATA_DIR to a folder holding retail/ and airline/")
     return DATA_DIR
 
 

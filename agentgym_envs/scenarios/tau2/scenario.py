@@ -49,9 +49,9 @@ from agentgym_envs.core.tools import Tool
 
 from .domain import AIRLINE, RETAIL, Tau2Domain
 from .episode_tools import AIRLINE_BUILDERS, RETAIL_BUILDERS, ListBuilder, episode_tools
-from .errors import Tau2FormatError
+from .errors import Tau2FormatError, Tau2MissingDataError
 from .expert import airline_reads, expert_plan, retail_reads
-from .files import domain_dir
+from .files import domain_dir, find_data_dir
 from .generator import GENERATED_SPLITS, AirlineTaskGenerator, RetailTaskGenerator
 from .reveal import reveal_airline, reveal_retail
 from .scoring import score_episode
@@ -101,6 +101,13 @@ class Tau2Scenario(Scenario):
         self._facts: dict[str, UserFacts] = {}
 
     # ---- data ----------------------------------------------------------------------------
+    @classmethod
+    def data_status(cls) -> str:
+        try:
+            return f"tau2 data from {find_data_dir(cls.domain.name)[1]}"
+        except Tau2MissingDataError:
+            return "tau2 data missing"
+
     @cached_property
     def data_dir(self) -> str:
         """The resolved data folder (raises a clear error naming data_dir / TAU2_DATA_DIR)."""
