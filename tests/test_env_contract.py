@@ -98,7 +98,8 @@ def test_out_of_space_structured_action_raises_value_error_naming_space(structur
 @pytest.mark.parametrize(
     "action, problem",
     [
-        ("not json", "malformed JSON"),
+        ("not json", "no tool call found in 8 characters of text starting 'not json'"),
+        ('{"name": "lookup_user" "arguments": {}}', "malformed JSON at line 1, column 24: Expecting ',' delimiter; hint"),
         ('{"name": "teleport", "arguments": {}}', "unknown tool 'teleport'"),
         ('{"name": "lookup_user", "arguments": {}}', "missing required argument 'email'"),
         ('{"name": "lookup_user", "arguments": {"email": "a@b.c", "x": 1}}', "no argument(s) ['x']"),

@@ -210,4 +210,6 @@ class ToolUseEnv(gym.Env[str, Any]):
         if self.action_mode == "structured":
             info["action_mask"] = episode.action_mask().copy()  # infos must not share objects
             info["argument_mask"] = episode.argument_mask().copy()
+        else:
+            info["parse"] = report.parse if report is not None else None
         return info
