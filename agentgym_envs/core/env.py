@@ -54,14 +54,19 @@ class ToolUseEnv(gym.Env[str, Any]):
 
     - ``"structured"``: ``MultiDiscrete([n_tools, n_entities, ..., n_entities])``, the tool
       then one entity-table row per argument; see :meth:`action_masks`.
-    - ``"text"``: a JSON tool call ``{"name": ..., "arguments": {...}}`` (or OpenAI's
-      ``tool_calls`` shape). Anything malformed is an error result, never an exception.
+    - ``"text"``: one tool call as language models write it (JSON, OpenAI's message or tool
+      call as a string or a dict, a fenced block in prose, Hermes ``<tool_call>`` tags, a
+      Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
+      malformed is an error result, never an exception.
+
+    Each environment's own docstring (``agentgym info <env>``) documents it in full.
 
     ``info`` keys, every step: ``task_id``, ``turn``, ``tool_call`` (the parsed
     :class:`~agentgym_envs.core.parsing.ToolCall`, or None), ``valid``, ``correct``, ``error`` (str or None),
     ``tokens_used``, ``messages`` (OpenAI chat format); structured mode also
     ``action_mask`` (as :meth:`action_masks`) and ``argument_mask`` (``[tool, slot,
-    entity]``, for autoregressive policies). At the episode's end: ``metrics`` (``success``,
+    entity]``, for autoregressive policies); text mode ``parse`` (the form the call was
+    written in, and the repairs it needed). At the episode's end: ``metrics`` (``success``,
     ``score``, ``tool_reliability``, ``tokens_used``, ``cost_reduction``, ``time_savings``,
     ``turns``, ``invalid_calls``, ... ) and ``outcome`` (``success``, ``score``, ``reason``).
 
