@@ -21,10 +21,10 @@ def test_action_space_samples_with_the_env_mask_stay_inside_it():
         assert all(m[a] == 1 for m, a in zip(mask, action))
 
 
-def final_info(policy_class, seed: int, **kwargs) -> dict:
+def final_info(policy_class, task_seed: int, **kwargs) -> dict:
     """The last info of one CustomerSupport-v0 episode played by ``policy_class``."""
     env = gym.make("AgentGym/CustomerSupport-v0")
-    _, info = env.reset(seed=seed)
+    _, info = env.reset(seed=task_seed)
     policy, done = policy_class(env.unwrapped, **kwargs), False
     while not done:
         _, _, terminated, truncated, info = env.step(policy(None, info))
