@@ -55,9 +55,12 @@ def test_shared_copy_loads_the_train_split(data_dir):
     assert task.raw["id"] == "0"
 
 
-def test_split_naming_ids_the_task_file_lacks_is_a_clear_error(data_dir):
+def test_split_naming_ids_the_task_file_lacks_is_a_clear_error(tmp_path, shared_raw_tasks, shared_splits):
+    train = set(shared_splits["retail"]["train"])
+    only_train = [task for task in shared_raw_tasks["retail"] if task["id"] in train]
+    write_domain(tmp_path, "retail", only_train, shared_splits["retail"])
     with pytest.raises(Tau2SplitError) as info:
-        RETAIL.load_tasks("test", data_dir)
+        RETAIL.load_tasks("test", tmp_path)
     message = str(info.value)
     assert "split 'test'" in message and "split_tasks.json" in message and "tasks.json lacks" in message
     assert "40 task id(s)" in message and "'5'" in message
@@ -71,8 +74,8 @@ def test_unknown_split_name_lists_the_known_splits(data_dir):
 def test_full_upstream_task_file_loads_every_split(tmp_path, shared_raw_tasks, shared_splits):
     for domain, tau2 in (("retail", RETAIL), ("airline", AIRLINE)):
         tasks = copy.deepcopy(shared_raw_tasks[domain])
-        template = tasks[0]
-        for task_id in shared_splits[domain]["test"]:
+        template, present = tasks[0], {task["id"] for task in tasks}
+        for task_id in set(shared_splits[domain]["test"]) - present:  # a copy holding only the train tasks
             tasks.append({**copy.deepcopy(template), "id": task_id})
         tasks.sort(key=lambda t: int(t["id"]))
         write_domain(tmp_path, domain, tasks, shared_splits[domain])
