@@ -151,6 +151,10 @@ MUTATIONS: tuple[Mutation, ...] = (
       "    return json.dumps(record.to_dict(), sort_keys=True, default=str)\n",
       "    return json.dumps(record.to_dict(), default=str)\n",
       (TAU2_FIXTURE,)),
+    M("tau2-db-never-compared", "agentgym_envs/scenarios/tau2/scoring.py",
+      'components["DB"] = 1.0 if agent_db.same_content(changes) else 0.0',
+      'components["DB"] = 1.0',
+      (TAU2_FIXTURE,)),
     # ---- trainers (the objective as trainers/ppo.py and trainers/grpo.py write it)
 )
 

@@ -1,5 +1,6 @@
-"""Every retail and airline write tool's effect, and the database hash, on the tiny fixture
-databases in ``tests/tau2/fixture`` (upstream's schema; no external data needed).
+"""Every retail and airline write tool's effect, the database hash and the scoring of a few
+tasks, on the tiny fixture data in ``tests/tau2/fixture`` (upstream's schema: db.json,
+tasks.json, split_tasks.json per domain; no external data needed).
 
 Each effect is written here as an edit of the fixture's JSON, following upstream's tool
 semantics, and the expected hash is computed here the way upstream's evaluator computes it
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentgym_envs.scenarios.tau2 import AIRLINE, RETAIL, dict_hash
+from agentgym_envs.scenarios.tau2 import AIRLINE, RETAIL, dict_hash, score_episode
 
 FIXTURE = Path(__file__).parent / "fixture"
 DOMAINS = {"retail": RETAIL, "airline": AIRLINE}
@@ -317,3 +318,56 @@ def test_a_write_whose_check_fails_gives_upstreams_message_and_changes_nothing(d
     assert (outcome.error, outcome.output) == (True, f"Error: {message}")
     assert world.db.hash() == PINNED_HASH[domain]
     assert world.db.to_dict() == upstream_db(domain)
+
+
+# ---- scoring on the fixture's tasks ------------------------------------------------------
+
+def _task(domain: str, task_id: str):
+    return next(task for task in DOMAINS[domain].load_tasks("base", FIXTURE) if task.id == task_id)
+
+
+def _gold_calls(task) -> list[tuple[str, dict]]:
+    return [(action.name, copy.deepcopy(action.arguments)) for action in task.evaluation_criteria.actions]
+
+
+@pytest.mark.parametrize("domain, task_id, edit, messages", [
+    ("retail", "0", _retail_cancel, []),
+    ("retail", "1", lambda db: None, ["Order #W1000001 cost $206.66."]),
+    ("airline", "0", _airline_book, ["The total is $210."]),
+    ("airline", "1", _airline_cancel, []),
+])
+def test_replaying_the_reference_actions_scores_one_with_the_hand_written_end_state(domain, task_id, edit, messages):
+    task = _task(domain, task_id)
+    score = score_episode(task, _gold_calls(task), messages, data_dir=FIXTURE)
+    expected = upstream_db(domain)
+    edit(expected)
+    assert (score.reward, score.success) == (1.0, True)
+    assert score.db_hash == score.gold_db_hash == upstream_hash(expected)
+
+
+@pytest.mark.parametrize("calls", [
+    [],  # nothing done
+    [("cancel_pending_order", {"order_id": "#W1000001", "reason": "no longer needed"})],  # the wrong reason
+    [("cancel_pending_order", {"order_id": "#W1000002", "reason": "ordered by mistake"})],  # the wrong order
+    [("cancel_pending_order", {"order_id": "#W1000001", "reason": "ordered by mistake"}),
+     ("modify_user_address", {"user_id": "raj_kim_5151", **NEW_ADDRESS})],  # one write too many
+], ids=["nothing", "wrong-reason", "wrong-order", "extra-write"])
+def test_a_missing_wrong_or_extra_write_scores_zero(calls):
+    score = score_episode(_task("retail", "0"), calls, [], data_dir=FIXTURE)
+    assert score.components["DB"] == 0.0 and score.reward == 0.0
+    assert score.db_hash != score.gold_db_hash
+
+
+def test_reads_are_harmless_and_a_write_fails_a_task_that_changes_nothing():
+    task = _task("retail", "1")
+    reads = [("find_user_id_by_email", {"email": "ava.moore6020@example.com"}),
+             ("get_order_details", {"order_id": "#W1000001"})]
+    assert score_episode(task, reads, ["It cost $206.66."], data_dir=FIXTURE).reward == 1.0
+    write = [("modify_pending_order_address", {"order_id": "#W1000001", **NEW_ADDRESS})]
+    assert score_episode(task, reads + write, ["It cost $206.66."], data_dir=FIXTURE).reward == 0.0
+
+
+def test_the_required_information_must_be_communicated():
+    task = _task("airline", "0")
+    score = score_episode(task, _gold_calls(task), ["Booked."], data_dir=FIXTURE)
+    assert score.components == {**score.components, "DB": 1.0, "COMMUNICATE": 0.0} and score.reward == 0.0
