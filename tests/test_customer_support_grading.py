@@ -133,3 +133,16 @@ def test_closing_with_the_wrong_resolution_fails(support_task_file, case, wrong)
     calls = [call for call, _ in CASES[case]]
     success, _, _ = _play(support_task_file, case, calls[:-1] + [_call("close_ticket", resolution=wrong)])
     assert not success
+
+
+def _migration_with_priorities(*priorities: str) -> list[dict]:
+    """The data migration's resolution with its priority changes replaced by ``priorities``, in order."""
+    calls = [call for call, _ in CASES["data_migration"]]
+    at = next(n for n, call in enumerate(calls) if call["name"] == "update_ticket")
+    return calls[:at] + [_call("update_ticket", priority=p) for p in priorities] + calls[at + 1 :]
+
+
+def test_the_ticket_is_graded_on_its_final_priority(support_task_file):
+    lowered, _, _ = _play(support_task_file, "data_migration", _migration_with_priorities("high", "low"))
+    raised, _, _ = _play(support_task_file, "data_migration", _migration_with_priorities("low", "high"))
+    assert (lowered, raised) == (False, True)
