@@ -211,6 +211,19 @@ def test_episode_end_metrics_have_contract_keys(structured_env):
     assert metrics["success"] == 1.0 and metrics["tool_reliability"] == 1.0
 
 
+def test_tool_reliability_is_correct_calls_over_all_calls_invalid_ones_included(text_env):
+    text_env.reset(options={"task_id": "train-0"})  # a password reset
+    lookup = json.dumps({"name": "lookup_user", "arguments": {"email": "liam.larsen59@corp.example"}})
+    close = json.dumps({"name": "close_ticket", "arguments": {"resolution": "resolved"}})
+    for action in ("{oops", lookup, lookup, close):  # invalid, right, a repeat, closing unresolved
+        _, _, terminated, _, info = text_env.step(action)
+    metrics = info["metrics"]
+    assert terminated and (metrics["turns"], metrics["invalid_calls"], metrics["correct_calls"]) == (4, 1, 1)
+    assert metrics["tool_reliability"] == 1 / 4 and metrics["success"] == 0.0
+    # three calls ran (0.3 + 0.3 + 0.2 simulated seconds); a failed ticket adds the human's 240 s
+    assert metrics["time_savings"] == pytest.approx(1 - (0.8 + 240) / 240)
+
+
 def test_tokens_are_counted_with_cl100k(text_env):
     from agentgym_envs.core import count_tokens
 

@@ -110,7 +110,7 @@ class CustomerSupportScenario(Scenario):
         return call.key in _plan_keys(world)
 
     def grade(self, task: Ticket, world: SupportWorld) -> Outcome:
-        done = set(world.effects)
+        done = _standing_effects(world.effects)
         goal = _goal(task, world)
         missing = goal - done
         unexpected = {e for e in done - goal if e[0] not in BOOKKEEPING_EFFECTS}
@@ -120,6 +120,13 @@ class CustomerSupportScenario(Scenario):
     def expert_call(self, task: Ticket, world: SupportWorld, history: Sequence[ToolCall]) -> ToolCall:
         done = {call.key for call in history}
         return next(call for call in world.plan if call.key not in done)
+
+
+def _standing_effects(effects: list[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
+    """The effects that still hold at the end: all of them, except that a later priority
+    change replaces an earlier one (the ticket has one priority)."""
+    priorities = [effect for effect in effects if effect[0] == "priority"]
+    return {effect for effect in effects if effect[0] != "priority"} | set(priorities[-1:])
 
 
 def _plan_keys(world: SupportWorld) -> frozenset[str]:
