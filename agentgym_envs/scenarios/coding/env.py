@@ -15,7 +15,7 @@ class CodingEnv(ToolUseEnv):
     """``AgentGym/Coding-v0``.
 
     Keyword arguments as :class:`ToolUseEnv`, plus those of :class:`CodingScenario`:
-    ``partial_credit``, ``candidates``, ``limits`` and ``cache_results``. The structured
+    ``partial_credit``, ``candidates``, ``limits``, ``cache_results`` and ``sandbox``. The structured
     action mode chooses among candidate programs, so it needs the built-in problems with
     their candidates: with ``task_file=`` (problems without candidates) or
     ``candidates=False`` it is refused; use ``action_mode="text"``.
@@ -27,6 +27,7 @@ class CodingEnv(ToolUseEnv):
         candidates: bool = True,
         limits: SandboxLimits = CODING_LIMITS,
         cache_results: bool = True,
+        sandbox: str = "auto",
         **kwargs: Any,
     ) -> None:
         if kwargs.get("action_mode", "structured") == "structured":
@@ -40,4 +41,8 @@ class CodingEnv(ToolUseEnv):
                     "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
-        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results), **kwargs)
+        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results, sandbox), **kwargs)
+
+    def close(self) -> None:
+        self.scenario.close()
+        super().close()

@@ -67,24 +67,27 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
-import marshal
 import os
 import secrets
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
+import threading
+import warnings
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+from .forkserver import ForkServer, ServerError, ServerStuck
+
+SANDBOX_MODES = ("auto", "strict")
 SANDBOX_UIDS = range(1_000_000_000, 1_100_000_000)
 """Uids (and gids) the sandbox runs programs as when the caller is root, one per batch."""
 WORLD_WRITABLE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 PYTHON_ENV_VAR = "AGENTGYM_SANDBOX_PYTHON"
-_STARTUP_ALLOWANCE_S = 10.0  # supervisor start-up and clean-up, on a loaded machine
+_ALLOWANCE_S = 10.0  # the supervisor's own work around a job, on a loaded machine
+_warned_unisolated = False
 
 
 class Status(enum.StrEnum):
@@ -99,7 +102,12 @@ class Status(enum.StrEnum):
 
 
 class SandboxError(RuntimeError):
-    """The sandbox itself failed (not the program): bad interpreter, supervisor crash."""
+    """The sandbox itself failed (not the program): bad interpreter, supervisor crash, or
+    ``sandbox="strict"`` without the namespaces."""
+
+
+class SandboxWarning(RuntimeWarning):
+    """Programs run without the namespaces (see the module docstring): issued once per process."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,74 @@ class RunResult:
     returned: str | None = None
 
 
+class Sandbox:
+    """Runs programs for one owner (a Coding-v0 environment): a fork server started on first
+    use, inside its own namespaces when possible, and kept for every later batch.
+
+    ``mode="auto"`` isolates when it can and otherwise warns once per process and runs with
+    the resource limits and (as root) the uid of its own only; ``mode="strict"`` raises
+    :class:`SandboxError` instead, at construction. Batches run one at a time (thread-safe);
+    after ``fork`` the child starts a server of its own. ``close()`` (or garbage collection,
+    or the interpreter's exit) stops the server.
+    """
+
+    def __init__(self, mode: str = "auto", python: str | None = None) -> None:
+        if mode not in SANDBOX_MODES:
+            raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, got {mode!r}")
+        self.mode = mode
+        self.python = python
+        self._server: ForkServer | None = None
+        self._lock = threading.Lock()
+        if mode == "strict":
+            with self._lock:
+                self._ensure_server()
+
+    @property
+    def isolated(self) -> bool:
+        """Whether programs run inside the namespaces (starts the server if needed)."""
+        with self._lock:
+            return self._ensure_server().namespaces
+
+    def run(self, source: str, jobs: Sequence[Job], limits: SandboxLimits = SandboxLimits()) -> list[RunResult]:
+        """Run ``source`` once per job, in order, in one work directory.
+
+        Raises :class:`SandboxError` only when the sandbox itself fails.
+        """
+        if not jobs:
+            return []
+        with self._lock:
+            server = self._ensure_server()
+            uid = _pick_uid() if os.geteuid() == 0 else -1
+            try:
+                return _run_on(server, source, jobs, limits, uid)
+            finally:
+                if uid >= 0 and not server.namespaces:
+                    _remove_files_of(uid)
+
+    def close(self) -> None:
+        """Stop the fork server (a later :meth:`run` starts a new one)."""
+        with self._lock:
+            if self._server is not None:
+                self._server.close()
+                self._server = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _ensure_server(self) -> ForkServer:
+        server = self._server
+        if server is not None and server.owned:
+            return server
+        if server is not None and server.owner_pid != os.getpid():
+            server.abandon()  # the parent's, inherited through fork
+        self._server = None
+        self._server = _start_server(self.python or default_python(), self.mode)
+        return self._server
+
+
 def run_program(source: str, stdin: str = "", limits: SandboxLimits = SandboxLimits()) -> RunResult:
     """Run ``source`` as a Python program with ``stdin`` as its input."""
     return run_batch(source, [Job(stdin=stdin)], limits)[0]
@@ -155,31 +231,48 @@ def run_batch(
     limits: SandboxLimits = SandboxLimits(),
     *,
     python: str | None = None,
+    mode: str = "auto",
 ) -> list[RunResult]:
-    """Run ``source`` once per job, in order, in one sandbox (one supervisor process).
+    """Run ``source`` once per job in a sandbox of its own, started and stopped for this
+    call (a :class:`Sandbox` kept open saves that start-up)."""
+    with Sandbox(mode, python) as sandbox:
+        return sandbox.run(source, jobs, limits)
 
-    Raises :class:`SandboxError` only when the sandbox itself fails.
-    """
-    if not jobs:
-        return []
-    uid = _pick_uid() if os.geteuid() == 0 else -1
-    workdir = Path(tempfile.mkdtemp(prefix="agentgym-sandbox-"))
+
+def _start_server(python: str, mode: str) -> ForkServer:
+    reason = None if os.geteuid() == 0 else "the sandbox is not running as root"
+    if reason is None:
+        try:
+            return ForkServer(python, namespaces=True)
+        except ServerError as exc:
+            reason = str(exc)
+    if mode == "strict":
+        raise SandboxError(
+            f"sandbox='strict' needs network and mount namespaces, which are unavailable here ({reason}); "
+            "run as root (in a container: with CAP_SYS_ADMIN), or use sandbox='auto' to run without them"
+        )
+    _warn_unisolated(reason)
     try:
-        (workdir / "main.py").write_text(source, encoding="utf-8")
-        if uid >= 0:
-            os.chown(workdir, uid, uid)
-        return _supervise(python or default_python(), workdir, uid, jobs, limits)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-        if uid >= 0:
-            _remove_files_of(uid)
+        return ForkServer(python, namespaces=False)
+    except ServerError as exc:
+        raise SandboxError(str(exc)) from None
 
 
-def _supervise(
-    python: str, workdir: Path, uid: int, jobs: Sequence[Job], limits: SandboxLimits
-) -> list[RunResult]:
+def _warn_unisolated(reason: str) -> None:
+    global _warned_unisolated
+    if not _warned_unisolated:
+        _warned_unisolated = True
+        warnings.warn(
+            f"the coding sandbox runs programs without network and mount namespaces ({reason}): they can "
+            "use the network and read this machine's files, the hidden tests included; run as root for "
+            "isolation, or pass sandbox='strict' to refuse to run without it",
+            SandboxWarning,
+            stacklevel=4,
+        )
+
+
+def _run_on(server: ForkServer, source: str, jobs: Sequence[Job], limits: SandboxLimits, uid: int) -> list[RunResult]:
     spec = {
-        "jobs": [(job.stdin, job.call, list(job.args)) for job in jobs],
         "uid": uid,
         "cpu": float(limits.cpu_time_s),
         "wall": float(limits.wall_s),
@@ -188,46 +281,21 @@ def _supervise(
         "processes": limits.max_processes,
         "output": limits.output_bytes,
     }
-    # One malloc arena: otherwise every thread reserves 64 MB of address space (RLIMIT_AS).
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "1"}
-    env |= {"HOME": str(workdir), "TMPDIR": str(workdir)}
-    proc = subprocess.Popen(
-        [python, "-I", "-S", str(SUPERVISOR)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=workdir,
-        env=env,
-        start_new_session=True,
-    )
-    deadline = _STARTUP_ALLOWANCE_S + len(jobs) * (limits.wall_s + 0.5)
+    results: list[RunResult] = []
     try:
-        out, err = proc.communicate(marshal.dumps(spec), timeout=deadline)
-        stuck = False
-    except subprocess.TimeoutExpired:  # the supervisor is stuck: should never happen
-        proc.kill()
-        out, err = proc.communicate()
-        stuck = True
-        if uid >= 0:
-            _kill_all_of(python, uid)
-    if proc.returncode != 0 and not stuck:
-        detail = err.decode("utf-8", errors="replace")[-2000:]
-        raise SandboxError(f"sandbox supervisor failed with exit code {proc.returncode}: {detail}")
-    results = [_to_result(record) for record in _parse_records(out)]
-    missing = RunResult(Status.TIMEOUT, None, "", "the sandbox supervisor was stopped", 0.0, 0.0)
-    return results + [missing] * (len(jobs) - len(results))
-
-
-def _parse_records(out: bytes) -> list[dict]:
-    """Split the supervisor's length-prefixed marshal records (a cut-off last one is dropped)."""
-    records, offset = [], 0
-    while offset + 4 <= len(out):
-        end = offset + 4 + int.from_bytes(out[offset : offset + 4], "big")
-        if end > len(out):
-            break
-        records.append(marshal.loads(out[offset + 4 : end]))
-        offset = end
-    return records
+        server.send(("begin", source, spec))
+        for job in jobs:
+            record = server.request(("job", job.stdin, job.call, list(job.args)), limits.wall_s + _ALLOWANCE_S)
+            results.append(_to_result(record))
+        server.send(("end",))
+    except ServerStuck:  # should never happen: the server was killed; so must the jobs be
+        if uid >= 0 and not server.namespaces:
+            _kill_all_of(server.python, uid)
+        missing = RunResult(Status.TIMEOUT, None, "", "the sandbox supervisor was stopped", 0.0, 0.0)
+        return results + [missing] * (len(jobs) - len(results))
+    except ServerError as exc:
+        raise SandboxError(str(exc)) from None
+    return results
 
 
 def _to_result(record: dict) -> RunResult:
