@@ -9,7 +9,6 @@ then is checked in test_coding_sandbox_isolation.py.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import time
@@ -24,34 +23,8 @@ ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="uid isolation needs root")
 with Sandbox() as probe:
     ISOLATED = probe.isolated  # in the namespaces other processes and host paths do not exist
+pytestmark = pytest.mark.usefixtures("machine_unchanged")
 SMALL = SandboxLimits(cpu_time_s=0.5, wall_time_s=10, max_processes=8)
-
-
-def _files_of(uids: set[int]) -> list[str]:
-    found = []
-    for directory in sandbox.WORLD_WRITABLE_DIRS:
-        with contextlib.suppress(OSError):
-            found += [e.path for e in os.scandir(directory) if e.stat(follow_symlinks=False).st_uid in uids]
-    return found
-
-
-@pytest.fixture(autouse=True)
-def machine_unchanged(monkeypatch):
-    """Record the uids this test's sandboxes use; check they left nothing behind."""
-    used: set[int] = set()
-    pick = sandbox._pick_uid
-
-    def recording_pick() -> int:
-        uid = pick()
-        used.add(uid)
-        return uid
-
-    monkeypatch.setattr(sandbox, "_pick_uid", recording_pick)
-    fds_before = len(os.listdir("/proc/self/fd"))
-    yield
-    assert sandbox.sandbox_processes(used) == []
-    assert _files_of(used) == []
-    assert len(os.listdir("/proc/self/fd")) == fds_before
 
 
 def test_runs_a_program_with_stdin():

@@ -1,17 +1,31 @@
-"""Run untrusted, agent-written Python programs with hard resource limits.
+"""Run untrusted, agent-written Python programs with hard resource limits, isolated in
+Linux namespaces when the caller is root. The full account, with what is and is not
+contained with and without root, is docs/coding_sandbox.md.
 
-How a program runs. :func:`run_batch` (and :func:`run_program`, one job of it) writes the
-program to ``main.py`` in a fresh temporary directory and starts a supervisor
-(``_supervisor.py``) under ``python -I -S`` (isolated mode: no ``PYTHON*`` variables, no
-user or system site-packages, no script directory on ``sys.path``; ``-S`` keeps programs
-to the stdlib and saves start-up time; ``exit``/``quit`` are still provided), in a new
-session, with a scrubbed environment: only ``PATH``, ``LANG``, ``MALLOC_ARENA_MAX=1`` (so
-threads do not each reserve a 64 MB arena against the address-space limit) and
-``HOME``/``TMPDIR`` pointing at the temporary directory. For each job the supervisor forks
-a child that becomes the program:
+How a program runs. A :class:`Sandbox` starts a supervisor (``_supervisor.py``, under
+``python -I -S``: no ``PYTHON*`` variables, no site-packages) once, and keeps it as a fork
+server with a warm interpreter: for each job of each batch it forks a child that becomes the
+program, so a job costs a fork, not an interpreter start. :func:`run_batch` and
+:func:`run_program` use a sandbox of their own for one call. Jobs get a scrubbed
+environment: only ``PATH``, ``LANG``, ``MALLOC_ARENA_MAX=1`` (so threads do not each reserve
+a 64 MB arena against the address-space limit) and ``HOME``/``TMPDIR`` pointing at the work
+directory, which holds the program as ``main.py``; a batch's jobs share it, and it is
+deleted after the batch.
+
+Namespaces (as root, the normal deployment; ``_jail.py``). The supervisor enters new
+network, mount, pid, IPC and UTS namespaces, built with the kernel's own ``unshare(2)``,
+``mount(2)`` and ``pivot_root(2)`` (no tool to install). The program then sees only a
+read-only root holding the interpreter's stdlib and shared libraries (no site-packages, no
+executables), ``/dev/null`` and friends, its own processes in ``/proc``, and ``/tmp`` and
+``/dev/shm`` (tmpfs of :data:`~.forkserver.TMP_MB` MB each, emptied after every batch); the
+network namespace has only its own loopback. Each batch gets a fresh IPC namespace. The
+supervisor sends the program one job's input at a time; expected outputs never leave the
+caller. Without root, or where the kernel refuses (a container without CAP_SYS_ADMIN),
+``sandbox="auto"`` runs the programs without namespaces and warns once
+(:class:`SandboxWarning`); ``sandbox="strict"`` raises :class:`SandboxError`.
 
 =============  ==========================================================================
-limit          how it is enforced
+limit          how it is enforced (with and without namespaces)
 =============  ==========================================================================
 CPU time       ``ITIMER_PROF`` (SIGPROF at the exact limit) backed by ``RLIMIT_CPU``
                (whole seconds, rounded up: SIGXCPU, then SIGKILL one second later) -> timeout
@@ -23,43 +37,24 @@ processes      ``RLIMIT_NPROC`` on a uid of the sandbox's own (see below): fork 
                EAGAIN once the job has ``max_processes`` tasks (threads count)
 output         stdout, stderr and a function's result are each read with a cap; past it the
                job is killed -> output_limit (the captured text is cut at the cap)
-leftovers      every job runs in its own session; afterwards the supervisor, a child
-               subreaper that inherits every orphan, SIGKILLs and reaps all processes the
-               job left, even ones that left its session or process group
+leftovers      every job runs in its own process group; afterwards the supervisor, a child
+               subreaper (pid 1 of its namespace), SIGKILLs and reaps all processes the
+               job left, even ones that left its process group or session
+privileges     ``PR_SET_NO_NEW_PRIVS``: an exec'd setuid program gains nothing
 =============  ==========================================================================
 
-When the caller is root (the normal deployment), each batch runs as a fresh, random,
-unprivileged uid/gid from :data:`SANDBOX_UIDS` with no supplementary groups. Root is exempt
-from ``RLIMIT_NPROC``; an unprivileged uid of its own makes the limit count exactly the
-sandbox's tasks, and the uid cannot write outside the temporary directory except to
-world-writable places, cannot signal or ptrace the caller or the supervisor, and cannot
-read their environment (``/proc/<pid>/environ``). Files it leaves in the world-writable
-temporary directories (/tmp, /var/tmp, /dev/shm, /run/lock) are deleted afterwards, and
-the temporary directory itself is always deleted. The interpreter must then be usable by
-that uid: :func:`default_python` picks one (``AGENTGYM_SANDBOX_PYTHON`` overrides).
+When the caller is root, each batch runs as a fresh, random, unprivileged uid/gid from
+:data:`SANDBOX_UIDS` with no supplementary groups: root is exempt from ``RLIMIT_NPROC``, and
+a uid of its own makes the limit count exactly the sandbox's tasks; it cannot signal or
+ptrace the supervisor or the caller. Without namespaces, the files it leaves in the
+world-writable directories (/tmp, /var/tmp, /dev/shm, /run/lock) are deleted after each
+batch, and the interpreter must be usable by that uid: :func:`default_python` picks one
+(``AGENTGYM_SANDBOX_PYTHON`` overrides). Without root the program runs as the caller's own
+user: the process limit is then the user's current task count plus ``max_processes``
+(approximate) and the program can signal or read anything of that user.
 
-Without root the program runs as the caller's own user: the process limit is then the
-user's current task count plus ``max_processes`` (approximate) and the program can signal
-or read anything of that user, the supervisor included. Use root (e.g. in a container) for
-real isolation.
-
-What the sandbox does NOT protect against:
-
-* network access: sockets work (no network namespace, no seccomp filter);
-* reading world-readable files anywhere on the host, including this package's sources and
-  the problem set with its hidden tests;
-* disk use: ``RLIMIT_FSIZE`` caps each file, not their number (all are deleted at the end);
-* writes into pre-existing world-writable files, SysV IPC objects and POSIX message queues
-  (these outlive the run); setuid helpers installed on the host;
-* CPU contention: programs compete with the caller for cores (CPU time limits are
-  per process, so a job's extra processes can each use up to the CPU limit until the wall
-  deadline);
-* kernel exploits. This is a resource and privilege boundary, not a security boundary
-  against a determined attacker: use a VM or gVisor for hostile code.
-
-Jobs of one batch share the temporary directory (a file written by one job is visible to
-the next) but no processes. Requires Linux >= 5.3 (``pidfd_open``) with
-``/proc/<pid>/task/<tid>/children`` (``CONFIG_PROC_CHILDREN``, on in common kernels).
+Requires Linux >= 5.3 (``pidfd_open``) with ``/proc/<pid>/task/<tid>/children``
+(``CONFIG_PROC_CHILDREN``, on in common kernels).
 """
 
 from __future__ import annotations
@@ -156,18 +151,19 @@ class Sandbox:
     """Runs programs for one owner (a Coding-v0 environment): a fork server started on first
     use, inside its own namespaces when possible, and kept for every later batch.
 
-    ``mode="auto"`` isolates when it can and otherwise warns once per process and runs with
-    the resource limits and (as root) the uid of its own only; ``mode="strict"`` raises
-    :class:`SandboxError` instead, at construction. Batches run one at a time (thread-safe);
+    ``mode="auto"`` isolates when it can and otherwise runs with the resource limits and (as
+    root) the uid of its own only, issuing a :class:`SandboxWarning` once per process (unless
+    ``warn=False``); ``mode="strict"`` raises :class:`SandboxError` instead, at construction. Batches run one at a time (thread-safe);
     after ``fork`` the child starts a server of its own. ``close()`` (or garbage collection,
     or the interpreter's exit) stops the server.
     """
 
-    def __init__(self, mode: str = "auto", python: str | None = None) -> None:
+    def __init__(self, mode: str = "auto", python: str | None = None, *, warn: bool = True) -> None:
         if mode not in SANDBOX_MODES:
             raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, got {mode!r}")
         self.mode = mode
         self.python = python
+        self.warn = warn
         self._server: ForkServer | None = None
         self._lock = threading.Lock()
         if mode == "strict":
@@ -216,7 +212,7 @@ class Sandbox:
         if server is not None and server.owner_pid != os.getpid():
             server.abandon()  # the parent's, inherited through fork
         self._server = None
-        self._server = _start_server(self.python or default_python(), self.mode)
+        self._server = _start_server(self.python or default_python(), self.mode, self.warn)
         return self._server
 
 
@@ -239,7 +235,7 @@ def run_batch(
         return sandbox.run(source, jobs, limits)
 
 
-def _start_server(python: str, mode: str) -> ForkServer:
+def _start_server(python: str, mode: str, warn: bool) -> ForkServer:
     reason = None if os.geteuid() == 0 else "the sandbox is not running as root"
     if reason is None:
         try:
@@ -251,7 +247,8 @@ def _start_server(python: str, mode: str) -> ForkServer:
             f"sandbox='strict' needs network and mount namespaces, which are unavailable here ({reason}); "
             "run as root (in a container: with CAP_SYS_ADMIN), or use sandbox='auto' to run without them"
         )
-    _warn_unisolated(reason)
+    if warn:
+        _warn_unisolated(reason)
     try:
         return ForkServer(python, namespaces=False)
     except ServerError as exc:
@@ -318,15 +315,17 @@ def _to_result(record: dict) -> RunResult:
 def default_python() -> str:
     """The interpreter the sandbox runs: ``$AGENTGYM_SANDBOX_PYTHON``, else the first of
     ``sys.executable`` and ``/usr/bin/python3`` whose stdlib the sandbox uid can import
-    (as root, an interpreter under e.g. ``/root/.pyenv`` is unreadable to it)."""
+    (without the namespaces, as root, an interpreter under e.g. ``/root/.pyenv`` is
+    unreadable to it; inside them its stdlib's parent directories are traversable)."""
     if os.environ.get(PYTHON_ENV_VAR):
         return os.environ[PYTHON_ENV_VAR]
     probe = "import bisect, fractions, heapq"  # modules the supervisor has not imported
     for candidate in (sys.executable, "/usr/bin/python3"):
         if candidate and os.access(candidate, os.X_OK):
             with contextlib.suppress(OSError, SandboxError):
-                if run_batch(probe, [Job()], python=candidate)[0].status is Status.OK:
-                    return candidate
+                with Sandbox(python=candidate, warn=False) as sandbox:
+                    if sandbox.run(probe, [Job()])[0].status is Status.OK:
+                        return candidate
     raise SandboxError(f"no Python interpreter usable by the sandbox user; set {PYTHON_ENV_VAR}")
 
 
