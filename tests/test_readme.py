@@ -30,3 +30,9 @@ def test_readme_retypes_no_measured_figure():
     numbers = re.findall(r"(?<![\d.=])\d+\.\d+(?![\d.])", text)
     figures = [n for n in numbers if not re.fullmatch(r"\d{4}\.\d{5}", n)]  # arXiv ids are no figures
     assert not figures, f"link the result file instead of typing {figures}"
+
+
+def test_readme_links_every_environment_page():
+    from agentgym_envs.docs import DOCUMENTED
+
+    assert {f"docs/envs/{doc.name}.md" for doc in DOCUMENTED} <= set(LINKS)
