@@ -15,9 +15,9 @@ class CodingEnv(ToolUseEnv):
     """``AgentGym/Coding-v0``.
 
     Keyword arguments as :class:`ToolUseEnv`, plus those of :class:`CodingScenario`:
-    ``partial_credit``, ``candidates``, ``limits``, ``cache_results`` and ``sandbox``. The structured
-    action mode chooses among candidate programs, so it needs the built-in problems with
-    their candidates: with ``task_file=`` (problems without candidates) or
+    ``partial_credit``, ``candidates``, ``limits``, ``cache_results`` and ``sandbox``. The
+    structured action mode chooses among candidate programs, so it needs the built-in
+    problems with their candidates: with ``task_file=`` (problems without candidates) or
     ``candidates=False`` it is refused; use ``action_mode="text"``.
     """
 

@@ -54,6 +54,7 @@ with open('/proc/self/maps') as maps:
             libdirs.add(os.path.dirname(path))
 site = [sysconfig.get_path(name) for name in ('purelib', 'platlib')]
 site += [os.path.join(d, name) for d in stdlib for name in ('site-packages', 'dist-packages')]
+site = [path for path in site if os.path.isdir(path)]
 print(json.dumps({'stdlib': stdlib, 'libdirs': sorted(libdirs), 'site': site}))
 """
 
