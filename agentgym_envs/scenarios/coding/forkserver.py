@@ -114,6 +114,7 @@ class ForkServer:
         self.python = python
         self.namespaces = namespaces
         self.owner_pid = os.getpid()
+        plan = mount_plan(python) if namespaces else {}
         self.root = tempfile.mkdtemp(prefix="agentgym-sandbox-")
         workdir = NAMESPACE_WORKDIR if namespaces else os.path.join(self.root, "work")
         if not namespaces:
@@ -134,8 +135,7 @@ class ForkServer:
             shutil.rmtree(self.root, ignore_errors=True)
             raise ServerError(f"cannot start the sandbox interpreter {python}: {exc}") from None
         self._finalizer = weakref.finalize(self, _stop, self._proc, self._stderr, self.root)
-        config = {"namespaces": namespaces, "root": self.root, "tmp_mb": TMP_MB}
-        config["plan"] = mount_plan(python) if namespaces else {}
+        config = {"namespaces": namespaces, "root": self.root, "tmp_mb": TMP_MB, "plan": plan}
         answer = self.request(config, START_TIMEOUT_S)
         if answer["error"] is not None:
             self.close()
