@@ -440,6 +440,9 @@ def load_trained_policy(checkpoint: str | Path, device: str = "auto") -> Trained
     entry = algorithm(info["algo"])
     if path.is_dir():
         path = path / entry.checkpoint_name
+    elif path.name != entry.checkpoint_name:
+        raise CheckpointError(f"{path} is not an agentgym checkpoint; its run's ({info['algo']}) checkpoint is "
+                              f"{path.parent / entry.checkpoint_name}")
     return entry_point(entry.load_policy)(path, resolve_device(device))
 
 
@@ -457,10 +460,11 @@ def resolve_device(device: str) -> str:
 # ------------------------------------------------------------------ the lifecycle
 def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None = None, total_steps: int | None = None,
           overrides: dict[str, Any] | None = None, init_checkpoint: Path | None = None,
-          shared_overrides: dict[str, Any] | None = None) -> Run:
+          shared_overrides: dict[str, Any] | None = None, fresh_dir: Path | None = None, clear: bool = True) -> Run:
     """Check the request and open its run: the env is built once first (a missing data set or a
     bad env argument fails here, before any directory is created); a fresh run starts from an
-    empty directory; ``run.json`` records the request."""
+    empty directory (``fresh_dir``, when given, is the one emptied: a two-stage run's whole
+    directory; ``clear=False``: nothing is emptied); ``run.json`` records the request."""
     algo = algo or request.algo
     entry = algorithm(algo)
     env_id = canonical_env_id(request.env)
@@ -476,8 +480,9 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     if training_reward is not None:
         make_env(env_id, "train", env_kwargs, training_reward).close()  # a bad reward field fails now
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
-    if run_dir.exists() and not request.resume:
-        shutil.rmtree(run_dir)
+    fresh_dir = fresh_dir or run_dir
+    if clear and fresh_dir.exists() and not request.resume:
+        shutil.rmtree(fresh_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, dict(shared_overrides or {}), init_checkpoint,
@@ -497,7 +502,7 @@ def train(request: TrainRequest) -> TrainResult:
         warm = warm_start(request, entry.warm_start)
     overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")} if warm else None
     budget = max(request.total_steps - warm.total_steps, 0) if warm else None
-    run = start(request, overrides=overrides, total_steps=budget,
+    run = start(request, overrides=overrides, total_steps=budget, clear=warm is None,
                 init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
     print(f"{run.algo} on {run.env_id}, seed {run.seed}, {run.total_steps} env steps, device {run.device}; "
           f"run directory {run.run_dir}")
@@ -529,7 +534,7 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     if request.resume and (stage_dir / RESULT_FILE).exists():
         return load_result(stage_dir)
     stage_request = replace(request, algo=stage, total_steps=min(steps, request.total_steps), overrides=overrides)
-    run = start(stage_request, run_dir=stage_dir, shared_overrides=shared)
+    run = start(stage_request, run_dir=stage_dir, shared_overrides=shared, fresh_dir=stage_dir.parent)
     trained = entry_point(algorithm(stage).train)(run)
     return finish(run, trained, 0, trained.train_seconds)
 
@@ -538,14 +543,18 @@ def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float) -
     """The final evaluation on both splits (the env's own reward), ``result.json``."""
     metrics = {split: evaluate_policy(trained.policy, split, eval_episodes) if eval_episodes else {}
                for split in ("train", "test")}
+    curve = list(trained.curve)
+    measure = "success" if "success" in metrics["test"] else "return"
+    if metrics["test"] and (not curve or curve[-1][0] < trained.steps):  # the final evaluation ends the curve
+        curve.append((trained.steps, metrics["test"][measure]))
     for name, value in metrics["test"].items():
-        run.writer.add_scalar(f"final/test_{name}", value, trained.steps)
+        run.writer.add_scalar(f"final/test_{'env_return' if name == 'return' else name}", value, trained.steps)
     run.writer.close()
     result = TrainResult(
         algo=run.algo, env_id=run.env_id, seed=run.seed, total_steps=trained.steps, wall_time_s=wall_time_s,
         sps=trained.steps / trained.train_seconds if trained.train_seconds > 0 else float("nan"),
-        train_metrics=metrics["train"], test_metrics=metrics["test"], curve=list(trained.curve),
-        steps_to_target=first_step_at_target(trained.curve), run_dir=str(run.run_dir),
+        train_metrics=metrics["train"], test_metrics=metrics["test"], curve=curve,
+        steps_to_target=first_step_at_target(curve) if measure == "success" else None, run_dir=str(run.run_dir),
         training_reward=run.training_reward,
     )
     write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
