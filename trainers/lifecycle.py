@@ -156,22 +156,27 @@ class Algorithm:
     """An algorithm's entry points, as ``"module:function"`` (imported when used): ``train``
     ``(Run) -> Trained``, ``load_policy`` ``(checkpoint, device) -> TrainedPolicy``.
     ``checkpoint_name``: the file in the run directory; ``warm_start``: an algorithm run first
-    (``"bc"``) whose checkpoint this one starts from."""
+    (``"bc"``) whose checkpoint this one starts from; ``config``: its config dataclass, so that a
+    misspelt ``--set`` fails before anything is written (None: it takes no settings)."""
 
     train: str
     load_policy: str
     checkpoint_name: str = "checkpoint.pt"
     warm_start: str | None = None
+    config: str | None = None  # "module:Class" of its config dataclass: --set names are checked before the run starts
 
 
+TORCH_LOADER = "trainers.torch_policy:load_policy"
 ALGORITHMS: dict[str, Algorithm] = {
-    "ppo": Algorithm("trainers.ppo:train", "trainers.torch_policy:load_policy"),
-    "grpo": Algorithm("trainers.grpo:train", "trainers.torch_policy:load_policy"),
-    "bc": Algorithm("trainers.bc:train", "trainers.torch_policy:load_policy"),
-    "bc-ppo": Algorithm("trainers.ppo:train", "trainers.torch_policy:load_policy", warm_start="bc"),
-    "bc-grpo": Algorithm("trainers.grpo:train", "trainers.torch_policy:load_policy", warm_start="bc"),
-    **{name: Algorithm("trainers.sb3_baselines:train", "trainers.sb3_baselines:load_policy", "checkpoint.zip")
-       for name in ("sb3-ppo", "sb3-a2c", "sb3-dqn", "sb3-maskable-ppo")},
+    "ppo": Algorithm("trainers.ppo:train", TORCH_LOADER, config="trainers.ppo:Config"),
+    "grpo": Algorithm("trainers.grpo:train", TORCH_LOADER, config="trainers.grpo:Config"),
+    "bc": Algorithm("trainers.bc:train", TORCH_LOADER, config="trainers.bc:Config"),
+    "bc-ppo": Algorithm("trainers.ppo:train", TORCH_LOADER, warm_start="bc", config="trainers.ppo:Config"),
+    "bc-grpo": Algorithm("trainers.grpo:train", TORCH_LOADER, warm_start="bc", config="trainers.grpo:Config"),
+    **{name: Algorithm("trainers.sb3_baselines:train", "trainers.sb3_baselines:load_policy", "checkpoint.zip",
+                       config=f"trainers.sb3_baselines:{config}")
+       for name, config in (("sb3-ppo", "PPOConfig"), ("sb3-a2c", "A2CConfig"), ("sb3-dqn", "DQNConfig"),
+                            ("sb3-maskable-ppo", "MaskablePPOConfig"))},
     **{name: Algorithm("trainers.reference:train", "trainers.reference:load_policy", "policy.json")
        for name in ("random", "expert")},
 }
@@ -192,6 +197,16 @@ def algorithm(name: str) -> Algorithm:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}")
     return ALGORITHMS[name]
+
+
+def check_settings(algo: str, config_class: type | None, overrides: dict[str, Any]) -> set[str]:
+    """The field names of ``config_class``; a clear error for overrides that are none of them."""
+    known = {f.name for f in fields(config_class)} if config_class is not None else set()
+    unknown = set(overrides) - known
+    if unknown:
+        raise ValueError(f"unknown {algo} setting(s) {sorted(unknown)}; settings: "
+                         f"{sorted(known | set(LIFECYCLE_OVERRIDES))}")
+    return known
 
 
 # ------------------------------------------------------------------ environments
@@ -225,9 +240,23 @@ def make_env(env_id: str, split: str, env_kwargs: dict[str, Any], reward_config:
     try:
         return gym.make(env_id, split=split, **kwargs)
     except TypeError as exc:
-        if "split" not in str(exc):
+        if "unexpected keyword argument 'split'" not in str(exc):
             raise
         return gym.make(env_id, **kwargs)  # a control env (CartPole-v1) has no splits
+
+
+def checked_env(env_id: str, env_kwargs: dict[str, Any], reward_config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Build (and close) one train-split env, turning any failure (a missing data set, a bad
+    argument) into one clear ``ValueError``; return the env's declared ``training_reward``."""
+    try:
+        env = make_env(env_id, "train", env_kwargs, reward_config)
+    except ValueError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"cannot make {env_id} with {env_kwargs or 'no arguments'}: {type(exc).__name__}: {exc}") from exc
+    declared = getattr(env.unwrapped, "training_reward", None)
+    env.close()
+    return declared
 
 
 def merged_training_reward(declared: dict[str, Any] | None, override: Any) -> dict[str, Any] | None:
@@ -292,11 +321,7 @@ class Run:
         state = self.resume_state()
         if state is not None and "config" in state:
             return config_class(**state["config"])
-        known = {f.name for f in fields(config_class)}
-        unknown = set(self.overrides) - known
-        if unknown:
-            raise ValueError(f"unknown {self.algo} setting(s) {sorted(unknown)}; settings: "
-                             f"{sorted(known | set(LIFECYCLE_OVERRIDES))}")
+        known = check_settings(self.algo, config_class, self.overrides)
         shared = {k: v for k, v in self.shared_overrides.items() if k in known}
         return config_class(**{**shared, **self.overrides})
 
@@ -473,12 +498,11 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     if not isinstance(env_kwargs, dict):
         raise ValueError(f"env_kwargs must be a dict of gym.make arguments, got {env_kwargs!r}")
     reward_override = overrides.pop("training_reward", "declared")
-    probe = make_env(env_id, "train", env_kwargs)
-    declared = getattr(probe.unwrapped, "training_reward", None)
-    probe.close()
+    declared = checked_env(env_id, env_kwargs, None)
     training_reward = merged_training_reward(declared, reward_override)
     if training_reward is not None:
-        make_env(env_id, "train", env_kwargs, training_reward).close()  # a bad reward field fails now
+        checked_env(env_id, env_kwargs, training_reward)  # a bad reward field fails now
+    check_settings(algo, entry_point(entry.config) if entry.config else None, overrides)
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:

@@ -16,6 +16,7 @@ import math
 import pickle
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -107,10 +108,19 @@ def value_loss(new_values: torch.Tensor, old_values: torch.Tensor, returns: torc
 
 
 # ------------------------------------------------------------------ the loop
+def vector_env_state(envs: Any) -> bytes | None:
+    """The pickled vector env (every episode in progress, every RNG), or None where it does not
+    pickle (subprocess envs, an env holding a lambda)."""
+    try:
+        return pickle.dumps(envs)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+
+
 def train(run: Run) -> Trained:
     """Train for ``run.total_steps`` env steps; a resumed run continues exactly where its
-    checkpoint left off (weights, optimizer, envs mid-episode, random state; with
-    ``vectorization="async"`` the envs start new episodes)."""
+    checkpoint left off (weights, optimizer, envs mid-episode, random state; where the vector
+    env cannot be pickled, as with ``vectorization="async"``, the envs start new episodes)."""
     config: Config = run.config(Config)
     state = run.resume_state()
     device = run.device
@@ -138,11 +148,11 @@ def train(run: Run) -> Trained:
         if reference is not None:
             reference.load_state_dict(state["reference"])
         optimizer.load_state_dict(state["optimizer"])
-        if state["envs"] is not None:  # a sync vector env pickles, episodes in progress and all
+        if state["envs"] is not None:  # the vector env as it was, episodes in progress and all
             envs.close()
             envs = pickle.loads(state["envs"])
             next_obs_np, next_done_np, info = state["next_obs"], state["next_done"], state["next_info"]
-        else:  # subprocess envs start new episodes
+        else:  # subprocess envs, or envs that do not pickle, start new episodes
             next_obs_np, info = envs.reset(seed=run.seed + state["global_step"])
             next_done_np = np.zeros(config.num_envs)
         global_step, first_update, curve, train_seconds = state["global_step"], state["update"] + 1, state["curve"], state["train_seconds"]
@@ -262,7 +272,7 @@ def train(run: Run) -> Trained:
                 "config": asdict(config), "env_kwargs": run.env_kwargs, "policy_spec": policy.spec,
                 "policy": policy.state_dict(), "optimizer": optimizer.state_dict(), "global_step": global_step,
                 "update": update, "curve": curve, "train_seconds": train_seconds, "rng": checkpoints.rng_state(),
-                "envs": pickle.dumps(envs) if config.vectorization == "sync" else None, "next_obs": next_obs_np, "next_done": next_done.cpu().numpy(), "next_info": info,
+                "envs": vector_env_state(envs), "next_obs": next_obs_np, "next_done": next_done.cpu().numpy(), "next_info": info,
                 **({} if reference is None else {"reference": reference.state_dict()}),
             })
     bar.close()

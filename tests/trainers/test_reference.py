@@ -24,5 +24,5 @@ def test_random_reference_is_the_floor_and_depends_on_its_seed(train_tiny):
 
 
 def test_reference_runs_reject_overrides(train_tiny):
-    with pytest.raises(ValueError, match="no settings"):
+    with pytest.raises(ValueError, match="unknown expert setting"):
         train_tiny("expert", lr=1)
