@@ -60,7 +60,6 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import gymnasium as gym
-import numpy as np
 from tqdm import tqdm
 
 from agentgym_envs import resolve_env_id
@@ -73,7 +72,7 @@ CURVE_SEED = 10_000  # learning-curve evaluations use other episodes than the fi
 TARGET_SUCCESS = 0.95  # a run "reaches the target" when its test success is at least this
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
-LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward")  # --set names the lifecycle takes; the rest are the algorithm's
+LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward", "progress")  # --set names the lifecycle takes; the rest are the algorithm's
 
 
 class CheckpointError(ValueError):
@@ -519,6 +518,9 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
 
 def train(request: TrainRequest) -> TrainResult:
     """Carry ``request`` from start to its final report (see the module docstring)."""
+    if "progress" in request.overrides:  # --set progress=false: the progress bar, as --no-progress
+        overrides = {k: v for k, v in request.overrides.items() if k != "progress"}
+        request = replace(request, progress=bool(request.overrides["progress"]), overrides=overrides)
     entry = algorithm(request.algo)
     started = time.perf_counter()
     warm = None

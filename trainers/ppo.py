@@ -36,6 +36,7 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     the observations the rollouts act on, where the env reports ``info["task_tokens"]``: other
     envs train on plain observations) from :class:`~trainers.augment.TaskTokenAugmentation`."""
 
+    observation: str = "tokens"  # a Text observation as token ids (the token policy) or "bag" (hashed counts, the MLP)
     num_envs: int = 16
     num_steps: int = 32  # steps per env per rollout
     vectorization: str = "sync"  # "sync" | "async": how the num_envs envs run (trainers.lifecycle.make_vector_env)
@@ -129,7 +130,7 @@ def train(run: Run) -> Trained:
     print(f"PPO: {num_updates} updates of {config.num_envs} envs x {config.num_steps} steps "
           f"= {num_updates * config.batch_size} env steps")
 
-    factory = env_factory(run, "train", True, config.context_len, config.entity_len)
+    factory = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)
     envs = run.make_vector_env([factory] * config.num_envs, config.vectorization)
     probe = factory()
     policy = initial_policy(run, probe, config.token_config(), device)
@@ -263,7 +264,8 @@ def train(run: Run) -> Trained:
         if reference is not None:
             writer.add_scalar("losses/kl_to_reference", kl_loss.item(), global_step)
         if next_eval is not None and (global_step >= next_eval or update == num_updates):
-            curve.append((global_step, run.curve_point(trained_policy(run, policy), global_step, config.eval_curve_episodes)))
+            point = run.curve_point(trained_policy(run, policy, config.observation), global_step, config.eval_curve_episodes)
+            curve.append((global_step, point))
             next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps
         bar.update(config.batch_size)
         bar.set_postfix(stats.postfix(sps), refresh=False)
@@ -277,4 +279,4 @@ def train(run: Run) -> Trained:
             })
     bar.close()
     envs.close()
-    return Trained(trained_policy(run, policy), global_step, curve, train_seconds)
+    return Trained(trained_policy(run, policy, config.observation), global_step, curve, train_seconds)

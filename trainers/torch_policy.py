@@ -9,7 +9,8 @@ Networks by space (never by env identity):
   that declares its layout (``context_len``, ``entity_len``, ``max_entities``: a team adapter)
   as it is: both train the token policy, sized by the env's ``tool_arities`` and, for a team,
   ``n_agents``;
-- a ``Box`` observation with a ``Discrete`` action (``CartPole-v1``) trains CleanRL's MLP.
+- a ``Box`` observation with a ``Discrete`` or ``MultiDiscrete`` action (``CartPole-v1``, or a
+  tool-use env read as a bag of tokens: ``observation="bag"``) trains CleanRL's MLP.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agentgym_envs.wrappers import TokenIdsObservation
+from agentgym_envs.wrappers import BagOfTokensObservation, TokenIdsObservation
 
 from . import checkpoints
 from .lifecycle import Run, make_env
@@ -62,18 +63,25 @@ def has_attr(env: gym.Env, name: str) -> bool:
     return True
 
 
-def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int) -> gym.Env:
-    """The env ``make_base`` builds, as the networks read it: a ``Text`` observation as token
-    ids (the ``context_len`` / ``entity_len`` layout), trainer-sized ``info``."""
+def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens") -> gym.Env:
+    """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info``: a
+    ``Text`` observation as token ids (``observation="tokens"``, the ``context_len`` /
+    ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP)."""
     env = make_base()
     if isinstance(env.observation_space, gym.spaces.Text):
-        env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
+        if observation == "tokens":
+            env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
+        elif observation == "bag":
+            env = BagOfTokensObservation(env)
+        else:
+            raise ValueError(f"observation must be 'tokens' or 'bag', got {observation!r}")
     return TrainerInfo(env)
 
 
-def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int) -> Callable[[], gym.Env]:
+def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int,
+                observation: str = "tokens") -> Callable[[], gym.Env]:
     """A picklable factory of :func:`network_env` envs of the run's env (exact resume pickles them)."""
-    return functools.partial(network_env, run.env_factory(split, training), context_len, entity_len)
+    return functools.partial(network_env, run.env_factory(split, training), context_len, entity_len, observation)
 
 
 def new_policy(env: gym.Env, token_config: TokenPolicyConfig) -> nn.Module:
@@ -86,8 +94,10 @@ def new_policy(env: gym.Env, token_config: TokenPolicyConfig) -> nn.Module:
     obs_space, act_space = env.observation_space, env.action_space
     if isinstance(obs_space, gym.spaces.Box) and isinstance(act_space, gym.spaces.Discrete):
         return MLPPolicy(int(np.prod(obs_space.shape)), int(act_space.n))
+    if isinstance(obs_space, gym.spaces.Box) and isinstance(act_space, gym.spaces.MultiDiscrete):
+        return MLPPolicy(int(np.prod(obs_space.shape)), act_space.nvec.tolist())
     raise ValueError(f"no network for observation space {obs_space} and action space {act_space}: the torch trainers "
-                     "take a tool-call env (Text observation, MultiDiscrete action, tool_arities) or Box -> Discrete")
+                     "take a tool-call env (Text observation, MultiDiscrete action, tool_arities) or Box -> (Multi)Discrete")
 
 
 def initial_policy(run: Run, env: gym.Env, token_config: TokenPolicyConfig, device: str) -> nn.Module:
@@ -196,21 +206,23 @@ class TorchPolicy:
     network: nn.Module
     device: torch.device | str
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    observation: str = "tokens"  # how a Text observation is read (network_env)
 
     def make_env(self, split: str) -> gym.Env:
         spec = self.network.spec
         base = functools.partial(make_env, self.env_id, split, self.env_kwargs)
-        return network_env(base, spec.get("context_len", 0), spec.get("entity_len", 0))
+        return network_env(base, spec.get("context_len", 0), spec.get("entity_len", 0), self.observation)
 
     def agent(self, env: gym.Env) -> GreedyAgent:
         return GreedyAgent(self.network, self.device)
 
 
-def trained_policy(run: Run, network: nn.Module) -> TorchPolicy:
-    return TorchPolicy(run.env_id, network, run.device, run.env_kwargs)
+def trained_policy(run: Run, network: nn.Module, observation: str = "tokens") -> TorchPolicy:
+    return TorchPolicy(run.env_id, network, run.device, run.env_kwargs, observation)
 
 
 def load_policy(checkpoint: str | Path, device: str) -> TorchPolicy:
     """The registry's loader for checkpoints of the torch trainers."""
     payload = checkpoints.load(checkpoint)
-    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, payload.get("env_kwargs", {}))
+    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, payload.get("env_kwargs", {}),
+                       payload["config"].get("observation", "tokens"))

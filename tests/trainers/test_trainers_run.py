@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from trainers import bc, checkpoints, grpo, ppo
+from trainers import checkpoints, grpo
 from trainers.lifecycle import make_env
 from trainers.torch_policy import TRAINING_RETURN_TAG, batch_masks, kl_to_reference, network_env, new_policy, \
     policy_from_checkpoint
