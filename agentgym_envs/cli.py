@@ -92,6 +92,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     action_mode = args.action_mode or ("text" if llm else "structured")
     if llm and action_mode != "text":
         raise ValueError("a language model plays in text mode: drop --action-mode structured")
+    make_kwargs = {"action_mode": action_mode, **({"max_turns": args.max_turns} if args.max_turns else {})}
     rows = []
     for name in args.policy:
         policy = make_llm_policy(args) if name in LLM_POLICIES else name
@@ -100,7 +101,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
         metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
                            trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
-                           action_mode=action_mode)
+                           **make_kwargs)
         rows.append({"policy": name, **metrics})
     print(f"\n{env_id}, split={args.split}, {args.episodes} tasks x {args.trials} trials, seeds {args.seed}..{args.seed + args.episodes - 1}")
     extra = [column for column in rows[0] if column.startswith(("pass^", "llm_")) or column == "errors"]
@@ -186,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--action-mode", choices=["structured", "text"], help="default: text for language models, else structured")
     p.add_argument("--device", default="auto", help="for checkpoints and --policy hf: auto | cpu | cuda")
+    p.add_argument("--max-turns", type=int, help="end an episode after this many tool calls (default: the environment's)")
     p.add_argument("--trials", type=int, default=1, help="plays of each task; reports pass^1..pass^k beside the mean")
     p.add_argument("--concurrency", type=int, default=1, help="environments played at once (requests in flight, or the hf batch)")
     p.add_argument("--output", help="JSONL file receiving each episode as it finishes (default for language models: evals/...)")
