@@ -116,7 +116,16 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_llm_build_model(args: argparse.Namespace) -> int:
+    from trainers.llm.build import run_from_args
+
+    run_from_args(args)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from trainers.llm.build import add_arguments as add_llm_build_arguments
+
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -149,6 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--action-mode", default="structured", choices=["structured", "text"])
     p.add_argument("--device", default="auto", help="for checkpoints: auto | cpu | cuda")
     p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
+                       "SFT warm start on expert trajectories (needs the llm extra)")
+    add_llm_build_arguments(p)
+    p.set_defaults(func=cmd_llm_build_model)
     return parser
 
 
