@@ -154,7 +154,16 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_llm_build_model(args: argparse.Namespace) -> int:
+    from trainers.llm.build import run_from_args
+
+    run_from_args(args)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from trainers.llm.build import add_arguments as add_llm_build_arguments
+
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -200,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request before a retry")
     p.add_argument("--max-retries", type=int, default=3, help="retries of a failed request, with exponential back-off")
     p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
+                       "SFT warm start on expert trajectories (needs the llm extra)")
+    add_llm_build_arguments(p)
+    p.set_defaults(func=cmd_llm_build_model)
     return parser
 
 
