@@ -81,7 +81,7 @@ class TransformersAgent:
         turns = []
         for row, (ids, cut) in zip(output[:, width:].tolist(), prompts):
             generated = _until_stop(row, self._stop_ids())
-            text = self.tokenizer.decode(generated, skip_special_tokens=True)
+            text = self.tokenizer.decode(generated, skip_special_tokens=True)  # as transformers serve decodes content
             usage = {"llm_prompt_tokens": len(ids), "llm_completion_tokens": len(generated), "llm_truncated_prompts": int(cut)}
             turns.append(Turn(text_action({"content": text.strip()}), usage))
         return turns
