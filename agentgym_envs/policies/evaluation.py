@@ -93,6 +93,7 @@ def evaluate(
 
 def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm) -> None:
     """Run every pending episode, each slot taking the next task when its episode ends."""
+    finished, successes = 0, 0.0
     for slot in slots:
         _start(slot, pending)
     while running := [slot for slot in slots if slot.key is not None]:
@@ -102,16 +103,19 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
             turns = batch_policy.respond([slot.info["messages"] for slot in running], tool_env(running[0].env).tool_schemas)
         for slot, turn in zip(running, turns, strict=True):
             slot.usage.update(turn.usage)
+            metrics = None
             if turn.error is not None:
-                _finish(slot, store, {"success": 0.0, **slot.usage}, turn.error)
+                metrics = {"success": 0.0, **slot.usage}
             else:
                 slot.observation, reward, terminated, truncated, slot.info = slot.env.step(turn.action)
                 slot.total += float(reward)
                 if terminated or truncated:
-                    _finish(slot, store, {**slot.info["metrics"], **slot.usage}, None)
-            if slot.key is None:
+                    metrics = {**slot.info["metrics"], **slot.usage}
+            if metrics is not None:
+                store.add({"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics, "error": turn.error})
+                finished, successes = finished + 1, successes + metrics["success"]
                 bar.update()
-                bar.set_postfix(success=f"{sum(r['metrics']['success'] for r in store.records.values()) / len(store.records):.3f}")
+                bar.set_postfix(success=f"{successes / finished:.3f}")
                 _start(slot, pending)
 
 
@@ -120,12 +124,6 @@ def _start(slot: _Slot, pending: deque) -> None:
     if slot.key is not None:
         slot.observation, slot.info = slot.env.reset(seed=slot.key[0])
         slot.total, slot.usage = 0.0, Counter()
-
-
-def _finish(slot: _Slot, store: ResultsFile, metrics: dict[str, float], error: str | None) -> None:
-    task, trial = slot.key
-    store.add({"task": task, "trial": trial, "return": slot.total, "metrics": metrics, "error": error})
-    slot.key = None
 
 
 def describe(policy: Any) -> dict[str, Any]:

@@ -16,7 +16,8 @@ class TransformersAgent:
     """Generates each turn with ``model`` (a local path or a hub id) on CPU or CUDA.
 
     ``device`` is ``auto`` (CUDA when available), ``cpu`` or ``cuda[:n]``; weights are bf16 on
-    CUDA and fp32 on CPU unless ``dtype`` says otherwise. ``temperature`` 0 decodes greedily.
+    CUDA and fp32 on CPU unless ``dtype`` says otherwise. ``temperature`` 0 decodes greedily;
+    above 0 it samples, the torch generator seeded with ``seed``.
 
     Context policy: a prompt may hold ``max_context_tokens`` (default: the model's window,
     ``max_position_embeddings``) minus ``max_new_tokens`` tokens. A longer conversation keeps
@@ -58,7 +59,8 @@ class TransformersAgent:
         self._warned = False
         self.settings = {"name": "hf", "model": model, "temperature": temperature, "max_new_tokens": max_new_tokens,
                          "max_context_tokens": window, "seed": seed}
-        torch.manual_seed(seed)
+        if temperature > 0:
+            torch.manual_seed(seed)
 
     def respond(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None) -> list[Turn]:
         size = self.batch_size or max(len(conversations), 1)
