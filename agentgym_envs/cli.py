@@ -11,7 +11,7 @@ from typing import Sequence
 import gymnasium as gym
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
-from .policies import POLICIES, evaluate
+from .policies import MODEL_POLICIES, POLICIES, default_results_path, evaluate, model_policy
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
 DEFAULT_TRAIN_STEPS = 20_000  # `agentgym train` budget: a few minutes of PPO on an idle 2-core CPU
@@ -84,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if Path(args.env).is_file():
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
-    llm = [policy for policy in args.policy if policy in LLM_POLICIES]
+    llm = [policy for policy in args.policy if policy in MODEL_POLICIES]
     if llm and len(args.policy) > 1:
         raise ValueError(f"--policy {llm[0]} evaluates one model: give it alone")
     if args.output and len(args.policy) > 1:
@@ -95,8 +95,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     make_kwargs = {"action_mode": action_mode, **({"max_turns": args.max_turns} if args.max_turns else {})}
     rows = []
     for name in args.policy:
-        policy = make_llm_policy(args) if name in LLM_POLICIES else name
-        output = args.output or (default_output(env_id, args) if llm else None)
+        policy = name
+        if name in MODEL_POLICIES:
+            policy = model_policy(name, args.model, base_url=args.base_url, api_key=args.api_key, device=args.device,
+                                  concurrency=args.concurrency, timeout=args.timeout, max_retries=args.max_retries,
+                                  temperature=args.temperature, max_tokens=args.max_tokens)
+        output = args.output or (default_results_path(env_id, name, args.model, args.split, args.seed) if llm else None)
         if output:
             print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
         metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
@@ -110,29 +114,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"\nsuccess criteria, {row['policy']}:\n{criteria_report(row, criteria)}")
     return 0
-
-
-LLM_POLICIES = ("openai", "hf")
-
-
-def make_llm_policy(args: argparse.Namespace):
-    """The agent for ``--policy openai`` (an endpoint) or ``--policy hf`` (a local model)."""
-    from .policies import OpenAIChatAgent, TransformersAgent
-
-    if args.policy[0] == "openai":
-        return OpenAIChatAgent(args.model, args.base_url, args.api_key, concurrency=args.concurrency, timeout=args.timeout,
-                               max_retries=args.max_retries, temperature=args.temperature, max_tokens=args.max_tokens)
-    if not args.model:
-        raise ValueError("--policy hf needs --model PATH (a local model directory or a hub id)")
-    return TransformersAgent(args.model, device=args.device, max_new_tokens=args.max_tokens, temperature=args.temperature or 0.0)
-
-
-def default_output(env_id: str, args: argparse.Namespace) -> str:
-    """``evals/<Env>__<policy>__<model>__<split>__seed<N>.jsonl``."""
-    import re
-
-    model = re.sub(r"[^A-Za-z0-9._-]+", "-", (args.model or "default").rstrip("/").split("/")[-1])
-    return f"evals/{env_id.split('/')[-1]}__{args.policy[0]}__{model}__{args.split}__seed{args.seed}.jsonl"
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:
@@ -189,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
-    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted([*POLICIES, *LLM_POLICIES]),
+    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted([*POLICIES, *MODEL_POLICIES]),
                    help="reference policies, or one language model: openai (an OpenAI-compatible endpoint), hf (a local model)")
     p.add_argument("--episodes", type=int, default=100, help="tasks, seeded --seed, --seed+1, ...")
     p.add_argument("--split", default="test")

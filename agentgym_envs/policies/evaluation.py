@@ -12,12 +12,30 @@ import gymnasium as gym
 from tqdm import tqdm
 
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
+from .hf_agent import TransformersAgent
+from .openai_agent import OpenAIChatAgent
 from .results import Key, ResultsFile, summarize
 
 POLICIES: dict[str, Callable[[gym.Env, int], Agent]] = {
     "expert": lambda env, seed: ExpertPolicy(env),
     "random": lambda env, seed: RandomPolicy(env, seed),
 }
+MODEL_POLICIES = ("openai", "hf")  # an OpenAI-compatible endpoint, a local Hugging Face model
+
+
+def model_policy(name: str, model: str | None, *, base_url: str | None = None, api_key: str | None = None,
+                 device: str = "auto", concurrency: int = 1, timeout: float = 60.0, max_retries: int = 3,
+                 temperature: float | None = None, max_tokens: int = 256) -> BatchPolicy:
+    """The agent for policy ``name`` of :data:`MODEL_POLICIES` (endpoint settings apply to
+    ``openai``, ``device`` to ``hf``; ``temperature`` None: the server's default, greedy for ``hf``)."""
+    if name == "openai":
+        return OpenAIChatAgent(model, base_url, api_key, concurrency=concurrency, timeout=timeout,
+                               max_retries=max_retries, temperature=temperature, max_tokens=max_tokens)
+    if name != "hf":
+        raise ValueError(f"unknown model policy {name!r}; choose from {list(MODEL_POLICIES)}")
+    if not model:
+        raise ValueError("--policy hf needs --model PATH (a local model directory or a hub id)")
+    return TransformersAgent(model, device=device, max_new_tokens=max_tokens, temperature=temperature or 0.0)
 
 
 def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
