@@ -258,7 +258,8 @@ def try_mutation(copy: Path, mutation: Mutation, timeout: float) -> Result:
     """Plant ``mutation`` in ``copy``, run its tests, restore the file."""
     problem = unplantable(copy, mutation)
     if problem is not None:
-        return Result(mutation, *problem)
+        status, detail = problem
+        return Result(mutation, status, detail=detail)
     path = copy / mutation.file
     original = path.read_text()
     path.write_text(original.replace(mutation.old, mutation.new))
