@@ -167,6 +167,9 @@ class Algorithm:
     config: str | None = None  # "module:Class" of its config dataclass: --set names are checked before the run starts
     shares: str | None = None  # "module:Class" whose fields --set gives the warm start too (the network's size and layout)
 
+    def config_class(self) -> type | None:
+        return entry_point(self.config) if self.config else None
+
 
 TORCH_LOADER = "trainers.torch_policy:load_policy"
 ALGORITHMS: dict[str, Algorithm] = {
@@ -503,7 +506,7 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     training_reward = merged_training_reward(declared, reward_override)
     if training_reward is not None:
         checked_env(env_id, env_kwargs, training_reward)  # a bad reward field fails now
-    check_settings(algo, entry_point(entry.config) if entry.config else None, overrides)
+    check_settings(algo, entry.config_class(), overrides)
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:
@@ -525,10 +528,12 @@ def train(request: TrainRequest) -> TrainResult:
         request = replace(request, progress=bool(request.overrides["progress"]), overrides=overrides)
     entry = algorithm(request.algo)
     started = time.perf_counter()
-    warm = None
+    warm, overrides = None, None
     if entry.warm_start:
+        overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")}
+        # a misspelt setting of the second stage fails before the first stage trains
+        check_settings(request.algo, entry.config_class(), {k: v for k, v in overrides.items() if k not in LIFECYCLE_OVERRIDES})
         warm = warm_start(request, entry.warm_start)
-    overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")} if warm else None
     budget = max(request.total_steps - warm.total_steps, 0) if warm else None
     run = start(request, overrides=overrides, total_steps=budget, clear=warm is None,
                 init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
@@ -549,7 +554,7 @@ def train(request: TrainRequest) -> TrainResult:
 
 def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     """Run ``stage`` (``bc``) as the first part of a two-stage run, in ``<run_dir>/<stage>``:
-    ``<stage>_steps`` env steps (default: the stage's own default), ``<stage>_<field>``
+    ``<stage>_steps`` env steps (default :data:`DEFAULT_WARM_START_STEPS`), ``<stage>_<field>``
     overrides, and the fields of the algorithm's ``shares`` (the network's size and layout: the
     next stage starts from these weights). A resumed run reuses a finished stage."""
     env_id = canonical_env_id(request.env)
