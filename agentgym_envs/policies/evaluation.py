@@ -128,10 +128,10 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
                 slot.observation, reward, terminated, truncated, slot.info = slot.env.step(turn.action)
                 slot.total += float(reward)
                 if terminated or truncated:
-                    metrics = {**slot.info["metrics"], **slot.usage}
+                    metrics = {**slot.info.get("metrics", {}), **slot.usage}
             if metrics is not None:
                 store.add({"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics, "error": turn.error})
-                finished, successes = finished + 1, successes + metrics["success"]
+                finished, successes = finished + 1, successes + metrics.get("success", 0.0)
                 bar.update()
                 bar.set_postfix(success=f"{successes / finished:.3f}")
                 _start(slot, pending)
