@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PYTHON_BLOCKS = re.findall(r"^```python\n(.*?)^```$", README, re.DOTALL | re.MULTILINE)
-LINKS = re.findall(r"\]\(((?:docs/envs|benchmarks/results)/[^)#]*)\)", README)
+LINKS = re.findall(r"\]\(((?:docs|benchmarks/results)/[^)#]*)\)", README)
 
 
 @pytest.mark.parametrize("block", [b for b in PYTHON_BLOCKS if "OpenAI(" not in b], ids=lambda b: b.split("\n")[0][:40])
