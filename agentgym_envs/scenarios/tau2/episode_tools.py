@@ -25,20 +25,27 @@ from typing import Any
 
 from agentgym_envs.core.tools import Arg, Tool, ToolResult
 
+from .arguments import call_as_upstream
 from .session import Tau2Session
 from .user import goal_key
 
 Reveal = Callable[[str, Mapping[str, Any], str], list[tuple[str, Any]]]
 
 
-def wrap_domain_tool(tool: Tool, reveal: Reveal) -> Tool:
-    """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities."""
+def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
+    """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities.
+    In a session with upstream argument handling the call is bound and run as a method of
+    upstream's ``toolkit`` class would be (:mod:`.arguments`)."""
 
     def run(session: Tau2Session, **arguments: Any) -> ToolResult:
         session.calls.append((tool.name, arguments))
         if tool.kind == "write" and session.user is not None:
             session.user.record_write(goal_key(tool.name, arguments))
-        output = tool.fn(session, **arguments)  # a ToolError propagates: the env shows it
+        # a ToolError propagates: the env shows it
+        if session.tool_arguments == "upstream":
+            output = call_as_upstream(toolkit, tool, session, arguments)
+        else:
+            output = tool.fn(session, **arguments)
         if tool.terminal:
             session.transferred = True
         return ToolResult(output, tuple(reveal(tool.name, arguments, output)))
@@ -137,9 +144,11 @@ RETAIL_BUILDERS = (ITEM_LIST,)
 AIRLINE_BUILDERS = (FLIGHT_LIST, PASSENGER_LIST, PAYMENT_LIST)
 
 
-def episode_tools(domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...]) -> tuple[Tool, ...]:
+def episode_tools(
+    domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...], toolkit: str
+) -> tuple[Tool, ...]:
     """A domain's tools as an environment offers them: wrapped, ``respond``, the builders."""
-    wrapped = tuple(wrap_domain_tool(tool, reveal) for tool in domain_tools)
+    wrapped = tuple(wrap_domain_tool(tool, reveal, toolkit) for tool in domain_tools)
     return (*wrapped, RESPOND, *(tool for builder in builders for tool in builder.tools()))
 
 

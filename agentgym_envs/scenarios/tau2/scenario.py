@@ -12,6 +12,11 @@ Options (keyword arguments of ``gym.make``, besides ToolUseEnv's):
   ``split="train" | "test" | "base"``, ids as in ``tasks.json``.
 - ``solo=False``: with ``True`` the agent reads the whole ticket (reason, known and unknown
   info, instructions) up front and the user's facts are in the entity table from the start.
+- ``tool_arguments="strict"``: tool arguments are checked against the tools' schemas before
+  a call; ``"upstream"`` handles them as upstream's Python toolkit does (Python's errors for
+  extra or missing arguments, ill-typed values passed through; see
+  :mod:`~agentgym_envs.scenarios.tau2.arguments`), so that an LLM agent is scored as
+  upstream would score it.
 
 The first observation is the domain policy (``policy.md``) followed by the customer's
 opening message (or the ticket). An episode ends when the user ends the conversation
@@ -49,6 +54,7 @@ from agentgym_envs.core.tools import Tool
 
 from .domain import AIRLINE, RETAIL, Tau2Domain
 from .episode_tools import AIRLINE_BUILDERS, RETAIL_BUILDERS, ListBuilder, episode_tools
+from .arguments import check_tool_arguments
 from .errors import Tau2FormatError
 from .expert import airline_reads, expert_plan, retail_reads
 from .files import domain_dir
@@ -93,11 +99,18 @@ class Tau2Scenario(Scenario):
         source: str = "generated",
         solo: bool = False,
         structured: bool = True,
+        tool_arguments: str = "strict",
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
         self._data_dir_arg = data_dir
         self.source, self.solo, self.structured = source, solo, structured
+        self.tool_arguments = check_tool_arguments(tool_arguments)
+        if tool_arguments == "upstream":  # the domain tools check their own arguments
+            self.tools = tuple(
+                replace(tool, checked=False) if tool.name in self.domain.tools_by_name else tool
+                for tool in type(self).tools
+            )
         self._facts: dict[str, UserFacts] = {}
 
     # ---- data ----------------------------------------------------------------------------
@@ -152,7 +165,9 @@ class Tau2Scenario(Scenario):
         builders = {b.kind: b for b in self.builders}
         reads = self.revealing_reads(actions, db, user.facts) if self.structured else []
         plan = expert_plan(task, self.tools_by_name, builders, self.structured, self.solo, reads)
-        return Tau2Session(db=db, user=user, plan=plan, reference_writes=frozenset(writes))
+        return Tau2Session(
+            db=db, tool_arguments=self.tool_arguments, user=user, plan=plan, reference_writes=frozenset(writes)
+        )
 
     def facts(self, task: Tau2Task, db: Any) -> UserFacts:
         """What the task's user knows: the generator's facts, or those read from a real
@@ -210,7 +225,7 @@ class Tau2Scenario(Scenario):
     def grade(self, task: Tau2Task, world: Tau2Session) -> Outcome:
         score = score_episode(
             task, world.calls, world.agent_messages, data_dir=self.data_dir, ended_normally=world.ended_normally,
-            with_hashes=False,
+            with_hashes=False, tool_arguments=self.tool_arguments,
         )
         world.score = score
         reason = f"reward {score.reward:g} on {'x'.join(score.reward_basis) or 'nothing'}"
@@ -269,7 +284,7 @@ class Tau2RetailScenario(Tau2Scenario):
     description = "tau2-bench retail customer service (real tau2 tasks or seeded ones), with a simulated user."
     domain = RETAIL
     builders = RETAIL_BUILDERS
-    tools = episode_tools(RETAIL.tools, reveal_retail, RETAIL_BUILDERS)
+    tools = episode_tools(RETAIL.tools, reveal_retail, RETAIL_BUILDERS, RETAIL.toolkit)
     enum_entities = (("reason", "no longer needed"), ("reason", "ordered by mistake"))
     revealing_reads = staticmethod(retail_reads)
 
@@ -282,7 +297,7 @@ class Tau2AirlineScenario(Tau2Scenario):
     description = "tau2-bench airline customer service (real tau2 tasks or seeded ones), with a simulated user."
     domain = AIRLINE
     builders = AIRLINE_BUILDERS
-    tools = episode_tools(AIRLINE.tools, reveal_airline, AIRLINE_BUILDERS)
+    tools = episode_tools(AIRLINE.tools, reveal_airline, AIRLINE_BUILDERS, AIRLINE.toolkit)
     enum_entities = (
         *(("cabin", c) for c in ("basic_economy", "economy", "business")),
         *(("flight_type", t) for t in ("one_way", "round_trip")),
@@ -298,7 +313,7 @@ class Tau2AirlineScenario(Tau2Scenario):
 
 class Tau2Env(ToolUseEnv):
     """A tau2 environment; keyword arguments as :class:`ToolUseEnv` plus ``data_dir``,
-    ``source`` and ``solo`` (see the module docstring)."""
+    ``source``, ``solo`` and ``tool_arguments`` (see the module docstring)."""
 
     scenario_class: ClassVar[type[Tau2Scenario]]
 
@@ -307,10 +322,11 @@ class Tau2Env(ToolUseEnv):
         data_dir: str | os.PathLike[str] | None = None,
         source: str = "generated",
         solo: bool = False,
+        tool_arguments: str = "strict",
         **kwargs: Any,
     ) -> None:
         structured = kwargs.get("action_mode", "structured") == "structured"
-        scenario = self.scenario_class(data_dir, source, solo, structured)
+        scenario = self.scenario_class(data_dir, source, solo, structured, tool_arguments)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
 

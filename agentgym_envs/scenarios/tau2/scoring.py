@@ -73,6 +73,7 @@ def score_episode(
     data_dir: DataDir = None,
     ended_normally: bool = True,
     with_hashes: bool = True,
+    tool_arguments: str = "strict",
 ) -> Tau2Score:
     """Score an episode of ``task`` from the agent's tool calls, as ``(name, arguments)`` in
     call order, and its messages to the user.
@@ -83,6 +84,8 @@ def score_episode(
     The DB component compares the records the two replays changed (equal hashes if and only
     if equal records); ``with_hashes=False`` skips computing the two hashes themselves
     (``db_hash`` and ``gold_db_hash`` stay None), which saves 10-40 ms per episode.
+    ``tool_arguments``: how the episode's tools handled their arguments (the agent's writes
+    are replayed the same way; :mod:`.arguments`).
     """
     criteria = task.evaluation_criteria
     if criteria is None:
@@ -98,7 +101,7 @@ def score_episode(
     if criteria.actions is None and criteria.env_assertions is None:
         components["DB"] = 1.0
     else:
-        agent_db = replay_writes(domain, tool_calls, data_dir).db
+        agent_db = replay_writes(domain, tool_calls, data_dir, tool_arguments).db
         changes, gold_errors = gold_changes(domain, criteria.actions or (), data_dir)
         components["DB"] = 1.0 if agent_db.same_content(changes) else 0.0
         if with_hashes:
@@ -187,11 +190,11 @@ def gold_changes(
 
 
 def replay_writes(
-    domain: Tau2Domain, calls: Iterable[ToolCallLike], data_dir: DataDir = None
+    domain: Tau2Domain, calls: Iterable[ToolCallLike], data_dir: DataDir = None, tool_arguments: str = "strict"
 ) -> Tau2World[Any]:
     """A fresh world after re-running the WRITE calls of ``calls`` (others, and unknown
     tools, are skipped), as upstream rebuilds the agent's end state."""
-    world = domain.new_world(data_dir)
+    world = domain.new_world(data_dir, tool_arguments)
     for name, arguments in calls:
         tool = domain.tools_by_name.get(name)
         if tool is not None and tool.kind == "write":
