@@ -84,17 +84,55 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if Path(args.env).is_file():
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
+    llm = [policy for policy in args.policy if policy in LLM_POLICIES]
+    if llm and len(args.policy) > 1:
+        raise ValueError(f"--policy {llm[0]} evaluates one model: give it alone")
+    if args.output and len(args.policy) > 1:
+        raise ValueError("--output holds one policy's episodes: give one --policy")
+    action_mode = args.action_mode or ("text" if llm else "structured")
+    if llm and action_mode != "text":
+        raise ValueError("a language model plays in text mode: drop --action-mode structured")
+    make_kwargs = {"action_mode": action_mode, **({"max_turns": args.max_turns} if args.max_turns else {})}
     rows = []
-    for policy in args.policy:
-        metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed,
-                           action_mode=args.action_mode, progress=True)
-        rows.append({"policy": policy, **metrics})
-    print(f"\n{env_id}, split={args.split}, {args.episodes} episodes, seeds {args.seed}..{args.seed + args.episodes - 1}")
-    print(format_table(rows, ["policy", *DEFAULT_COLUMNS]))
+    for name in args.policy:
+        policy = make_llm_policy(args) if name in LLM_POLICIES else name
+        output = args.output or (default_output(env_id, args) if llm else None)
+        if output:
+            print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
+        metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
+                           trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
+                           **make_kwargs)
+        rows.append({"policy": name, **metrics})
+    print(f"\n{env_id}, split={args.split}, {args.episodes} tasks x {args.trials} trials, seeds {args.seed}..{args.seed + args.episodes - 1}")
+    extra = [column for column in rows[0] if column.startswith(("pass^", "llm_")) or column == "errors"]
+    print(format_table(rows, ["policy", *DEFAULT_COLUMNS, *extra]))
     criteria = success_criteria(env_id)
     for row in rows:
         print(f"\nsuccess criteria, {row['policy']}:\n{criteria_report(row, criteria)}")
     return 0
+
+
+LLM_POLICIES = ("openai", "hf")
+
+
+def make_llm_policy(args: argparse.Namespace):
+    """The agent for ``--policy openai`` (an endpoint) or ``--policy hf`` (a local model)."""
+    from .policies import OpenAIChatAgent, TransformersAgent
+
+    if args.policy[0] == "openai":
+        return OpenAIChatAgent(args.model, args.base_url, args.api_key, concurrency=args.concurrency, timeout=args.timeout,
+                               max_retries=args.max_retries, temperature=args.temperature, max_tokens=args.max_tokens)
+    if not args.model:
+        raise ValueError("--policy hf needs --model PATH (a local model directory or a hub id)")
+    return TransformersAgent(args.model, device=args.device, max_new_tokens=args.max_tokens, temperature=args.temperature or 0.0)
+
+
+def default_output(env_id: str, args: argparse.Namespace) -> str:
+    """``evals/<Env>__<policy>__<model>__<split>__seed<N>.jsonl``."""
+    import re
+
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", (args.model or "default").rstrip("/").split("/")[-1])
+    return f"evals/{env_id.split('/')[-1]}__{args.policy[0]}__{model}__{args.split}__seed{args.seed}.jsonl"
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:
@@ -116,7 +154,16 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_llm_build_model(args: argparse.Namespace) -> int:
+    from trainers.llm.build import run_from_args
+
+    run_from_args(args)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from trainers.llm.build import add_arguments as add_llm_build_arguments
+
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -142,13 +189,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
-    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted(POLICIES))
-    p.add_argument("--episodes", type=int, default=100)
+    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted([*POLICIES, *LLM_POLICIES]),
+                   help="reference policies, or one language model: openai (an OpenAI-compatible endpoint), hf (a local model)")
+    p.add_argument("--episodes", type=int, default=100, help="tasks, seeded --seed, --seed+1, ...")
     p.add_argument("--split", default="test")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--action-mode", default="structured", choices=["structured", "text"])
-    p.add_argument("--device", default="auto", help="for checkpoints: auto | cpu | cuda")
+    p.add_argument("--action-mode", choices=["structured", "text"], help="default: text for language models, else structured")
+    p.add_argument("--device", default="auto", help="for checkpoints and --policy hf: auto | cpu | cuda")
+    p.add_argument("--max-turns", type=int, help="end an episode after this many tool calls (default: the environment's)")
+    p.add_argument("--trials", type=int, default=1, help="plays of each task; reports pass^1..pass^k beside the mean")
+    p.add_argument("--concurrency", type=int, default=1, help="environments played at once (requests in flight, or the hf batch)")
+    p.add_argument("--output", help="JSONL file receiving each episode as it finishes (default for language models: evals/...)")
+    p.add_argument("--resume", action="store_true", help="continue --output, playing only the episodes it lacks")
+    p.add_argument("--model", help="the model: a name the endpoint serves (or OPENAI_MODEL), or a local path / hub id for hf")
+    p.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8000/v1 (default: OPENAI_BASE_URL)")
+    p.add_argument("--api-key", help="default: OPENAI_API_KEY")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's; greedy for hf)")
+    p.add_argument("--max-tokens", type=int, default=256, help="tokens a model may write per turn")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per request before a retry")
+    p.add_argument("--max-retries", type=int, default=3, help="retries of a failed request, with exponential back-off")
     p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
+                       "SFT warm start on expert trajectories (needs the llm extra)")
+    add_llm_build_arguments(p)
+    p.set_defaults(func=cmd_llm_build_model)
     return parser
 
 

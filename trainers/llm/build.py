@@ -1,0 +1,68 @@
+"""One command that makes the project's chat model: expert trajectories, tokenizer, network,
+and the ``llm-sft`` warm start on those trajectories.
+
+    agentgym llm-build-model --out models/agentgym-tiny            # the demo model (minutes on CPU)
+    python -m trainers.llm.build --out /tmp/micro --size micro     # the test model (seconds)
+
+``<out>`` then holds the warm-started model and tokenizer (``save_pretrained``: any Hugging
+Face code path loads it), ``base/`` the untrained one, ``sft/`` the SFT run (TensorBoard,
+checkpoint) and ``expert_train.jsonl`` the trajectories it learnt from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .model import DEFAULT_ENVS, SIZES, build_base
+
+# Per size: expert episodes per env and SFT epochs. The tiny model reads each env's training
+# tasks from 300 expert episodes; the micro model only has to exist and load.
+RECIPES = {"micro": {"episodes": 8, "epochs": 1}, "tiny": {"episodes": 300, "epochs": 3}}
+
+
+def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
+                episodes: int | None = None, epochs: int | None = None, device: str = "auto") -> Path:
+    """Build the tokenizer and model of ``size`` and warm-start it with SFT on expert
+    trajectories of ``envs``; return ``out``."""
+    if size not in SIZES:
+        raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
+    from . import sft  # torch and transformers load only when a model is built
+
+    recipe = RECIPES[size]
+    out = Path(out)
+    base = build_base(out / "base", size, envs, episodes or recipe["episodes"], seed)
+    data = out / "expert_train.jsonl"
+    shutil.move(base / "expert_train.jsonl", data)
+    config = sft.Config(model=str(base), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
+                        epochs=epochs or recipe["epochs"])
+    trained = sft.train(config)
+    for item in trained.iterdir():
+        shutil.copy2(item, out / item.name)
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="models/agentgym-tiny", help="directory to write the model to")
+    parser.add_argument("--size", default="tiny", choices=list(SIZES))
+    parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS), help="environments whose expert trajectories it learns")
+    parser.add_argument("--episodes", type=int, default=None, help="expert episodes per environment")
+    parser.add_argument("--epochs", type=int, default=None, help="SFT epochs")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="auto")
+
+
+def run_from_args(args: argparse.Namespace) -> Path:
+    start = time.time()
+    out = build_model(args.out, args.size, args.envs, args.seed, args.episodes, args.epochs, args.device)
+    print(f"built {args.size} model in {out} ({time.time() - start:.0f} s)")
+    return out
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    run_from_args(parser.parse_args())

@@ -1,0 +1,201 @@
+"""The project's own small chat model: a BPE tokenizer trained on the environments' text, a
+ChatML chat template that renders tools and Hermes-style tool calls, and a Qwen2 causal LM.
+
+Tests and CI cannot download weights, so the project makes its model: the tokenizer learns
+from expert conversations recorded in text mode (tasks, tool schemas, tool calls and results,
+rendered by the chat template), and the network is a ``transformers`` ``Qwen2ForCausalLM``
+built from a config. Everything is saved with ``save_pretrained``: any Hugging Face code path
+(``AutoModelForCausalLM``, ``AutoTokenizer``, ``transformers serve``) loads it, and every
+agentgym code path takes a hub id such as ``Qwen/Qwen2.5-0.5B-Instruct`` the same way.
+
+Tools render one a line as a signature, ``name(arg: type, kind: a|b|c) - description``
+(short enough for a model with a small window); tool calls render as ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``, tool
+results as a user turn holding ``<tool_response>...</tool_response>``: Qwen2.5's format.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import gymnasium as gym
+
+from agentgym_envs import resolve_env_id
+from agentgym_envs.policies import ExpertPolicy, run_episode
+from agentgym_envs.wrappers.recorder import TrajectoryRecorder
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
+                  "<tool_response>", "</tool_response>"]
+
+CHAT_TEMPLATE = (
+    "{%- if tools or messages[0].role == 'system' %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages[0].role == 'system' %}{{- messages[0].content }}{%- endif %}"
+    "{%- if tools %}"
+    "{{- '\\n\\n# Tools\\n<tools>' }}"
+    "{%- for tool in tools %}{%- set f = tool.function if tool.function is defined else tool %}"
+    "{{- '\\n' + f.name + '(' }}"
+    "{%- for arg, spec in (f.parameters.properties if f.parameters is defined else {}).items() %}"
+    "{{- (', ' if not loop.first else '') + arg + ': ' }}"
+    "{%- if spec.enum is defined %}{{- spec.enum | join('|') }}{%- else %}{{- spec.type }}{%- endif %}"
+    "{%- endfor %}"
+    "{{- ') - ' + f.description }}"
+    "{%- endfor %}"
+    "{{- '\\n</tools>\\nCall one tool per turn as <tool_call>\\n{\"name\": <function-name>, "
+    "\"arguments\": <args-json-object>}\\n</tool_call>' }}"
+    "{%- endif %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'system' and loop.first %}"
+    "{%- elif message.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' }}"
+    "{%- if message.content %}{{- message.content }}{%- endif %}"
+    "{%- for call in message.tool_calls or [] %}"
+    "{%- if loop.first and message.content or not loop.first %}{{- '\\n' }}{%- endif %}"
+    "{{- '<tool_call>\\n{\"name\": \"' + call.function.name + '\", \"arguments\": ' }}"
+    "{%- if call.function.arguments is string %}{{- call.function.arguments }}"
+    "{%- else %}{{- call.function.arguments | tojson }}{%- endif %}"
+    "{{- '}\\n</tool_call>' }}"
+    "{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- elif message.role == 'tool' %}"
+    "{{- '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    """The shape of a Qwen2 network and its tokenizer's vocabulary."""
+
+    vocab_size: int
+    hidden_size: int
+    layers: int
+    heads: int
+    intermediate_size: int
+    context: int
+
+
+SIZES: dict[str, ModelSize] = {
+    # Tests: builds and trains in seconds.
+    "micro": ModelSize(vocab_size=600, hidden_size=32, layers=2, heads=2, intermediate_size=64, context=2048),
+    # The demonstration model: about 3.5M parameters, SFT on CPU in minutes.
+    "tiny": ModelSize(vocab_size=2048, hidden_size=192, layers=4, heads=4, intermediate_size=512, context=2048),
+}
+
+DEFAULT_ENVS = ("math", "customer_support")
+
+
+def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
+                               split: str = "train", seed: int = 0) -> Path:
+    """Play the scripted expert in text mode on each env and record the episodes (OpenAI chat
+    JSONL, :class:`TrajectoryRecorder`) to ``path``, replacing any earlier file."""
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    for name in envs:
+        env = TrajectoryRecorder(gym.make(resolve_env_id(name), action_mode="text", split=split), path)
+        expert = ExpertPolicy(env)
+        for episode in range(episodes):
+            run_episode(env, expert, seed=seed + episode)
+        env.close()
+    return path
+
+
+def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Records of chat JSONL files (``messages`` and optional ``tools`` per line); a malformed
+    line is an error naming the file and line."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    records = []
+    for path in paths:
+        with Path(path).open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+                if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+                    raise ValueError(f"{path}:{number}: a record needs a 'messages' list (OpenAI chat format)")
+                records.append(record)
+    if not records:
+        raise ValueError(f"no trajectories in {', '.join(map(str, paths))}")
+    return records
+
+
+def train_tokenizer(records: Sequence[dict[str, Any]], vocab_size: int, context: int) -> Any:
+    """A byte-level BPE tokenizer (digits split one by one, so that unseen numbers and ids are
+    spelled from known pieces) trained on the rendered conversations, with the chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    def renderer() -> Any:
+        fast = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()))
+        fast.chat_template = CHAT_TEMPLATE
+        return fast
+
+    plain = renderer()
+    texts = [plain.apply_chat_template(r["messages"], tools=r.get("tools"), tokenize=False) for r in records]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    bpe.train_from_iterator(texts, trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                        model_max_length=context)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def new_model(tokenizer: Any, size: ModelSize, seed: int = 0) -> Any:
+    """A randomly initialised ``Qwen2ForCausalLM`` of ``size`` for ``tokenizer``."""
+    import torch
+    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=size.hidden_size, intermediate_size=size.intermediate_size,
+        num_hidden_layers=size.layers, num_attention_heads=size.heads, num_key_value_heads=size.heads,
+        max_position_embeddings=size.context, tie_word_embeddings=True,
+        bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config)
+    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    return model
+
+
+def build_base(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
+               seed: int = 0) -> Path:
+    """Record expert trajectories to ``<out>/expert_train.jsonl``, train the tokenizer on them
+    and save it with a fresh (untrained) model to ``out``; return ``out``."""
+    if size not in SIZES:
+        raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
+    out = Path(out)
+    data = record_expert_trajectories(out / "expert_train.jsonl", envs, episodes, seed=seed)
+    shape = SIZES[size]
+    tokenizer = train_tokenizer(read_trajectories(data), shape.vocab_size, shape.context)
+    model = new_model(tokenizer, shape, seed)
+    tokenizer.save_pretrained(out)
+    model.save_pretrained(out)
+    return out
+
+
+def load(model: str | Path, device: Any = "cpu", dtype: Any = None) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` from a local path or a hub id, as any HF model is loaded."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model))
+    network = AutoModelForCausalLM.from_pretrained(str(model), dtype=dtype).to(device)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return network, tokenizer

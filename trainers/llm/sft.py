@@ -1,0 +1,167 @@
+"""Supervised fine-tuning of a Hugging Face causal LM on chat trajectories (``llm-sft``).
+
+Data: JSONL files of ``{"messages": [...], "tools": [...]}`` in the OpenAI chat format, as
+the env's :class:`~agentgym_envs.wrappers.recorder.TrajectoryRecorder` writes them (expert
+trajectories make the warm start). Each conversation is rendered by the model's own chat
+template and cut into pieces (:class:`~trainers.llm.chat.ChatFormat`); the loss is the
+next-token cross-entropy on the assistant tokens only (the model's tool calls and their
+end-of-turn token), averaged over those tokens.
+
+A conversation longer than ``max_length`` (default: the model's window) is cut to its first
+``max_length`` tokens; how many were cut is printed and logged (``llm/truncated_sequences``).
+
+    python -m trainers.llm.sft --model models/agentgym-tiny --data expert.jsonl --run-dir runs/sft
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from .. import common
+from . import runtime
+from .chat import ChatFormat
+from .model import read_trajectories
+
+IGNORE = -100
+
+
+@dataclass
+class Config:
+    """Every hyper-parameter of an SFT run."""
+
+    model: str = "models/agentgym-tiny"  # a local path or a Hugging Face hub id
+    data: list[str] = field(default_factory=list)  # chat JSONL files
+    run_dir: str = "runs/llm-sft"
+    seed: int = 0
+    device: str = "auto"
+    epochs: int = 3
+    batch_size: int = 16  # conversations per optimizer step
+    micro_batch: int = 8  # conversations per forward pass (gradient accumulation in between)
+    learning_rate: float = 2e-3
+    warmup_steps: int = 10
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    max_length: int = 0  # tokens per conversation; 0: the model's window
+    lora_rank: int = 0  # > 0: train LoRA adapters only
+    checkpoint_every: int = 50  # optimizer steps
+    threads: int = 0
+
+
+def encode(fmt: ChatFormat, record: dict[str, Any], max_length: int) -> tuple[list[int], list[int], bool]:
+    """``(input_ids, labels, truncated)`` of one conversation: labels are the ids on
+    assistant tokens and ``IGNORE`` elsewhere."""
+    ids: list[int] = []
+    labels: list[int] = []
+    for piece in fmt.pieces(record["messages"], record.get("tools")):
+        tokens = fmt.encode(piece.text)
+        ids += tokens
+        labels += tokens if piece.assistant else [IGNORE] * len(tokens)
+    truncated = len(ids) > max_length
+    return ids[:max_length], labels[:max_length], truncated
+
+
+def collate(rows: Sequence[tuple[list[int], list[int]]], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
+    """Right-padded ``input_ids``, ``attention_mask`` and ``labels`` (already aligned: the
+    model shifts them)."""
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (ids, labs) in enumerate(rows):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        labels[i, : len(labs)] = torch.tensor(labs)
+        mask[i, : len(ids)] = 1
+    return {"input_ids": input_ids.to(device), "attention_mask": mask.to(device), "labels": labels.to(device)}
+
+
+def assistant_loss(network: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
+    """Summed next-token cross-entropy on the labelled tokens, and how many there are."""
+    logits = network(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1]
+    targets = batch["labels"][:, 1:]
+    loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                                             ignore_index=IGNORE, reduction="sum")
+    return loss, int((targets != IGNORE).sum())
+
+
+def train(config: Config, resume: bool = False) -> Path:
+    """Run SFT; return the directory of the saved model (``<run_dir>/model``)."""
+    run_dir = common.prepare_run_dir(config.run_dir, resume)
+    state = runtime.load_state(run_dir) if resume else None
+    if state is not None:
+        config = Config(**state["config"])
+    device = common.resolve_device(config.device)
+    common.seed_everything(config.seed, config.threads)
+    network, tokenizer = runtime.load_for_training(config.model, device, config.lora_rank)
+    fmt = ChatFormat(tokenizer)
+    max_length = config.max_length or runtime.window(network, tokenizer)
+    encoded = [encode(fmt, record, max_length) for record in read_trajectories(config.data)]
+    truncated = sum(cut for _, _, cut in encoded)
+    if truncated:
+        print(f"llm-sft: {truncated} of {len(encoded)} conversations exceed {max_length} tokens; "
+              f"each keeps its first {max_length}")
+    rows = [(ids, labels) for ids, labels, _ in encoded]
+    steps_per_epoch = max(1, len(rows) // config.batch_size)
+    total_steps = steps_per_epoch * config.epochs
+    optimizer = torch.optim.AdamW([p for p in network.parameters() if p.requires_grad],
+                                  lr=config.learning_rate, weight_decay=config.weight_decay)
+    schedule = lambda step: min(1.0, (step + 1) / max(1, config.warmup_steps)) * max(0.0, 1 - step / total_steps)
+    step = runtime.restore(state, network, optimizer)["step"] if state is not None else 0
+    writer = common.make_writer(run_dir, config, step)
+    writer.add_scalar("llm/truncated_sequences", truncated, step)
+    network.train()
+    start, tokens_seen = time.time(), 0
+    while step < total_steps:
+        epoch, index = divmod(step, steps_per_epoch)
+        order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed * 1000 + epoch))
+        chosen = order[index * config.batch_size: (index + 1) * config.batch_size].tolist()
+        for group in optimizer.param_groups:
+            group["lr"] = config.learning_rate * schedule(step)
+        batches = [chosen[i: i + config.micro_batch] for i in range(0, len(chosen), config.micro_batch)]
+        labelled = sum(sum(t != IGNORE for t in rows[i][1][1:]) for i in chosen)
+        total_loss = 0.0
+        optimizer.zero_grad(set_to_none=True)
+        for part in batches:
+            batch = collate([rows[i] for i in part], tokenizer.pad_token_id, device)
+            with runtime.autocast(device):
+                loss, _ = assistant_loss(network, batch)
+            (loss / max(1, labelled)).backward()
+            total_loss += float(loss.detach())
+            tokens_seen += int(batch["attention_mask"].sum())
+        grad_norm = torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+        optimizer.step()
+        step += 1
+        elapsed = time.time() - start
+        writer.add_scalar("losses/sft_loss", total_loss / max(1, labelled), step)
+        writer.add_scalar("losses/grad_norm", float(grad_norm), step)
+        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+        writer.add_scalar("llm/update_tokens_per_s", tokens_seen / max(elapsed, 1e-9), step)
+        if step % config.checkpoint_every == 0 or step == total_steps:
+            runtime.save_state(run_dir, network, optimizer, {"step": step}, asdict(config))
+    writer.close()
+    network.eval()
+    return runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="a local model directory or a Hugging Face hub id")
+    parser.add_argument("--data", nargs="+", required=True, help="chat JSONL trajectory files")
+    parser.add_argument("--run-dir", default=Config.run_dir)
+    parser.add_argument("--epochs", type=int, default=Config.epochs)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    out = train(Config(model=args.model, data=args.data, run_dir=args.run_dir, epochs=args.epochs, seed=args.seed,
+                       device=args.device), resume=args.resume)
+    print(f"saved {out}")
+
+
+if __name__ == "__main__":
+    main()
