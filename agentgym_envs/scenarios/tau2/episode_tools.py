@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym_envs.core.tools import Arg, Tool, ToolResult
+from agentgym_envs.core.tools import Arg, Tool, ToolError, ToolResult
 
 from .arguments import call_as_upstream
 from .session import Tau2Session
@@ -41,11 +41,16 @@ def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
         session.calls.append((tool.name, arguments))
         if tool.kind == "write" and session.user is not None:
             session.user.record_write(goal_key(tool.name, arguments))
-        # a ToolError propagates: the env shows it
-        if session.tool_arguments == "upstream":
-            output = call_as_upstream(toolkit, tool, session, arguments)
-        else:
-            output = tool.fn(session, **arguments)
+        session.transcript.append(("assistant", json.dumps({"name": tool.name, "arguments": arguments}, default=str)))
+        try:
+            if session.tool_arguments == "upstream":
+                output = call_as_upstream(toolkit, tool, session, arguments)
+            else:
+                output = tool.fn(session, **arguments)
+        except ToolError as exc:  # the env shows it
+            session.transcript.append(("tool", f"Error: {exc}"))
+            raise
+        session.transcript.append(("tool", output))
         if tool.terminal:
             session.transferred = True
         return ToolResult(output, tuple(reveal(tool.name, arguments, output)))
@@ -57,9 +62,11 @@ def respond(session: Tau2Session, message: str) -> ToolResult:
     """Send ``message`` to the user; the result is the user's reply."""
     session.calls.append(("respond", {"message": message}))
     session.agent_messages.append(message)
+    session.transcript.append(("assistant", message))
     if session.user is None:
         return ToolResult("(no user)")
     reply, revealed = session.user.reply(message)
+    session.transcript.append(("user", reply))
     return ToolResult(reply, tuple(revealed))
 
 

@@ -17,6 +17,19 @@ Options (keyword arguments of ``gym.make``, besides ToolUseEnv's):
   extra or missing arguments, ill-typed values passed through; see
   :mod:`~agentgym_envs.scenarios.tau2.arguments`), so that an LLM agent is scored as
   upstream would score it.
+- ``user="rule"`` (default): the seeded rule-based user (:mod:`.user`), offline and
+  deterministic; ``user="llm"``: a chat model plays the customer from the task's user
+  scenario (:class:`~agentgym_envs.scenarios.tau2.llm_user.LLMUser`), as upstream
+  evaluates, on any OpenAI-compatible endpoint: ``user_model``, ``user_base_url``,
+  ``user_api_key`` (default ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``), ``user_temperature``
+  (0.0). The customer's first message is then the model's.
+- ``nl_judge_model`` (with ``nl_judge_base_url``, ``nl_judge_api_key``): a chat model that
+  judges the tasks' NL assertions at temperature 0, so that a reward basis with
+  NL_ASSERTION (the 2026 retail tasks) is scored in full. Without it nothing changes.
+- ``llm_timeout`` (60 s per request), ``llm_max_retries`` (3) and ``llm_max_tokens`` (the
+  server's default) apply to both. An endpoint
+  that fails ends the episode (or fails its grading) with reward 0; the error is in
+  ``info["outcome"]["reason"]`` and ``info["metrics"]["endpoint_error"]`` is 1.
 
 The first observation is the domain policy (``policy.md``) followed by the customer's
 opening message (or the ticket). An episode ends when the user ends the conversation
@@ -24,8 +37,9 @@ opening message (or the ticket). An episode ends when the user ends the conversa
 normal end for scoring. Hitting ``max_turns`` truncates and scores 0, as upstream does.
 
 Grading is :func:`~agentgym_envs.scenarios.tau2.scoring.score_episode`, the same for real
-and generated tasks: DB x COMMUNICATE over the task's reward basis, NL assertions reported
-as not evaluated. Default rewards are outcome only (the score at the end).
+and generated tasks: the product of the task's reward basis (DB, COMMUNICATE, and
+NL_ASSERTION when a judge is given; otherwise NL assertions are reported as not evaluated).
+Default rewards are outcome only (the score at the end).
 
 Structured mode: entity kinds are the tools' argument kinds; ids, payment methods, item
 ids, flight segments, passengers and prices are revealed by read tools, the user's facts by
@@ -36,9 +50,10 @@ the list-builder tools (see :mod:`~agentgym_envs.scenarios.tau2.episode_tools`).
 Free text (a message stating a total, a ``calculate`` expression) can be written in text
 mode only, except the canned messages and ``The amount is X.`` revealed by ``calculate``.
 
-``info`` keys are ToolUseEnv's; ``info["metrics"]`` adds ``db`` and ``communicate``
-(the components, 1/0) and ``nl_not_evaluated`` (1 if the task's NL assertions could not be
-judged offline).
+``info`` keys are ToolUseEnv's; ``info["metrics"]`` adds ``db``, ``communicate`` and
+``nl_assertion`` (the components, 1/0), ``nl_not_evaluated`` (1 if the task's NL assertions
+were in the reward basis and no judge was given) and ``endpoint_error`` (1 if the LLM user
+or the judge failed).
 """
 
 from __future__ import annotations
@@ -66,6 +81,7 @@ from .tasks import Tau2Task, parse_tasks
 from .user import AGENT_MESSAGES, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
 
 SOURCES = ("generated", "real")
+USERS = ("rule", "llm")
 _ADDRESS_WRITES = ("modify_pending_order_address", "modify_user_address")
 _ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
 
@@ -100,12 +116,16 @@ class Tau2Scenario(Scenario):
         solo: bool = False,
         structured: bool = True,
         tool_arguments: str = "strict",
+        user_client: Any = None,
+        nl_judge: Any = None,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
         self._data_dir_arg = data_dir
         self.source, self.solo, self.structured = source, solo, structured
         self.tool_arguments = check_tool_arguments(tool_arguments)
+        self.user_client, self.nl_judge = user_client, nl_judge  # a ChatClient, an NLJudge
+        self._openings: dict[str, str] = {}
         if tool_arguments == "upstream":  # the domain tools check their own arguments
             self.tools = tuple(
                 replace(tool, checked=False) if tool.name in self.domain.tools_by_name else tool
@@ -155,18 +175,29 @@ class Tau2Scenario(Scenario):
         criteria = task.evaluation_criteria
         actions = [a for a in (criteria.actions or ()) if a.requestor == "assistant"] if criteria else []
         writes = [goal_key(a.name, a.arguments) for a in actions if self.domain.tools_by_name[a.name].kind == "write"]
-        user = UserSimulator(
-            facts=self.facts(task, db),
-            reason=_instruction(task, "reason_for_call"),
-            goal_writes=Counter(writes),
-            goal_info=tuple(criteria.communicate_info or ()) if criteria else (),
-            seed=f"{self.domain.name}/{task.id}",
-        )
+        facts = self.facts(task, db)
+        user: Any
+        if self.user_client is None:
+            user = UserSimulator(
+                facts=facts,
+                reason=_instruction(task, "reason_for_call"),
+                goal_writes=Counter(writes),
+                goal_info=tuple(criteria.communicate_info or ()) if criteria else (),
+                seed=f"{self.domain.name}/{task.id}",
+            )
+            opening = opening_message(task.id, _instruction(task, "reason_for_call"))
+        else:
+            from .llm_user import LLMUser, user_scenario_text
+
+            user = LLMUser(self.user_client, user_scenario_text(task.user_scenario))
+            opening = user.opening()
+        self._openings[task.id] = opening
         builders = {b.kind: b for b in self.builders}
-        reads = self.revealing_reads(actions, db, user.facts) if self.structured else []
+        reads = self.revealing_reads(actions, db, facts) if self.structured else []
         plan = expert_plan(task, self.tools_by_name, builders, self.structured, self.solo, reads)
         return Tau2Session(
-            db=db, tool_arguments=self.tool_arguments, user=user, plan=plan, reference_writes=frozenset(writes)
+            db=db, tool_arguments=self.tool_arguments, user=user, plan=plan, reference_writes=frozenset(writes),
+            transcript=[("user", opening)],
         )
 
     def facts(self, task: Tau2Task, db: Any) -> UserFacts:
@@ -200,7 +231,10 @@ class Tau2Scenario(Scenario):
                      if _instruction(task, key)]
             ticket = "TICKET (act on the customer's behalf; the customer's full request):\n" + "\n".join(lines)
         else:
-            ticket = f"CUSTOMER: {opening_message(task.id, _instruction(task, 'reason_for_call'))}"
+            opening = self._openings.pop(task.id, None)  # the opening of the episode new_world began
+            if opening is None:
+                opening = opening_message(task.id, _instruction(task, "reason_for_call"))
+            ticket = f"CUSTOMER: {opening}"
         return f"{ticket}\n\nPOLICY\n{self.policy}"
 
     def initial_entities(self, task: Tau2Task) -> Iterable[tuple[str, Any]]:
@@ -225,15 +259,19 @@ class Tau2Scenario(Scenario):
     def grade(self, task: Tau2Task, world: Tau2Session) -> Outcome:
         score = score_episode(
             task, world.calls, world.agent_messages, data_dir=self.data_dir, ended_normally=world.ended_normally,
-            with_hashes=False, tool_arguments=self.tool_arguments,
+            with_hashes=False, tool_arguments=self.tool_arguments, nl_judge=self.nl_judge, transcript=world.transcript,
         )
         world.score = score
         reason = f"reward {score.reward:g} on {'x'.join(score.reward_basis) or 'nothing'}"
+        for error in (world.user_error, score.judge_error):
+            if error is not None:
+                reason += f"; {error}"
         if score.not_evaluated:
             reason += f"; not evaluated offline: {', '.join(score.not_evaluated)}"
         if score.note:
             reason += f"; {score.note}"
-        details = {"components": dict(score.components), "not_evaluated": list(score.not_evaluated)}
+        details = {"components": dict(score.components), "not_evaluated": list(score.not_evaluated),
+                   "nl_checks": [list(check) for check in score.nl_checks]}
         return Outcome(score.success, score.reward, reason, details)
 
     def extra_metrics(self, task: Tau2Task, world: Tau2Session) -> dict[str, float]:
@@ -242,7 +280,9 @@ class Tau2Scenario(Scenario):
         return {
             "db": float(components.get("DB", 0.0)),
             "communicate": float(components.get("COMMUNICATE", 0.0)),
+            "nl_assertion": float(components.get("NL_ASSERTION", 0.0)),
             "nl_not_evaluated": float(score is not None and "NL_ASSERTION" in score.not_evaluated),
+            "endpoint_error": float(world.user_error is not None or (score is not None and score.judge_error is not None)),
         }
 
     def expert_call(self, task: Tau2Task, world: Tau2Session, history: Sequence[ToolCall]) -> ToolCall:
@@ -313,7 +353,8 @@ class Tau2AirlineScenario(Tau2Scenario):
 
 class Tau2Env(ToolUseEnv):
     """A tau2 environment; keyword arguments as :class:`ToolUseEnv` plus ``data_dir``,
-    ``source``, ``solo`` and ``tool_arguments`` (see the module docstring)."""
+    ``source``, ``solo``, ``tool_arguments``, the LLM user's and the NL judge's options (see
+    the module docstring)."""
 
     scenario_class: ClassVar[type[Tau2Scenario]]
 
@@ -323,10 +364,37 @@ class Tau2Env(ToolUseEnv):
         source: str = "generated",
         solo: bool = False,
         tool_arguments: str = "strict",
+        user: str = "rule",
+        user_model: str | None = None,
+        user_base_url: str | None = None,
+        user_api_key: str | None = None,
+        user_temperature: float = 0.0,
+        nl_judge_model: str | None = None,
+        nl_judge_base_url: str | None = None,
+        nl_judge_api_key: str | None = None,
+        llm_timeout: float = 60.0,
+        llm_max_retries: int = 3,
+        llm_max_tokens: int | None = None,
         **kwargs: Any,
     ) -> None:
+        if user not in USERS:
+            raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
         structured = kwargs.get("action_mode", "structured") == "structured"
-        scenario = self.scenario_class(data_dir, source, solo, structured, tool_arguments)
+        user_client = nl_judge = None
+        if user == "llm" or nl_judge_model is not None:
+            from agentgym_envs.policies.chat_client import ChatClient
+
+            from .llm_user import NLJudge
+
+            limits = {"timeout": llm_timeout, "max_retries": llm_max_retries}
+            length = {} if llm_max_tokens is None else {"max_tokens": llm_max_tokens}
+            if user == "llm":
+                user_client = ChatClient(user_model, user_base_url, user_api_key, **limits,
+                                         request_options={"temperature": user_temperature, **length})
+            if nl_judge_model is not None:
+                nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
+                                              request_options={"temperature": 0.0, **length}))
+        scenario = self.scenario_class(data_dir, source, solo, structured, tool_arguments, user_client, nl_judge)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
 
