@@ -106,3 +106,23 @@ def test_a_judge_endpoint_that_is_down_fails_the_episode_with_a_recorded_error(f
 def test_unknown_user_kind_is_a_clear_error(data_dir):
     with pytest.raises(ValueError, match="user must be one of"):
         gym.make(RETAIL, data_dir=data_dir, user="human")
+
+
+def test_eval_plays_every_task_k_times_and_writes_pass_k_per_domain(server, micro_model, data_dir, tmp_path):
+    from agentgym_envs.cli import main
+
+    episodes, board = tmp_path / "episodes.jsonl", tmp_path / "board.json"
+    common = ["--policy", "openai", "--model", str(micro_model), "--base-url", server, "--episodes", "2",
+              "--trials", "2", "--split", "test", "--max-turns", "2", "--max-tokens", "8", "--user", "llm",
+              "--user-model", str(micro_model), "--user-base-url", server, "--llm-max-tokens", "8",
+              "--data-dir", str(data_dir), "--leaderboard", str(board)]
+    assert main(["eval", "tau2_retail", *common, "--output", str(episodes)]) == 0
+    records = [json.loads(line) for line in episodes.read_text().splitlines()[1:]]
+    assert sorted((r["task"], r["trial"]) for r in records) == [("5", 0), ("5", 1), ("9", 0), ("9", 1)]  # first test ids
+    results = json.loads(board.read_text())
+    assert results["model_name"] == str(micro_model) and set(results["results"]) == {"retail"}
+    retail = results["results"]["retail"]
+    assert set(retail) == {"pass_1", "pass_2", "tasks", "trials", "episodes", "errors"}
+    assert (retail["tasks"], retail["trials"], retail["episodes"]) == (2, 2, 4)
+    assert 0.0 <= retail["pass_2"] <= retail["pass_1"] <= 100.0
+    assert "LLM" in results["methodology"]["user_simulator"]
