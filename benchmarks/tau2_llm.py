@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -107,7 +108,10 @@ def write_tables(out: Path, rows: list[dict], args: argparse.Namespace) -> None:
         f"# tau2 leaderboard protocol: agent `{args.model}`, user `{args.user_model}`, split {args.split}",
         "",
         f"{args.trials} trials per task; pass^k in percent (upstream's definition); "
-        f"NL judge: {args.nl_judge_model or 'none'}; tool arguments: {args.tool_arguments}.",
+        f"NL judge: {args.nl_judge_model or 'none'}; tool arguments: {args.tool_arguments}; "
+        f"at most {args.max_turns} agent actions per episode.",
+        "",
+        "Command: `python " + " ".join(["benchmarks/tau2_llm.py", *sys.argv[1:]]) + "`",
         "",
         "| " + " | ".join(columns) + " |",
         "|" + "---|" * len(columns),
