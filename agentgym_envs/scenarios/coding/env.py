@@ -22,12 +22,11 @@ class CodingEnv(ToolUseEnv):
     (`off_by_one`, `wrong_operator`, `wrong_edge_case`, `indentation_error`, `too_slow`,
     `crashes_on_empty`); most wrong candidates pass every visible example and fail only hidden
     tests, so testing on the examples is not enough. Splits are disjoint and stratified by
-    difficulty: train 30 problems, test 13. Every program runs in a sandbox (a supervisor
-    process, a fresh temporary directory, a scrubbed environment, a fresh unprivileged uid as
-    root, CPU, wall, memory, file-size, process and output limits). The sandbox is a resource
-    and privilege boundary, not a security boundary: it has no network isolation, and
-    programs can read world-readable files (including this package's hidden tests); use a VM
-    or gVisor for hostile code.
+    difficulty: train 30 problems, test 13. Every program runs in a sandbox: a fork server per environment with
+    CPU, wall, memory, file-size, process and output limits, a fresh unprivileged uid and a scrubbed
+    environment; as root also in its own network, mount and pid namespaces, where it sees only its
+    temporary directory and a read-only standard library (no network, no package, no hidden
+    tests: the environment compares outputs). See `docs/coding_sandbox.md`.
 
     ## Action Space
 
@@ -73,7 +72,9 @@ class CodingEnv(ToolUseEnv):
     `partial_credit` (False), `candidates` (True: offer the candidate programs as entities;
     False for a text agent writing its own code), `limits` (per-test `SandboxLimits`: 1 s
     CPU, 4 s wall, 256 MB, 8 MB per file, 16 tasks, 64 KiB output), `cache_results` (True:
-    identical runs are answered from a bounded, process-wide cache), `task_file` (text mode
+    identical runs are answered from a bounded, process-wide cache), `sandbox` (`"auto"`:
+    isolate when the namespaces can be made, else warn once; `"strict"`: refuse to run
+    without them), `task_file` (text mode
     only: LiveCodeBench rows with `question_content`, `public_test_cases`,
     `private_test_cases`, or DeepCoder rows with `problem` and `tests`; errors name the line
     and field), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
@@ -91,7 +92,8 @@ class CodingEnv(ToolUseEnv):
     ## Version History
 
     - v0: initial version; text actions in every form language models write;
-      `info["parse"]`; `sample_mask()`.
+      `info["parse"]`; `sample_mask()`; `sandbox=`: network, mount and pid namespaces
+      as root, hidden tests kept outside the program's view.
     """
 
     def __init__(
@@ -100,6 +102,7 @@ class CodingEnv(ToolUseEnv):
         candidates: bool = True,
         limits: SandboxLimits = CODING_LIMITS,
         cache_results: bool = True,
+        sandbox: str = "auto",
         **kwargs: Any,
     ) -> None:
         if kwargs.get("action_mode", "structured") == "structured":
@@ -113,4 +116,8 @@ class CodingEnv(ToolUseEnv):
                     "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
-        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results), **kwargs)
+        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results, sandbox), **kwargs)
+
+    def close(self) -> None:
+        self.scenario.close()
+        super().close()

@@ -103,10 +103,15 @@ class Tau2Env(ToolUseEnv):
     1/0), `nl_not_evaluated` (1 when the task's NL assertions count and no judge was given) and
     `endpoint_error` (1 when the LLM user or the judge failed; the reason names the error).
 
-    The default simulated user is rule based: it answers questions about the facts it holds, confirms
-    when asked, accepts a refusal while its goal is unmet and ends the conversation once every
-    reference write was made and every `communicate_info` said. It does not follow upstream
-    instructions' conditions ("if the agent says X, do Y").
+    **Deviations from upstream.** The default simulated user is rule based: it answers
+    questions about the facts it holds, confirms when asked, accepts a refusal while its goal
+    is unmet and ends the conversation once every reference write was made and every
+    `communicate_info` said; it never volunteers facts and does not follow upstream
+    instructions' conditions ("if the agent says X, do Y") — `user="llm"` plays the customer
+    as upstream does. NL assertions are evaluated only with `nl_judge_model`. The episode does
+    not stop after 10 tool errors (`max_invalid_calls` is available) and is limited to 40
+    agent calls instead of 200 messages. `respond` and the list builders are agentgym tools
+    the evaluator skips. The generated tasks cover a subset of the real tasks' variety.
 
     ## Version History
 
