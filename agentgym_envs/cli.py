@@ -100,7 +100,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if domain is not None:
         make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm)))
         if make_kwargs["source"] == "real":  # upstream's protocol: every task of the split, --trials times
-            from .scenarios.tau2 import get_domain
+            from agentgym_envs.scenarios.tau2 import get_domain
 
             task_ids = [task.id for task in get_domain(domain).load_tasks(args.split, args.data_dir)][: args.episodes]
     rows = []
@@ -149,7 +149,7 @@ def tau2_make_kwargs(args: argparse.Namespace, llm: bool) -> dict[str, object]:
 
 def write_tau2_leaderboard(args: argparse.Namespace, domain: str, row: dict[str, float], tasks: int) -> None:
     """Add this domain's pass^1..k to the run's leaderboard-style results file."""
-    from .scenarios.tau2.leaderboard import domain_results, write_leaderboard
+    from agentgym_envs.scenarios.tau2.leaderboard import domain_results, write_leaderboard
 
     path = args.leaderboard or default_output("tau2", args).replace(".jsonl", ".json")
     user = f"{args.user_model or 'OPENAI_MODEL'} (LLM)" if args.user == "llm" else "agentgym rule-based user (offline)"

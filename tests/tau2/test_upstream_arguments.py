@@ -10,8 +10,8 @@ import pytest
 
 import agentgym_envs  # noqa: F401
 from agentgym_envs.scenarios.tau2 import AIRLINE, RETAIL, get_domain, score_episode
-from agentgym_envs.scenarios.tau2.arguments import binding_error
-from agentgym_envs.scenarios.tau2.tasks import parse_tasks
+from agentgym_envs.scenarios.tau2.upstream.arguments import binding_error
+from agentgym_envs.scenarios.tau2.upstream.tasks import parse_tasks
 
 KEYWORD_SETS = (
     {},

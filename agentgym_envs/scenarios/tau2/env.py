@@ -8,7 +8,9 @@ from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 
-from .scenario import USERS, Tau2AirlineScenario, Tau2RetailScenario, Tau2Scenario
+from .airline.scenario import Tau2AirlineScenario
+from .retail.scenario import Tau2RetailScenario
+from .scenario import USERS, Tau2Scenario
 from .session import Tau2Session
 
 
@@ -144,7 +146,6 @@ class Tau2Env(ToolUseEnv):
     ) -> None:
         if user not in USERS:
             raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
-        structured = kwargs.get("action_mode", "structured") == "structured"
         user_client = nl_judge = None
         if user == "llm" or nl_judge_model is not None:
             from agentgym_envs.policies.chat_client import ChatClient
@@ -159,7 +160,7 @@ class Tau2Env(ToolUseEnv):
             if nl_judge_model is not None:
                 nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
                                               request_options={"temperature": 0.0, **length}))
-        scenario = self.scenario_class(data_dir, source, solo, structured, tool_arguments, user_client, nl_judge)
+        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
 

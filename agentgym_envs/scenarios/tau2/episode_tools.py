@@ -25,8 +25,8 @@ from typing import Any
 
 from agentgym_envs.core.tools import Arg, Tool, ToolError, ToolResult
 
-from .arguments import call_as_upstream
 from .session import Tau2Session
+from .upstream.arguments import call_as_upstream
 from .user import goal_key
 
 Reveal = Callable[[str, Mapping[str, Any], str], list[tuple[str, Any]]]
@@ -35,7 +35,7 @@ Reveal = Callable[[str, Mapping[str, Any], str], list[tuple[str, Any]]]
 def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
     """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities.
     In a session with upstream argument handling the call is bound and run as a method of
-    upstream's ``toolkit`` class would be (:mod:`.arguments`)."""
+    upstream's ``toolkit`` class would be (:mod:`.upstream.arguments`)."""
 
     def run(session: Tau2Session, **arguments: Any) -> ToolResult:
         session.calls.append((tool.name, arguments))
@@ -83,12 +83,14 @@ RESPOND = Tool(
 @dataclass(frozen=True)
 class ListBuilder:
     """How one list-valued argument kind is built: ``kind`` of the finished list, the
-    element's arguments, and ``element`` turning those arguments into one list item."""
+    element's arguments, ``element`` turning those arguments into one list item, and
+    ``unpack`` the reverse (default: the item is the one argument's value)."""
 
     name: str
     kind: str
     args: tuple[Arg, ...]
     element: Callable[..., Any]
+    unpack: Callable[[Any], dict[str, Any]] | None = None
 
     def tools(self) -> tuple[Tool, Tool]:
         return (
@@ -111,46 +113,6 @@ class ListBuilder:
         return run
 
 
-def _same(**arguments: Any) -> Any:
-    (value,) = arguments.values()
-    return value
-
-
-def _flight(flight: dict[str, Any]) -> dict[str, Any]:
-    return {"flight_number": flight.get("flight_number"), "date": flight.get("date")}
-
-
-def _passenger(passenger: dict[str, Any]) -> dict[str, Any]:
-    return {k: passenger.get(k) for k in ("first_name", "last_name", "dob")}
-
-
-def _payment(payment_method_id: str, amount: float) -> dict[str, Any]:
-    return {"payment_id": payment_method_id, "amount": int(amount) if float(amount).is_integer() else amount}
-
-
-ITEM_LIST = ListBuilder(
-    "item", "item_ids", (Arg("item_id", "string", "item_id", "An item id, such as '1008292230'."),), _same
-)
-FLIGHT_LIST = ListBuilder(
-    "flight", "flights",
-    (Arg("flight", "object", "flight", "A flight segment {flight_number, date}."),), _flight,
-)
-PASSENGER_LIST = ListBuilder(
-    "passenger", "passengers",
-    (Arg("passenger", "object", "passenger", "A passenger {first_name, last_name, dob}."),), _passenger,
-)
-PAYMENT_LIST = ListBuilder(
-    "payment", "payments",
-    (
-        Arg("payment_method_id", "string", "payment_method_id", "A payment method id of the user's profile."),
-        Arg("amount", "number", "amount", "The amount to pay with it."),
-    ),
-    _payment,
-)
-RETAIL_BUILDERS = (ITEM_LIST,)
-AIRLINE_BUILDERS = (FLIGHT_LIST, PASSENGER_LIST, PAYMENT_LIST)
-
-
 def episode_tools(
     domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...], toolkit: str
 ) -> tuple[Tool, ...]:
@@ -164,9 +126,5 @@ def builder_calls(builder: ListBuilder, values: list[Any]) -> list[tuple[str, di
     calls = []
     for index, value in enumerate(values):
         name = ("start_" if index == 0 else "add_to_") + f"{builder.name}_list"
-        if builder is PAYMENT_LIST:
-            arguments = {"payment_method_id": value["payment_id"], "amount": value["amount"]}
-        else:
-            arguments = {builder.args[0].name: value}
-        calls.append((name, arguments))
+        calls.append((name, builder.unpack(value) if builder.unpack else {builder.args[0].name: value}))
     return calls

@@ -13,17 +13,16 @@ from typing import Any, ClassVar, Iterable, Sequence
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, TaskList, TaskSource, ToolCall
 from agentgym_envs.core.tools import Tool
 
-from .arguments import check_tool_arguments
-from .domain import AIRLINE, RETAIL, Tau2Domain
-from .episode_tools import AIRLINE_BUILDERS, RETAIL_BUILDERS, ListBuilder, episode_tools
-from .errors import Tau2FormatError, Tau2MissingDataError
-from .expert import airline_reads, expert_plan, retail_reads
-from .files import domain_dir, find_data_dir
-from .generator import GENERATED_SPLITS, AirlineTaskGenerator, RetailTaskGenerator
-from .reveal import reveal_airline, reveal_retail
-from .scoring import score_episode
+from .episode_tools import ListBuilder
+from .expert import expert_plan
+from .generator import GENERATED_SPLITS
 from .session import Tau2Session
-from .tasks import Tau2Task, parse_tasks
+from .upstream.arguments import check_tool_arguments
+from .upstream.domain import Tau2Domain
+from .upstream.errors import Tau2FormatError, Tau2MissingDataError
+from .upstream.files import domain_dir, find_data_dir
+from .upstream.scoring import score_episode
+from .upstream.tasks import Tau2Task, parse_tasks
 from .user import AGENT_MESSAGES, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
 
 SOURCES = ("generated", "real")
@@ -39,6 +38,7 @@ class Tau2Scenario(Scenario):
     builders: ClassVar[tuple[ListBuilder, ...]]
     enum_entities: ClassVar[tuple[tuple[str, Any], ...]]
     revealing_reads: ClassVar[Any]
+    generator_class: ClassVar[type]
     splits = ("train", "test", "base")
     difficulties = ("real", "generated")
     max_entities = 256
@@ -60,7 +60,6 @@ class Tau2Scenario(Scenario):
         data_dir: str | os.PathLike[str] | None = None,
         source: str = "generated",
         solo: bool = False,
-        structured: bool = True,
         tool_arguments: str = "strict",
         user_client: Any = None,
         nl_judge: Any = None,
@@ -68,7 +67,7 @@ class Tau2Scenario(Scenario):
         if source not in SOURCES:
             raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
         self._data_dir_arg = data_dir
-        self.source, self.solo, self.structured = source, solo, structured
+        self.source, self.solo = source, solo
         self.tool_arguments = check_tool_arguments(tool_arguments)
         self.user_client, self.nl_judge = user_client, nl_judge  # a ChatClient, an NLJudge
         self._openings: dict[str, str] = {}
@@ -99,7 +98,7 @@ class Tau2Scenario(Scenario):
     @cached_property
     def generator(self) -> Any:
         db = self.domain.new_world(self.data_dir).db
-        return RetailTaskGenerator(db) if self.domain is RETAIL else AirlineTaskGenerator(db)
+        return self.generator_class(db)
 
     @cached_property
     def tools_by_name(self) -> dict[str, Tool]:
@@ -146,8 +145,8 @@ class Tau2Scenario(Scenario):
             opening = user.opening()
         self._openings[task.id] = opening
         builders = {b.kind: b for b in self.builders}
-        reads = self.revealing_reads(actions, db, facts) if self.structured else []
-        plan = expert_plan(task, self.tools_by_name, builders, self.structured, self.solo, reads)
+        reads = self.revealing_reads(actions, db, facts)
+        plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads)
         return Tau2Session(
             db=db, tool_arguments=self.tool_arguments, user=user, plan=plan, reference_writes=frozenset(writes),
             transcript=[("user", opening)],
@@ -264,41 +263,3 @@ def _instruction(task: Tau2Task, key: str) -> str:
     if isinstance(instructions, dict):
         return str(instructions.get(key) or "")
     return str(instructions) if key == "reason_for_call" else ""
-
-
-_COUNTS = tuple(("count", n) for n in range(21))
-
-
-class Tau2RetailScenario(Tau2Scenario):
-    """tau2-bench retail: orders, exchanges, returns, cancellations."""
-
-    name = "tau2_retail"
-    env_id = "AgentGym/Tau2Retail-v0"
-    description = "tau2-bench retail customer service (real tau2 tasks or seeded ones), with a simulated user."
-    domain = RETAIL
-    builders = RETAIL_BUILDERS
-    tools = episode_tools(RETAIL.tools, reveal_retail, RETAIL_BUILDERS, RETAIL.toolkit)
-    enum_entities = (("reason", "no longer needed"), ("reason", "ordered by mistake"))
-    revealing_reads = staticmethod(retail_reads)
-
-
-class Tau2AirlineScenario(Tau2Scenario):
-    """tau2-bench airline: bookings, changes, cancellations, compensation."""
-
-    name = "tau2_airline"
-    env_id = "AgentGym/Tau2Airline-v0"
-    description = "tau2-bench airline customer service (real tau2 tasks or seeded ones), with a simulated user."
-    domain = AIRLINE
-    builders = AIRLINE_BUILDERS
-    tools = episode_tools(AIRLINE.tools, reveal_airline, AIRLINE_BUILDERS, AIRLINE.toolkit)
-    enum_entities = (
-        *(("cabin", c) for c in ("basic_economy", "economy", "business")),
-        *(("flight_type", t) for t in ("one_way", "round_trip")),
-        *(("insurance", i) for i in ("yes", "no")),
-        *_COUNTS,
-        *(("amount", 50 * k) for k in range(1, 11)),
-        *(("airport", code) for code in ("ATL", "BOS", "CLT", "DEN", "DFW", "DTW", "EWR", "IAH", "JFK", "LAS",
-                                         "LAX", "LGA", "MCO", "MIA", "MSP", "ORD", "PHL", "PHX", "SEA", "SFO")),
-        *(("date", f"2024-05-{day:02d}") for day in range(1, 31)),
-    )
-    revealing_reads = staticmethod(airline_reads)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .upstream.toolkit import Tau2World
 from .user import UserSimulator
-from .world import Tau2World
 
 
 @dataclass

@@ -6,8 +6,8 @@ from __future__ import annotations
 from agentgym_envs.core.tools import Arg, Tool, ToolError
 
 from ..arguments import upstream_model
-from ..common_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, object_items, record_list, render
-from ..world import Tau2World
+from ..generic_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, object_items, record_list, render
+from ..toolkit import Tau2World
 from .models import (
     CABINS,
     FLIGHT_TYPES,

@@ -13,7 +13,7 @@ from agentgym_envs.core.tools import Arg, Tool, ToolError
 
 from .arguments import upstream_model
 from .records import Record, RecordFormatError
-from .world import Tau2World
+from .toolkit import Tau2World
 
 R = TypeVar("R", bound=Record)
 

@@ -10,8 +10,8 @@ from typing import Literal, cast, get_args
 from agentgym_envs.core.tools import Arg, Tool, ToolError
 
 from ..arguments import upstream_model
-from ..common_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, render
-from ..world import Tau2World
+from ..generic_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, render
+from ..toolkit import Tau2World
 from .models import (
     Address,
     CancelReason,

@@ -16,7 +16,7 @@ from .retail.models import RetailDB
 from .retail.tools import TOOLS as RETAIL_TOOLS
 from .store import Tau2DB
 from .tasks import Tau2Task, load_tasks
-from .world import Tau2World, ToolOutcome, run_tool
+from .toolkit import Tau2World, ToolOutcome, run_tool
 
 DataDir = str | os.PathLike[str] | None
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from .domain import DataDir, Tau2Domain, get_domain
 from .tasks import Tau2Action, Tau2Task
-from .world import Tau2World
+from .toolkit import Tau2World
 
 ToolCallLike = tuple[str, Mapping[str, Any]]
 NLJudgeLike = Callable[[Sequence[str], Sequence[tuple[str, str]]], Any]  # -> llm_user.Judgement
