@@ -10,12 +10,26 @@ from typing import Sequence
 
 import gymnasium as gym
 
+from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no torch at import
+
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .policies import POLICIES, evaluate
+from .policies import MODEL_POLICIES, POLICIES, default_results_path, evaluate, model_policy
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
-DEFAULT_TRAIN_STEPS = 20_000  # `agentgym train` budget: a few minutes of PPO on an idle 2-core CPU
+TRAIN_DESCRIPTION = """Train an agent. Every algorithm goes through the same run lifecycle:
+
+  1. the env is resolved (name or id) and built once: a bad name, argument or missing data set
+     fails here and writes nothing;
+  2. the run directory <run-dir>/<EnvName>__<algo>__seed<N> is created (emptied unless --resume)
+     with run.json (the request), TensorBoard events, the checkpoint and, at the end, result.json;
+  3. the algorithm trains for --total-steps environment steps (rounded up to whole rollouts) on
+     the scenario's training reward (see --set training_reward);
+  4. the greedy policy is evaluated on the train and test splits on the env's own reward, and
+     one table and the scenario's success criteria are printed.
+
+`agentgym eval <run-dir>/<run>/checkpoint.pt` (or checkpoint.zip, or the run directory)
+evaluates any checkpoint it wrote. See docs/training.md."""
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -57,15 +71,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainers.registry import ALGORITHMS, RunSpec, run
+    from trainers.lifecycle import TrainRequest, train
 
-    if args.algo not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {args.algo!r}; choose from {list(ALGORITHMS)}")
     overrides = dict(parse_override(item) for item in args.set)
-    spec = RunSpec(args.env, seed=args.seed, total_steps=args.total_steps, device=args.device, run_dir=args.run_dir,
-                   eval_episodes=args.eval_episodes, resume=args.resume, overrides=overrides)
-    result = run(args.algo, spec)
-    print(f"\nrun directory: {result.run_dir}  (tensorboard --logdir {args.run_dir})")
+    train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
+                       run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
+                       progress=not args.no_progress, overrides=overrides))
     return 0
 
 
@@ -83,10 +94,10 @@ def parse_override(item: str) -> tuple[str, object]:
 def cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    if Path(args.env).is_file():
+    if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
-    llm = [policy for policy in args.policy if policy in LLM_POLICIES]
+    llm = [policy for policy in args.policy if policy in MODEL_POLICIES]
     if llm and len(args.policy) > 1:
         raise ValueError(f"--policy {llm[0]} evaluates one model: give it alone")
     if args.output and len(args.policy) > 1:
@@ -105,8 +116,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             task_ids = [task.id for task in get_domain(domain).load_tasks(args.split, args.data_dir)][: args.episodes]
     rows = []
     for name in args.policy:
-        policy = make_llm_policy(args) if name in LLM_POLICIES else name
-        output = args.output or (default_output(env_id, args) if llm else None)
+        policy = name
+        if name in MODEL_POLICIES:
+            policy = model_policy(name, args.model, base_url=args.base_url, api_key=args.api_key, device=args.device,
+                                  concurrency=args.concurrency, timeout=args.timeout, max_retries=args.max_retries,
+                                  temperature=args.temperature, max_tokens=args.max_tokens)
+        output = args.output or (default_results_path(env_id, name, args.model, args.split, args.seed) if llm else None)
         if output:
             print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
         metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
@@ -127,7 +142,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-LLM_POLICIES = ("openai", "hf")
 TAU2_DOMAINS = {"AgentGym/Tau2Retail-v0": "retail", "AgentGym/Tau2Airline-v0": "airline"}
 
 
@@ -151,7 +165,7 @@ def write_tau2_leaderboard(args: argparse.Namespace, domain: str, row: dict[str,
     """Add this domain's pass^1..k to the run's leaderboard-style results file."""
     from agentgym_envs.scenarios.tau2.leaderboard import domain_results, write_leaderboard
 
-    path = args.leaderboard or default_output("tau2", args).replace(".jsonl", ".json")
+    path = args.leaderboard or default_results_path("tau2", args.policy[0], args.model, args.split, args.seed).replace(".jsonl", ".json")
     user = f"{args.user_model or 'OPENAI_MODEL'} (LLM)" if args.user == "llm" else "agentgym rule-based user (offline)"
     judge = args.nl_judge_model or "none: NL assertions not evaluated (the reward is an upper bound)"
     methodology = {"user_simulator": user, "nl_assertion_judge": judge, "split": args.split,
@@ -162,40 +176,16 @@ def write_tau2_leaderboard(args: argparse.Namespace, domain: str, row: dict[str,
     print(f"leaderboard results ({domain}): {path}")
 
 
-def make_llm_policy(args: argparse.Namespace):
-    """The agent for ``--policy openai`` (an endpoint) or ``--policy hf`` (a local model)."""
-    from .policies import OpenAIChatAgent, TransformersAgent
-
-    if args.policy[0] == "openai":
-        return OpenAIChatAgent(args.model, args.base_url, args.api_key, concurrency=args.concurrency, timeout=args.timeout,
-                               max_retries=args.max_retries, temperature=args.temperature, max_tokens=args.max_tokens)
-    if not args.model:
-        raise ValueError("--policy hf needs --model PATH (a local model directory or a hub id)")
-    return TransformersAgent(args.model, device=args.device, max_new_tokens=args.max_tokens, temperature=args.temperature or 0.0)
-
-
-def default_output(env_id: str, args: argparse.Namespace) -> str:
-    """``evals/<Env>__<policy>__<model>__<split>__seed<N>.jsonl``."""
-    import re
-
-    model = re.sub(r"[^A-Za-z0-9._-]+", "-", (args.model or "default").rstrip("/").split("/")[-1])
-    return f"evals/{env_id.split('/')[-1]}__{args.policy[0]}__{model}__{args.split}__seed{args.seed}.jsonl"
-
-
 def _eval_checkpoint(args: argparse.Namespace) -> int:
-    from trainers import common
+    from trainers.lifecycle import evaluate_policy, load_trained_policy
 
-    payload = common.load_checkpoint(args.env)
-    env_id = payload["config"]["env_id"]
-    device = common.resolve_device(args.device)
-    policy = common.policy_from_checkpoint(payload, device)
-    metrics = common.evaluate_policy(policy, env_id, args.split, args.episodes, device, seed=args.seed,
-                                     env_kwargs=payload["config"].get("env_kwargs"))
-    print(f"\n{args.env} ({payload.get('algo', '?')}, {payload.get('global_step', '?')} steps) on {env_id}, "
-          f"split={args.split}, {args.episodes} episodes, seeds {args.seed}..{args.seed + args.episodes - 1}")
+    policy = load_trained_policy(args.env, args.device)
+    metrics = evaluate_policy(policy, args.split, args.episodes, seed=args.seed)
+    print(f"\n{args.env} on {policy.env_id}, split={args.split}, {args.episodes} episodes, "
+          f"seeds {args.seed}..{args.seed + args.episodes - 1}; return: the env's own reward")
     columns = [c for c in DEFAULT_COLUMNS if c in metrics]
     print(format_table([{"policy": "checkpoint", **metrics}], ["policy", *columns]))
-    criteria = success_criteria(env_id)
+    criteria = success_criteria(policy.env_id)
     if criteria:
         print(f"\nsuccess criteria:\n{criteria_report(metrics, criteria)}")
     return 0
@@ -221,22 +211,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("env", nargs="?", help="an environment name or id, or support_team")
     p.add_argument("--schemas", action="store_true", help="print the tools' JSON schemas")
     p.set_defaults(func=cmd_info)
-    p = sub.add_parser("train", help="train an agent (PPO by default) and report its metrics on both splits")
+    p = sub.add_parser("train", help="train an agent (PPO by default) and report its metrics on both splits",
+                       description=TRAIN_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("env", help="an environment name or id, e.g. customer_support; support_team (the PettingZoo team, "
-                   "one shared network); or a gymnasium id: CartPole-v1")
-    p.add_argument("--algo", default="ppo", help="ppo | grpo | bc | bc-ppo | bc-grpo | sb3-ppo | sb3-a2c | sb3-dqn | sb3-maskable-ppo")
+                   "one shared network); or any gymnasium id, e.g. CartPole-v1")
+    p.add_argument("--algo", default="ppo", help=f"one of: {', '.join(ALGORITHMS)} (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--total-steps", type=int, default=DEFAULT_TRAIN_STEPS, help="environment steps (default: %(default)s, a few minutes of PPO on 2 CPU cores)")
+    p.add_argument("--total-steps", type=int, default=DEFAULT_TOTAL_STEPS,
+                   help="environment steps, for every algorithm (default: %(default)s, a few minutes of PPO on 2 CPU cores)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
-    p.add_argument("--run-dir", default="runs", help="root of the run directories (TensorBoard logs, checkpoint.pt)")
+    p.add_argument("--run-dir", default="runs", help="root of the run directories (default: %(default)s)")
     p.add_argument("--eval-episodes", type=int, default=100, help="final evaluation episodes per split")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a field of the algorithm's config, e.g. --set learning_rate=3e-4 (repeatable)")
+                   help="a setting: env_kwargs={...} (gym.make arguments), training_reward={...} (reward_config fields "
+                   "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "
+                   "config, e.g. --set learning_rate=3e-4 (repeatable; values are JSON where they parse)")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
-    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted([*POLICIES, *LLM_POLICIES]),
+    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted([*POLICIES, *MODEL_POLICIES]),
                    help="reference policies, or one language model: openai (an OpenAI-compatible endpoint), hf (a local model)")
     p.add_argument("--episodes", type=int, default=100, help="tasks, seeded --seed, --seed+1, ...")
     p.add_argument("--split", default="test")

@@ -86,7 +86,8 @@ class ChatClient:
                 return self._reply(response)
             if attempt < self.max_retries:
                 time.sleep(self.backoff * 2**attempt)
-        raise EndpointError(f"{self.base_url}: {cause} (after {self.max_retries + 1} attempts)")
+        attempts = self.max_retries + 1
+        raise EndpointError(f"{self.base_url}: {cause} (after {attempts} attempt{'s' if attempts > 1 else ''})")
 
     def _reply(self, response: Any) -> ChatReply:
         if not getattr(response, "choices", None):
@@ -107,4 +108,4 @@ def _error_text(exc: Any) -> str:
         if isinstance(detail, dict):
             detail = detail.get("message", detail)
         return str(detail)[:300]
-    return str(exc)[:300]
+    return (body if isinstance(body, str) and body else str(exc))[:300]

@@ -12,23 +12,41 @@ import gymnasium as gym
 from tqdm import tqdm
 
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
+from .hf_agent import TransformersAgent
+from .openai_agent import OpenAIChatAgent
 from .results import Key, ResultsFile, summarize
 
 POLICIES: dict[str, Callable[[gym.Env, int], Agent]] = {
     "expert": lambda env, seed: ExpertPolicy(env),
     "random": lambda env, seed: RandomPolicy(env, seed),
 }
+MODEL_POLICIES = ("openai", "hf")  # an OpenAI-compatible endpoint, a local Hugging Face model
+
+
+def model_policy(name: str, model: str | None, *, base_url: str | None = None, api_key: str | None = None,
+                 device: str = "auto", concurrency: int = 1, timeout: float = 60.0, max_retries: int = 3,
+                 temperature: float | None = None, max_tokens: int = 256) -> BatchPolicy:
+    """The agent for policy ``name`` of :data:`MODEL_POLICIES` (endpoint settings apply to
+    ``openai``, ``device`` to ``hf``; ``temperature`` None: the server's default, greedy for ``hf``)."""
+    if name == "openai":
+        return OpenAIChatAgent(model, base_url, api_key, concurrency=concurrency, timeout=timeout,
+                               max_retries=max_retries, temperature=temperature, max_tokens=max_tokens)
+    if name != "hf":
+        raise ValueError(f"unknown model policy {name!r}; choose from {list(MODEL_POLICIES)}")
+    if not model:
+        raise ValueError("--policy hf needs --model PATH (a local model directory or a hub id)")
+    return TransformersAgent(model, device=device, max_new_tokens=max_tokens, temperature=temperature or 0.0)
 
 
 def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
-    """Play one episode; return its return and ``info["metrics"]``."""
+    """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
     observation, info = env.reset(seed=seed, options=options)
     total, done = 0.0, False
     while not done:
         observation, reward, terminated, truncated, info = env.step(agent(observation, info))
         total += float(reward)
         done = terminated or truncated
-    return total, info["metrics"]
+    return total, info.get("metrics", {})
 
 
 @dataclass
@@ -103,6 +121,7 @@ def evaluate(
 
 def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm) -> None:
     """Run every pending episode, each slot taking the next task when its episode ends."""
+    finished, successes = 0, 0.0
     for slot in slots:
         _start(slot, pending)
     while running := [slot for slot in slots if slot.key is not None]:
@@ -112,16 +131,19 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
             turns = batch_policy.respond([slot.info["messages"] for slot in running], tool_env(running[0].env).tool_schemas)
         for slot, turn in zip(running, turns, strict=True):
             slot.usage.update(turn.usage)
+            metrics = None
             if turn.error is not None:
-                _finish(slot, store, {"success": 0.0, **slot.usage}, turn.error)
+                metrics = {"success": 0.0, **slot.usage}
             else:
                 slot.observation, reward, terminated, truncated, slot.info = slot.env.step(turn.action)
                 slot.total += float(reward)
                 if terminated or truncated:
-                    _finish(slot, store, {**slot.info["metrics"], **slot.usage}, None)
-            if slot.key is None:
+                    metrics = {**slot.info["metrics"], **slot.usage}
+            if metrics is not None:
+                store.add({"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics, "error": turn.error})
+                finished, successes = finished + 1, successes + metrics["success"]
                 bar.update()
-                bar.set_postfix(success=f"{sum(r['metrics']['success'] for r in store.records.values()) / len(store.records):.3f}")
+                bar.set_postfix(success=f"{successes / finished:.3f}")
                 _start(slot, pending)
 
 
@@ -134,12 +156,6 @@ def _start(slot: _Slot, pending: deque) -> None:
         else:
             slot.observation, slot.info = slot.env.reset(seed=task)
         slot.total, slot.usage = 0.0, Counter()
-
-
-def _finish(slot: _Slot, store: ResultsFile, metrics: dict[str, float], error: str | None) -> None:
-    task, trial = slot.key
-    store.add({"task": task, "trial": trial, "return": slot.total, "metrics": metrics, "error": error})
-    slot.key = None
 
 
 def describe(policy: Any) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import warnings
 from typing import Any, Sequence
 
 from .agents import Turn
-from .openai_agent import text_action
 
 Message = dict[str, Any]
 
@@ -16,7 +15,8 @@ class TransformersAgent:
     """Generates each turn with ``model`` (a local path or a hub id) on CPU or CUDA.
 
     ``device`` is ``auto`` (CUDA when available), ``cpu`` or ``cuda[:n]``; weights are bf16 on
-    CUDA and fp32 on CPU unless ``dtype`` says otherwise. ``temperature`` 0 decodes greedily.
+    CUDA and fp32 on CPU unless ``dtype`` says otherwise. ``temperature`` 0 decodes greedily;
+    above 0 it samples, the torch generator seeded with ``seed``.
 
     Context policy: a prompt may hold ``max_context_tokens`` (default: the model's window,
     ``max_position_embeddings``) minus ``max_new_tokens`` tokens. A longer conversation keeps
@@ -58,7 +58,8 @@ class TransformersAgent:
         self._warned = False
         self.settings = {"name": "hf", "model": model, "temperature": temperature, "max_new_tokens": max_new_tokens,
                          "max_context_tokens": window, "seed": seed}
-        torch.manual_seed(seed)
+        if temperature > 0:
+            torch.manual_seed(seed)
 
     def respond(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None) -> list[Turn]:
         size = self.batch_size or max(len(conversations), 1)
@@ -81,9 +82,9 @@ class TransformersAgent:
         turns = []
         for row, (ids, cut) in zip(output[:, width:].tolist(), prompts):
             generated = _until_stop(row, self._stop_ids())
-            text = self.tokenizer.decode(generated, skip_special_tokens=True)
+            text = self.tokenizer.decode(generated, skip_special_tokens=True)  # as transformers serve decodes content
             usage = {"llm_prompt_tokens": len(ids), "llm_completion_tokens": len(generated), "llm_truncated_prompts": int(cut)}
-            turns.append(Turn(text_action({"content": text.strip()}), usage))
+            turns.append(Turn(text.strip(), usage))
         return turns
 
     def _stop_ids(self) -> set[int]:

@@ -3,23 +3,11 @@ hosted APIs): it sends the conversation and the env's tools and plays the return
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from .agents import Turn
 from .chat_client import ChatClient, EndpointError
-
-
-def text_action(message: dict[str, Any]) -> str:
-    """The text action for an assistant message: its ``tool_calls`` as the JSON the env's text
-    mode parses, else its content (JSON, fenced JSON, or whatever the model wrote: the env says
-    what is wrong with it)."""
-    calls = message.get("tool_calls")
-    if calls:
-        return json.dumps({"tool_calls": [{"type": "function", "function": call.get("function", call)} for call in calls]},
-                          ensure_ascii=False)
-    return message.get("content") or ""
 
 
 class OpenAIChatAgent:
@@ -53,7 +41,7 @@ class OpenAIChatAgent:
             reply = self.client.chat(messages, tools)
         except EndpointError as exc:
             return Turn(error=str(exc))
-        return Turn(text_action(reply.message),
+        return Turn(dict(reply.message),  # the env's text mode reads tool_calls or the content
                     {"llm_prompt_tokens": reply.prompt_tokens, "llm_completion_tokens": reply.completion_tokens})
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from math import comb
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -54,6 +55,12 @@ def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, fl
         for k in range(1, trials + 1):
             summary[f"pass^{k}"] = pass_hat_k(by_task, k)
     return summary
+
+
+def default_results_path(env_id: str, policy: str, model: str | None, split: str, seed: int) -> str:
+    """``evals/<Env>__<policy>__<model>__<split>__seed<N>.jsonl`` (the model's last path part)."""
+    model_name = re.sub(r"[^A-Za-z0-9._-]+", "-", (model or "default").rstrip("/").split("/")[-1])
+    return f"evals/{env_id.split('/')[-1]}__{policy}__{model_name}__{split}__seed{seed}.jsonl"
 
 
 class ResultsFile:

@@ -60,3 +60,20 @@ def test_resume_plays_only_the_missing_episodes_and_drops_a_torn_line(tmp_path):
     assert path.read_text().startswith(finished)
     assert [(r["task"], r["trial"]) for r in map(json.loads, lines[1:])] == [(0, 0), (1, 0), (2, 0), (3, 0)]
     assert summary["episodes"] == 4 and summary["success"] == 1.0
+
+
+def test_settings_that_cannot_work_are_clear_errors(capsys):
+    import gymnasium as gym
+
+    from agentgym_envs.cli import main
+    from agentgym_envs.policies import ExpertPolicy
+
+    env = gym.make(CS)
+    with pytest.raises(ValueError, match="agent callable plays one env"):
+        evaluate(CS, ExpertPolicy(env), episodes=2, concurrency=2)
+    with pytest.raises(ValueError, match="need an env id"):
+        evaluate(env, "expert", episodes=2, concurrency=2)
+    assert main(["eval", "math", "--policy", "hf"]) == 2
+    assert "--policy hf needs --model" in capsys.readouterr().err
+    assert main(["eval", "math", "--policy", "openai", "random", "--model", "m"]) == 2
+    assert "evaluates one model" in capsys.readouterr().err
