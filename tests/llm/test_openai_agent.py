@@ -15,7 +15,6 @@ import pytest
 
 from agentgym_envs.core.parsing import parse_tool_call
 from agentgym_envs.policies import ChatClient, EndpointError, OpenAIChatAgent, TransformersAgent, evaluate
-from agentgym_envs.policies.openai_agent import text_action
 
 pytest.importorskip("openai")
 MATH = "AgentGym/Math-v0"
@@ -100,10 +99,10 @@ def test_server_errors_are_retried_with_exponential_backoff():
     assert len(requests) == 3 and gaps[0] >= 0.1 and gaps[1] >= 0.2
 
 
-def test_text_action_turns_returned_tool_calls_into_a_call_the_env_parses():
+def test_an_assistant_message_with_tool_calls_is_a_call_the_env_parses_as_it_is():
     message = {"role": "assistant", "content": None,
                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "sum_1_to_n", "arguments": '{"n": 4}'}}]}
-    call = parse_tool_call(text_action(message))
+    call = parse_tool_call(message)
     assert (call.name, call.arguments) == ("sum_1_to_n", {"n": 4})
-    assert text_action({"role": "assistant", "content": '{"name": "x"}'}) == '{"name": "x"}'
-    assert text_action({"role": "assistant", "content": None}) == ""
+    call = parse_tool_call({"role": "assistant", "content": '<tool_call>{"name": "x", "arguments": {}}</tool_call>'})
+    assert (call.name, call.arguments) == ("x", {})
