@@ -50,8 +50,7 @@ TEAM_GRADING = "tests/multiagent/test_support_team_grading.py"
 MATH_GRADING = "tests/math/test_math_grading_must_fail.py"
 CODING_GRADING = "tests/coding/test_coding_grading_must_fail.py"
 TAU2_FIXTURE = "tests/tau2/test_fixture_db.py"  # needs no external tau2 data
-PPO_OBJECTIVE = "tests/trainers/test_ppo_objective.py"  # the objective's unit tests (exact values on hand-made inputs)
-GRPO_OBJECTIVE = "tests/trainers/test_grpo_objective.py"
+OBJECTIVES = "tests/trainers/test_objectives.py"  # PPO's and GRPO's objectives with exact values on hand-made inputs
 BAD_TEXT_ACTIONS = "tests/test_env_contract.py::test_bad_text_action_is_error_observation_and_episode_goes_on"
 MUTATIONS: tuple[Mutation, ...] = (
     # ---- the environment contract
@@ -165,27 +164,27 @@ MUTATIONS: tuple[Mutation, ...] = (
     M("ppo-ratio-clip-removed", "trainers/torch_policy.py",
       "return torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()",
       "return (-advantages * ratio).mean()",
-      (PPO_OBJECTIVE,)),
+      (OBJECTIVES,)),
     M("ppo-value-clip-removed", "trainers/ppo.py",
       "    clipped = old_values + torch.clamp(new_values - old_values, -clip_coef, clip_coef)\n",
       "    clipped = new_values\n",
-      (PPO_OBJECTIVE,)),
+      (OBJECTIVES,)),
     M("gae-lambda-ignored", "trainers/ppo.py",
       "advantages[t] = last = delta + gamma * gae_lambda * nonterminal * last",
       "advantages[t] = last = delta + gamma * nonterminal * last",
-      (PPO_OBJECTIVE,)),
+      (OBJECTIVES,)),
     M("gae-bootstraps-across-episode-ends", "trainers/ppo.py",
       "nonterminal = 1.0 - (next_done if t == len(rewards) - 1 else dones[t + 1])",
       "nonterminal = 1.0 - (next_done if t == len(rewards) - 1 else dones[t])",
-      (PPO_OBJECTIVE,)),
+      (OBJECTIVES,)),
     M("advantages-not-scaled", "trainers/ppo.py",
       "return (advantages - advantages.mean()) / (advantages.std() + 1e-8)",
       "return advantages - advantages.mean()",
-      (PPO_OBJECTIVE,)),
+      (OBJECTIVES,)),
     M("grpo-advantage-not-centred", "trainers/grpo.py",
       "return (returns - returns.mean()) / (returns.std() + eps)",
       "return returns / (returns.std() + eps)",
-      (GRPO_OBJECTIVE,)),
+      (OBJECTIVES,)),
     M("ppo-optimizer-state-not-restored", "trainers/ppo.py",
       '        optimizer.load_state_dict(state["optimizer"])\n', "",
       ("tests/trainers/test_checkpoints.py::test_resumed_ppo_run_reproduces_the_uninterrupted_run",)),
@@ -258,7 +257,8 @@ def try_mutation(copy: Path, mutation: Mutation, timeout: float) -> Result:
     """Plant ``mutation`` in ``copy``, run its tests, restore the file."""
     problem = unplantable(copy, mutation)
     if problem is not None:
-        return Result(mutation, *problem)
+        status, detail = problem
+        return Result(mutation, status, detail=detail)
     path = copy / mutation.file
     original = path.read_text()
     path.write_text(original.replace(mutation.old, mutation.new))

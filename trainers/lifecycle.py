@@ -156,13 +156,19 @@ class Algorithm:
     ``(Run) -> Trained``, ``load_policy`` ``(checkpoint, device) -> TrainedPolicy``.
     ``checkpoint_name``: the file in the run directory; ``warm_start``: an algorithm run first
     (``"bc"``) whose checkpoint this one starts from; ``config``: its config dataclass, so that a
-    misspelt ``--set`` fails before anything is written (None: it takes no settings)."""
+    misspelt ``--set`` fails before anything is written (None: it takes no settings);
+    ``shares``: a dataclass whose fields also reach the warm start (so that this algorithm can
+    load its weights)."""
 
     train: str
     load_policy: str
     checkpoint_name: str = "checkpoint.pt"
     warm_start: str | None = None
     config: str | None = None  # "module:Class" of its config dataclass: --set names are checked before the run starts
+    shares: str | None = None  # "module:Class" whose fields --set gives the warm start too (the network's size and layout)
+
+    def config_class(self) -> type | None:
+        return entry_point(self.config) if self.config else None
 
 
 TORCH_LOADER = "trainers.torch_policy:load_policy"
@@ -170,8 +176,10 @@ ALGORITHMS: dict[str, Algorithm] = {
     "ppo": Algorithm("trainers.ppo:train", TORCH_LOADER, config="trainers.ppo:Config"),
     "grpo": Algorithm("trainers.grpo:train", TORCH_LOADER, config="trainers.grpo:Config"),
     "bc": Algorithm("trainers.bc:train", TORCH_LOADER, config="trainers.bc:Config"),
-    "bc-ppo": Algorithm("trainers.ppo:train", TORCH_LOADER, warm_start="bc", config="trainers.ppo:Config"),
-    "bc-grpo": Algorithm("trainers.grpo:train", TORCH_LOADER, warm_start="bc", config="trainers.grpo:Config"),
+    "bc-ppo": Algorithm("trainers.ppo:train", TORCH_LOADER, warm_start="bc", config="trainers.ppo:Config",
+                        shares="trainers.policy:TokenPolicyFields"),
+    "bc-grpo": Algorithm("trainers.grpo:train", TORCH_LOADER, warm_start="bc", config="trainers.grpo:Config",
+                         shares="trainers.policy:TokenPolicyFields"),
     **{name: Algorithm("trainers.sb3_baselines:train", "trainers.sb3_baselines:load_policy", "checkpoint.zip",
                        config=f"trainers.sb3_baselines:{config}")
        for name, config in (("sb3-ppo", "PPOConfig"), ("sb3-a2c", "A2CConfig"), ("sb3-dqn", "DQNConfig"),
@@ -198,14 +206,13 @@ def algorithm(name: str) -> Algorithm:
     return ALGORITHMS[name]
 
 
-def check_settings(algo: str, config_class: type | None, overrides: dict[str, Any]) -> set[str]:
-    """The field names of ``config_class``; a clear error for overrides that are none of them."""
+def check_settings(algo: str, config_class: type | None, overrides: dict[str, Any]) -> None:
+    """A clear error for overrides that are no field of ``config_class``."""
     known = {f.name for f in fields(config_class)} if config_class is not None else set()
     unknown = set(overrides) - known
     if unknown:
         raise ValueError(f"unknown {algo} setting(s) {sorted(unknown)}; settings: "
                          f"{sorted(known | set(LIFECYCLE_OVERRIDES))}")
-    return known
 
 
 # ------------------------------------------------------------------ environments
@@ -300,7 +307,6 @@ class Run:
     training_reward: dict[str, Any] | None  # the reward_config the training envs use (None: the env's own)
     checkpoint_path: Path
     overrides: dict[str, Any]  # the algorithm's config fields
-    shared_overrides: dict[str, Any] = field(default_factory=dict)  # applied where the config has the field
     init_checkpoint: Path | None = None  # a warm start's checkpoint (BC's, for bc-ppo / bc-grpo)
     total_steps: int = DEFAULT_TOTAL_STEPS
     _writer: Any = None
@@ -320,9 +326,8 @@ class Run:
         state = self.resume_state()
         if state is not None and "config" in state:
             return config_class(**state["config"])
-        known = check_settings(self.algo, config_class, self.overrides)
-        shared = {k: v for k, v in self.shared_overrides.items() if k in known}
-        return config_class(**{**shared, **self.overrides})
+        check_settings(self.algo, config_class, self.overrides)
+        return config_class(**self.overrides)
 
     # -------------------------------------------------------------- environments
     def env_factory(self, split: str = "train", training: bool = True) -> Callable[[], gym.Env]:
@@ -483,8 +488,8 @@ def resolve_device(device: str) -> str:
 
 # ------------------------------------------------------------------ the lifecycle
 def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None = None, total_steps: int | None = None,
-          overrides: dict[str, Any] | None = None, init_checkpoint: Path | None = None,
-          shared_overrides: dict[str, Any] | None = None, fresh_dir: Path | None = None, clear: bool = True) -> Run:
+          overrides: dict[str, Any] | None = None, init_checkpoint: Path | None = None, fresh_dir: Path | None = None,
+          clear: bool = True) -> Run:
     """Check the request and open its run: the env is built once first (a missing data set or a
     bad env argument fails here, before any directory is created); a fresh run starts from an
     empty directory (``fresh_dir``, when given, is the one emptied: a two-stage run's whole
@@ -501,14 +506,14 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     training_reward = merged_training_reward(declared, reward_override)
     if training_reward is not None:
         checked_env(env_id, env_kwargs, training_reward)  # a bad reward field fails now
-    check_settings(algo, entry_point(entry.config) if entry.config else None, overrides)
+    check_settings(algo, entry.config_class(), overrides)
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:
         shutil.rmtree(fresh_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
-              run_dir / entry.checkpoint_name, overrides, dict(shared_overrides or {}), init_checkpoint,
+              run_dir / entry.checkpoint_name, overrides, init_checkpoint,
               request.total_steps if total_steps is None else total_steps)
     write_json_atomic(run_dir / RUN_FILE, {"algo": algo, "env_id": env_id, "seed": request.seed,
                                            "total_steps": run.total_steps, "env_kwargs": env_kwargs,
@@ -523,10 +528,12 @@ def train(request: TrainRequest) -> TrainResult:
         request = replace(request, progress=bool(request.overrides["progress"]), overrides=overrides)
     entry = algorithm(request.algo)
     started = time.perf_counter()
-    warm = None
+    warm, overrides = None, None
     if entry.warm_start:
+        overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")}
+        # a misspelt setting of the second stage fails before the first stage trains
+        check_settings(request.algo, entry.config_class(), {k: v for k, v in overrides.items() if k not in LIFECYCLE_OVERRIDES})
         warm = warm_start(request, entry.warm_start)
-    overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")} if warm else None
     budget = max(request.total_steps - warm.total_steps, 0) if warm else None
     run = start(request, overrides=overrides, total_steps=budget, clear=warm is None,
                 init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
@@ -547,20 +554,22 @@ def train(request: TrainRequest) -> TrainResult:
 
 def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     """Run ``stage`` (``bc``) as the first part of a two-stage run, in ``<run_dir>/<stage>``:
-    ``<stage>_steps`` env steps (default: the stage's own default), ``<stage>_<field>``
-    overrides; the other overrides apply where the stage's config has the field (the network's
-    size and layout: the next stage starts from these weights). A resumed run reuses a finished stage."""
+    ``<stage>_steps`` env steps (default :data:`DEFAULT_WARM_START_STEPS`), ``<stage>_<field>``
+    overrides, and the fields of the algorithm's ``shares`` (the network's size and layout: the
+    next stage starts from these weights). A resumed run reuses a finished stage."""
     env_id = canonical_env_id(request.env)
     stage_dir = run_dir_for(request.run_root, env_id, request.algo, request.seed) / stage
     prefix = f"{stage}_"
     overrides = {k.removeprefix(prefix): v for k, v in request.overrides.items() if k.startswith(prefix)}
+    entry = algorithm(request.algo)
+    shared = {f.name for f in fields(entry_point(entry.shares))} if entry.shares else set()
+    overrides.update({k: v for k, v in request.overrides.items() if k in shared and k not in overrides})
     overrides.update({k: v for k, v in request.overrides.items() if k in LIFECYCLE_OVERRIDES})
-    shared = {k: v for k, v in request.overrides.items() if not k.startswith(prefix) and k not in LIFECYCLE_OVERRIDES}
     steps = int(overrides.pop("steps", DEFAULT_WARM_START_STEPS))
     if request.resume and (stage_dir / RESULT_FILE).exists():
         return load_result(stage_dir)
     stage_request = replace(request, algo=stage, total_steps=min(steps, request.total_steps), overrides=overrides)
-    run = start(stage_request, run_dir=stage_dir, shared_overrides=shared, fresh_dir=stage_dir.parent)
+    run = start(stage_request, run_dir=stage_dir, fresh_dir=stage_dir.parent)
     trained = entry_point(algorithm(stage).train)(run)
     return finish(run, trained, 0, trained.train_seconds)
 
