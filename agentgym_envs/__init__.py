@@ -44,13 +44,13 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "AgentGym/Tau2Retail-v0",
         "tau2_retail",
         "agentgym_envs.scenarios.tau2.env:Tau2RetailEnv",
-        "agentgym_envs.scenarios.tau2.scenario:Tau2RetailScenario",
+        "agentgym_envs.scenarios.tau2.retail.scenario:Tau2RetailScenario",
     ),
     EnvEntry(
         "AgentGym/Tau2Airline-v0",
         "tau2_airline",
         "agentgym_envs.scenarios.tau2.env:Tau2AirlineEnv",
-        "agentgym_envs.scenarios.tau2.scenario:Tau2AirlineScenario",
+        "agentgym_envs.scenarios.tau2.airline.scenario:Tau2AirlineScenario",
     ),
     EnvEntry(
         "AgentGym/Coding-v0",

@@ -1,8 +1,16 @@
-"""Shared fixtures: environments made the way users make them."""
+"""Shared fixtures: environments made the way users make them; the micro chat model and a
+real OpenAI-compatible server serving it."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import gymnasium as gym
@@ -25,6 +33,66 @@ def text_env():
     env = gym.make(CS, action_mode="text")
     yield env
     env.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on."""
+    return _free_port()
+
+
+@pytest.fixture(scope="session")
+def micro_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding the micro chat model, warm-started on a few expert episodes
+    (built once per test session, seconds)."""
+    pytest.importorskip("transformers")
+    from trainers.llm.build import build_model
+
+    return build_model(tmp_path_factory.mktemp("llm") / "micro", size="micro", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def server(micro_model):
+    """``transformers serve`` pinned to the micro model on 127.0.0.1, offline; its
+    ``/v1`` URL. Stopped with its whole process group."""
+    executable = shutil.which("transformers")
+    if executable is None:
+        pytest.skip("transformers serve is not installed (pip install 'transformers[serving]')")
+    port = _free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    process = subprocess.Popen([executable, "serve", str(micro_model), "--host", "127.0.0.1", "--port", str(port),
+                                "--device", "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"transformers serve exited: {process.stderr.read().decode()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("transformers serve did not answer /health within 180 s")
+                time.sleep(0.5)
+        yield f"{url}/v1"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+        with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
+            os.killpg(process.pid, 0)
 
 
 SUPPORT_RESOLUTIONS = Path(__file__).parent / "data" / "support_resolutions.json"

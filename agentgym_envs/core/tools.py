@@ -51,15 +51,20 @@ class Arg:
 
     def type_error(self, value: Any) -> str | None:
         """Return why ``value`` does not fit this argument, or None when it fits."""
-        allowed = JSON_TYPES[self.type]
-        if isinstance(value, bool) and self.type != "boolean":
-            return f"argument '{self.name}' must be of type {self.type}, got boolean"
-        if not isinstance(value, allowed):
+        if not _is_json_type(value, self.type):
             return f"argument '{self.name}' must be of type {self.type}, got {_json_type_name(value)}"
         if self.type == "number" and isinstance(value, int) and abs(value) > sys.float_info.max:
             return f"argument '{self.name}' is too large for a number"
         if self.enum is not None and value not in self.enum:
             return f"argument '{self.name}' must be one of {list(self.enum)}, got {value!r}"
+        item_type = (self.items or {}).get("type")
+        if self.type == "array" and item_type in JSON_TYPES and item_type != "object":
+            for index, element in enumerate(value):
+                if not _is_json_type(element, item_type):
+                    return (
+                        f"argument '{self.name}' item {index} must be of type {item_type}, "
+                        f"got {_json_type_name(element)}"
+                    )
         return None
 
 
@@ -93,6 +98,7 @@ class Tool:
     terminal: bool = False
     latency_s: float = 0.5
     kind: str = "read"  # "read" | "write" | "generic": only documentation and replay use it
+    checked: bool = True  # False: the tool binds and checks its own arguments (no schema check)
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema of this tool."""
@@ -111,7 +117,10 @@ class Tool:
         }
 
     def check_arguments(self, arguments: dict[str, Any]) -> str | None:
-        """Return why ``arguments`` do not fit this tool's signature, or None."""
+        """Return why ``arguments`` do not fit this tool's signature, or None (always None
+        for a tool that is not ``checked``)."""
+        if not self.checked:
+            return None
         known = {a.name for a in self.args}
         extra = sorted(set(arguments) - known)
         if extra:
@@ -127,12 +136,22 @@ class Tool:
         return None
 
     def normalize_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Checked arguments in canonical form (JSON numbers as floats), in declaration order."""
+        """Checked arguments in canonical form (JSON numbers as floats), in declaration order;
+        a tool that is not ``checked`` gets them as they are."""
+        if not self.checked:
+            return dict(arguments)
         return {a.name: _canonical(a, arguments[a.name]) for a in self.args if a.name in arguments}
 
 
 def _canonical(arg: Arg, value: Any) -> Any:
     return float(value) if arg.type == "number" and isinstance(value, int) else value
+
+
+def _is_json_type(value: Any, json_type: str) -> bool:
+    """Whether ``value`` is of the JSON-schema type ``json_type`` (a bool is no number)."""
+    if isinstance(value, bool) and json_type != "boolean":
+        return False
+    return isinstance(value, JSON_TYPES[json_type])
 
 
 def _json_type_name(value: Any) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 from tqdm import tqdm
@@ -60,6 +60,7 @@ class _Slot:
     info: dict[str, Any] = field(default_factory=dict)
     total: float = 0.0
     usage: Counter = field(default_factory=Counter)
+    seed: int = 0
 
 
 def evaluate(
@@ -74,6 +75,7 @@ def evaluate(
     concurrency: int = 1,
     output: str | None = None,
     resume: bool = False,
+    task_ids: Sequence[str] | None = None,
     **make_kwargs: Any,
 ) -> dict[str, float]:
     """Summary metrics of ``policy`` over tasks seeded ``seed .. seed+episodes-1``, each played ``trials`` times.
@@ -84,6 +86,9 @@ def evaluate(
     policy's failed turn ends its episode as a recorded failure with the error.
     ``output`` names a JSONL file that receives each episode as it finishes; ``resume``
     continues such a file, skipping the episodes it holds. ``progress`` shows a progress bar.
+    ``task_ids`` plays exactly these tasks (``reset(options={"task_id": ...})``, seed ``seed``
+    + trial), each ``trials`` times, in place of ``episodes`` seeded draws: a benchmark's
+    protocol (every task of a split, k times); results then key on the task id.
     Returns :func:`~agentgym_envs.policies.results.summarize` of the requested episodes.
     """
     if episodes < 1 or trials < 1 or concurrency < 1:
@@ -97,15 +102,20 @@ def evaluate(
     if isinstance(policy, str) and policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose from {list(POLICIES)} or pass an agent")
     config = {"env": env_id, "split": split, "make_kwargs": make_kwargs, "policy": describe(policy)}
+    tasks: list[Any] = list(task_ids) if task_ids is not None else [seed + task for task in range(episodes)]
+    if not tasks:
+        raise ValueError("task_ids is empty: nothing to evaluate")
+    if task_ids is not None:
+        config["task_ids"] = tasks
     store = ResultsFile(output, config, resume)
-    keys = [(seed + task, trial) for task in range(episodes) for trial in range(trials)]
+    keys = [(task, trial) for task in tasks for trial in range(trials)]
     pending = deque(key for key in keys if not store.done(key))
     if pending:
         envs = [gym.make(env, split=split, **make_kwargs) for _ in range(min(concurrency, len(pending)))] if isinstance(env, str) else [env]
         agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
         label = config["policy"].get("name", "agent")
         with tqdm(total=len(pending), desc=label, disable=not progress) as bar:
-            _play(policy if batch else None, [_Slot(e, a) for e, a in zip(envs, agents)], pending, store, bar)
+            _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], pending, store, bar)
     return summarize((store.records[key] for key in keys), trials)
 
 
@@ -140,7 +150,11 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
 def _start(slot: _Slot, pending: deque) -> None:
     slot.key = pending.popleft() if pending else None
     if slot.key is not None:
-        slot.observation, slot.info = slot.env.reset(seed=slot.key[0])
+        task, trial = slot.key
+        if isinstance(task, str):  # a task id
+            slot.observation, slot.info = slot.env.reset(seed=slot.seed + trial, options={"task_id": task})
+        else:
+            slot.observation, slot.info = slot.env.reset(seed=task)
         slot.total, slot.usage = 0.0, Counter()
 
 

@@ -2,7 +2,7 @@
 evaluation resumes and loses nothing), and their summary: mean metrics and pass^k.
 
 The file's first line is ``{"config": {...}}`` (what was evaluated, and how); each further line
-is one finished episode: ``{"task": <reset seed>, "trial": t, "return": ..., "metrics": {...},
+is one finished episode: ``{"task": <reset seed, or task id>, "trial": t, "return": ..., "metrics": {...},
 "error": null | "<why the episode ended early>"}``. A line for a ``(task, trial)`` already in
 the file replaces it (a retried episode that had failed on an endpoint error).
 """
@@ -16,7 +16,7 @@ from math import comb
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-Key = tuple[int, int]  # (task seed, trial)
+Key = tuple[int | str, int]  # (task seed or task id, trial)
 
 
 def pass_hat_k(successes: Mapping[Any, Sequence[bool]], k: int) -> float:
@@ -49,7 +49,7 @@ def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, fl
     summary["episodes"] = float(len(records))
     summary["errors"] = float(sum(record["error"] is not None for record in records))
     if trials > 1:
-        by_task: dict[int, list[bool]] = {}
+        by_task: dict[Any, list[bool]] = {}
         for record in records:
             by_task.setdefault(record["task"], []).append(record["metrics"]["success"] >= 1.0)
         for k in range(1, trials + 1):

@@ -1,19 +1,14 @@
-"""The endpoint agent against a real OpenAI-compatible server: ``transformers serve`` on
-127.0.0.1 serving the locally built micro model (real HTTP, real generation), plus an endpoint
-that is down, one that hangs and one that fails."""
+"""The endpoint agent against a real OpenAI-compatible server (``server`` in tests/conftest.py:
+``transformers serve`` on 127.0.0.1 serving the locally built micro model; real HTTP, real
+generation), plus an endpoint that is down, one that hangs and one that fails."""
 
 from __future__ import annotations
 
 import http.server
 import json
-import os
-import shutil
-import signal
 import socket
-import subprocess
 import threading
 import time
-import urllib.request
 
 import gymnasium as gym
 import pytest
@@ -23,49 +18,6 @@ from agentgym_envs.policies import ChatClient, EndpointError, OpenAIChatAgent, T
 
 pytest.importorskip("openai")
 MATH = "AgentGym/Math-v0"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(micro_model):
-    """``transformers serve`` pinned to the micro model, offline; stopped with its process group."""
-    executable = shutil.which("transformers")
-    if executable is None:
-        pytest.skip("transformers serve is not installed (pip install 'transformers[serving]')")
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    process = subprocess.Popen([executable, "serve", str(micro_model), "--host", "127.0.0.1", "--port", str(port),
-                                "--device", "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"transformers serve exited: {process.stderr.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("transformers serve did not answer /health within 180 s")
-                time.sleep(0.5)
-        yield f"{url}/v1"
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        process.stderr.close()
-        with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
-            os.killpg(process.pid, 0)
 
 
 def test_agent_plays_episodes_through_a_real_server(server, micro_model):
@@ -96,8 +48,8 @@ def test_a_rejected_request_fails_at_once_with_the_servers_reason(server):
     assert time.monotonic() - start < 5  # not retried
 
 
-def test_an_unreachable_endpoint_ends_each_episode_with_a_recorded_error(tmp_path):
-    agent = OpenAIChatAgent("m", f"http://127.0.0.1:{free_port()}/v1", max_retries=1, backoff=0.01)
+def test_an_unreachable_endpoint_ends_each_episode_with_a_recorded_error(tmp_path, free_port):
+    agent = OpenAIChatAgent("m", f"http://127.0.0.1:{free_port}/v1", max_retries=1, backoff=0.01)
     path = tmp_path / "episodes.jsonl"
     summary = evaluate(MATH, agent, episodes=2, action_mode="text", output=str(path))
     assert summary["errors"] == 2 and summary["success"] == 0.0

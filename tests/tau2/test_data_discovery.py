@@ -13,8 +13,9 @@ import pytest
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.cli import main
-from agentgym_envs.scenarios.tau2 import DATA_DIR_ENV, Tau2MissingDataError, files
-from agentgym_envs.scenarios.tau2.files import find_data_dir
+from agentgym_envs.scenarios.tau2 import DATA_DIR_ENV, Tau2MissingDataError
+from agentgym_envs.scenarios.tau2.upstream import files
+from agentgym_envs.scenarios.tau2.upstream.files import find_data_dir
 
 DOMAINS = ("retail", "airline")
 

@@ -16,7 +16,7 @@ import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import TaskFormatError
 from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.scenarios.tau2 import Tau2MissingDataError, dict_hash, get_domain, gold_state
-from agentgym_envs.scenarios.tau2 import files
+from agentgym_envs.scenarios.tau2.upstream import files
 from agentgym_envs.scenarios.tau2.generator import user_split
 from agentgym_envs.wrappers import BagOfTokensObservation
 

@@ -17,8 +17,8 @@ from agentgym_envs.scenarios.tau2 import (
     Tau2MissingDataError,
     Tau2SplitError,
     Tau2TaskError,
-    files,
 )
+from agentgym_envs.scenarios.tau2.upstream import files
 
 
 @pytest.fixture(scope="module")

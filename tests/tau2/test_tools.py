@@ -210,7 +210,7 @@ def test_argument_problems_and_unknown_tools_are_error_outputs(data_dir):
         "return_delivered_order_items",
         {"order_id": "#W4817420", "item_ids": [1], "payment_method_id": "gift_card_8168843"},
     )
-    assert bad_ids.output == "Error: argument 'item_ids' item 0 must be a string, got int"
+    assert bad_ids.output == "Error: tool 'return_delivered_order_items': argument 'item_ids' item 0 must be of type string, got integer"
 
 
 def test_episode_copies_are_independent_and_cheap(data_dir):

@@ -1,24 +1,41 @@
-"""The tau2-bench retail and airline domains: typed databases, tools, tasks and scoring.
+"""The tau2-bench retail and airline domains.
 
-Typical use by an environment::
-
-    domain = get_domain("retail")                     # or RETAIL / AIRLINE
-    tasks = domain.load_tasks("train", data_dir)      # data_dir or $TAU2_DATA_DIR
-    world = domain.new_world(data_dir)                # per episode: copy-on-write DB
-    outcome = domain.call(world, name, arguments)     # ToolOutcome(output, error)
-    score = score_episode(task, calls, agent_messages, data_dir=data_dir)
-
-``world.db.to_dict()`` is the live database in upstream's schema and ``world.db.hash()``
-its hash as upstream's evaluator computes it.
+- :mod:`.upstream`: the port of upstream's code (records, database, files, tasks, toolkit,
+  per-domain models and tools, scoring), re-exported here;
+- the agentgym adapter: the scenario base and the environments (``scenario``, ``env``),
+  the episode's session and tools (``session``, ``episode_tools``), the simulated users
+  (``user``, ``llm_user``), the scripted expert (``expert``), the leaderboard file
+  (``leaderboard``), and one package per domain (``retail/``, ``airline/``: scenario,
+  reveal, reads, list builders, generator).
 """
 
-from .domain import AIRLINE, DOMAINS, RETAIL, Tau2Domain, get_domain
-from .errors import Tau2DataError, Tau2FormatError, Tau2MissingDataError, Tau2SplitError, Tau2TaskError
-from .files import DATA_DIR_ENV
-from .scoring import CommunicateCheck, Tau2Score, gold_changes, gold_state, replay_writes, score_episode
-from .store import Tau2DB, dict_hash
-from .tasks import EvaluationCriteria, Tau2Action, Tau2Task
-from .world import Tau2World, ToolOutcome, run_tool
+from .upstream import (
+    AIRLINE,
+    DATA_DIR_ENV,
+    DOMAINS,
+    RETAIL,
+    CommunicateCheck,
+    EvaluationCriteria,
+    Tau2Action,
+    Tau2DataError,
+    Tau2DB,
+    Tau2Domain,
+    Tau2FormatError,
+    Tau2MissingDataError,
+    Tau2Score,
+    Tau2SplitError,
+    Tau2Task,
+    Tau2TaskError,
+    Tau2World,
+    ToolOutcome,
+    dict_hash,
+    get_domain,
+    gold_changes,
+    gold_state,
+    replay_writes,
+    run_tool,
+    score_episode,
+)
 
 __all__ = [
     "AIRLINE",

@@ -8,7 +8,9 @@ from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 
-from .scenario import Tau2AirlineScenario, Tau2RetailScenario, Tau2Scenario
+from .airline.scenario import Tau2AirlineScenario
+from .retail.scenario import Tau2RetailScenario
+from .scenario import USERS, Tau2Scenario
 from .session import Tau2Session
 
 
@@ -19,9 +21,10 @@ class Tau2Env(ToolUseEnv):
 
     The customer-service domains of [tau2-bench](https://github.com/sierra-research/tau2-bench)
     (MIT): the upstream tools with their checks, errors, effects and quirks; the database
-    hashed as upstream's evaluator hashes it; upstream's scoring (DB x COMMUNICATE, offline);
-    a deterministic user simulator instead of an LLM user; and a seeded generator of new tasks
-    for RL. Retail covers orders, exchanges, returns and cancellations; airline bookings,
+    hashed as upstream's evaluator hashes it; upstream's scoring (DB x COMMUNICATE offline,
+    NL assertions with an LLM judge); a deterministic rule-based user, or an LLM playing the
+    customer as upstream evaluates; and a seeded generator of new tasks for RL (see
+    docs/tau2.md for the LLM user, the judge, upstream argument handling and pass^k). Retail covers orders, exchanges, returns and cancellations; airline bookings,
     changes, cancellations and compensation.
 
     **Data.** The environments need tau2's data files (`db.json`, `policy.md`, `tasks.json`,
@@ -66,8 +69,9 @@ class Tau2Env(ToolUseEnv):
     agent's write calls are replayed on a fresh database and the reference actions on
     another: DB = 1 when the hashes match; COMMUNICATE = every `communicate_info` string
     found in one of the agent's `respond` messages; the reward is the product over the task's
-    `reward_basis`. NL assertions need an LLM judge: they are reported as not evaluated and
-    left out, so such a task's offline reward is an upper bound of upstream's.
+    `reward_basis`. NL assertions need an LLM judge (`nl_judge_model`): without one they are
+    reported as not evaluated and left out, so such a task's offline reward is an upper bound
+    of upstream's. A judge or LLM user whose endpoint fails gives reward 0, never a success.
 
     ## Starting State
 
@@ -78,37 +82,45 @@ class Tau2Env(ToolUseEnv):
 
     ## Episode End
 
-    Terminated when the user ends the conversation (goal reached, or a refusal accepted) or the
-    agent transfers to a human. Truncated after `max_turns` (40) calls, which scores 0, as
+    Terminated when the user ends the conversation (goal reached, or a refusal accepted; an LLM
+    user writes `###STOP###`, `###TRANSFER###` or `###OUT-OF-SCOPE###`) or the agent transfers
+    to a human, and when an LLM user's endpoint fails. Truncated after `max_turns` (40) calls, which scores 0, as
     upstream scores a conversation cut off by its step limit.
 
     ## Arguments
 
     `data_dir` (see Data), `source` (`"generated"` | `"real"`), `solo` (the agent reads the
     whole ticket up front and the user's facts are entities from the start), `task_file` (JSONL
-    in tau2's task schema), and the core's `action_mode`, `split`, `reward_config`,
-    `max_turns`, `max_invalid_calls`, `history_turns`, `render_mode`.
+    in tau2's task schema), `tool_arguments` (`"strict"`, default: arguments checked against
+    the schemas; `"upstream"`: handled as upstream's Python tools handle them), `user`
+    (`"rule"` | `"llm"`) with `user_model`, `user_base_url`, `user_api_key`,
+    `user_temperature` (0.0), `nl_judge_model` with `nl_judge_base_url`, `nl_judge_api_key`,
+    `llm_timeout` (60), `llm_max_retries` (3), `llm_max_tokens`; and the core's `action_mode`,
+    `split`, `reward_config`, `max_turns`, `max_invalid_calls`, `history_turns`, `render_mode`.
 
     ## Info and Metrics
 
     The contract's `info` keys; at the end `outcome` (its `reason` names the scored components)
-    and `metrics`: the contract's plus `db` and `communicate` (the components, 1/0) and
-    `nl_not_evaluated` (1 when the task's NL assertions could not be judged offline).
+    and `metrics`: the contract's plus `db`, `communicate` and `nl_assertion` (the components,
+    1/0), `nl_not_evaluated` (1 when the task's NL assertions count and no judge was given) and
+    `endpoint_error` (1 when the LLM user or the judge failed; the reason names the error).
 
-    **Deviations from upstream.** The simulated user is rule based: it answers questions about
-    the facts it holds, confirms when asked, accepts a refusal while its goal is unmet and ends
-    the conversation once every reference write was made and every `communicate_info` said; it
-    never volunteers facts and does not follow upstream instructions' conditions ("if the
-    agent says X, do Y"). NL assertions are not evaluated. The episode does not stop after 10
-    tool errors (`max_invalid_calls` is available) and is limited to 40 agent calls instead
-    of 200 messages. `respond` and the list builders are agentgym tools the evaluator skips.
-    The generated tasks cover a subset of the real tasks' variety.
+    **Deviations from upstream.** The default simulated user is rule based: it answers
+    questions about the facts it holds, confirms when asked, accepts a refusal while its goal
+    is unmet and ends the conversation once every reference write was made and every
+    `communicate_info` said; it never volunteers facts and does not follow upstream
+    instructions' conditions ("if the agent says X, do Y") — `user="llm"` plays the customer
+    as upstream does. NL assertions are evaluated only with `nl_judge_model`. The episode does
+    not stop after 10 tool errors (`max_invalid_calls` is available) and is limited to 40
+    agent calls instead of 200 messages. `respond` and the list builders are agentgym tools
+    the evaluator skips. The generated tasks cover a subset of the real tasks' variety.
 
     ## Version History
 
     - v0: initial version; data found in `data_dir=`, `$TAU2_DATA_DIR` or an installed
       `tau2` package; both task-file versions; text actions in every form language models
-      write.
+      write; an LLM user and an NL-assertion judge on any OpenAI-compatible endpoint;
+      upstream argument handling.
     """
 
     scenario_class: ClassVar[type[Tau2Scenario]]
@@ -118,10 +130,37 @@ class Tau2Env(ToolUseEnv):
         data_dir: str | os.PathLike[str] | None = None,
         source: str = "generated",
         solo: bool = False,
+        tool_arguments: str = "strict",
+        user: str = "rule",
+        user_model: str | None = None,
+        user_base_url: str | None = None,
+        user_api_key: str | None = None,
+        user_temperature: float = 0.0,
+        nl_judge_model: str | None = None,
+        nl_judge_base_url: str | None = None,
+        nl_judge_api_key: str | None = None,
+        llm_timeout: float = 60.0,
+        llm_max_retries: int = 3,
+        llm_max_tokens: int | None = None,
         **kwargs: Any,
     ) -> None:
-        structured = kwargs.get("action_mode", "structured") == "structured"
-        scenario = self.scenario_class(data_dir, source, solo, structured)
+        if user not in USERS:
+            raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
+        user_client = nl_judge = None
+        if user == "llm" or nl_judge_model is not None:
+            from agentgym_envs.policies.chat_client import ChatClient
+
+            from .llm_user import NLJudge
+
+            limits = {"timeout": llm_timeout, "max_retries": llm_max_retries}
+            length = {} if llm_max_tokens is None else {"max_tokens": llm_max_tokens}
+            if user == "llm":
+                user_client = ChatClient(user_model, user_base_url, user_api_key, **limits,
+                                         request_options={"temperature": user_temperature, **length})
+            if nl_judge_model is not None:
+                nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
+                                              request_options={"temperature": 0.0, **length}))
+        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
 

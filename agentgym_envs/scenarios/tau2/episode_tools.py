@@ -23,22 +23,34 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym_envs.core.tools import Arg, Tool, ToolResult
+from agentgym_envs.core.tools import Arg, Tool, ToolError, ToolResult
 
 from .session import Tau2Session
+from .upstream.arguments import call_as_upstream
 from .user import goal_key
 
 Reveal = Callable[[str, Mapping[str, Any], str], list[tuple[str, Any]]]
 
 
-def wrap_domain_tool(tool: Tool, reveal: Reveal) -> Tool:
-    """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities."""
+def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
+    """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities.
+    In a session with upstream argument handling the call is bound and run as a method of
+    upstream's ``toolkit`` class would be (:mod:`.upstream.arguments`)."""
 
     def run(session: Tau2Session, **arguments: Any) -> ToolResult:
         session.calls.append((tool.name, arguments))
         if tool.kind == "write" and session.user is not None:
             session.user.record_write(goal_key(tool.name, arguments))
-        output = tool.fn(session, **arguments)  # a ToolError propagates: the env shows it
+        session.transcript.append(("assistant", json.dumps({"name": tool.name, "arguments": arguments}, default=str)))
+        try:
+            if session.tool_arguments == "upstream":
+                output = call_as_upstream(toolkit, tool, session, arguments)
+            else:
+                output = tool.fn(session, **arguments)
+        except ToolError as exc:  # the env shows it
+            session.transcript.append(("tool", f"Error: {exc}"))
+            raise
+        session.transcript.append(("tool", output))
         if tool.terminal:
             session.transferred = True
         return ToolResult(output, tuple(reveal(tool.name, arguments, output)))
@@ -50,9 +62,11 @@ def respond(session: Tau2Session, message: str) -> ToolResult:
     """Send ``message`` to the user; the result is the user's reply."""
     session.calls.append(("respond", {"message": message}))
     session.agent_messages.append(message)
+    session.transcript.append(("assistant", message))
     if session.user is None:
         return ToolResult("(no user)")
     reply, revealed = session.user.reply(message)
+    session.transcript.append(("user", reply))
     return ToolResult(reply, tuple(revealed))
 
 
@@ -69,12 +83,14 @@ RESPOND = Tool(
 @dataclass(frozen=True)
 class ListBuilder:
     """How one list-valued argument kind is built: ``kind`` of the finished list, the
-    element's arguments, and ``element`` turning those arguments into one list item."""
+    element's arguments, ``element`` turning those arguments into one list item, and
+    ``unpack`` the reverse (default: the item is the one argument's value)."""
 
     name: str
     kind: str
     args: tuple[Arg, ...]
     element: Callable[..., Any]
+    unpack: Callable[[Any], dict[str, Any]] | None = None
 
     def tools(self) -> tuple[Tool, Tool]:
         return (
@@ -97,49 +113,11 @@ class ListBuilder:
         return run
 
 
-def _same(**arguments: Any) -> Any:
-    (value,) = arguments.values()
-    return value
-
-
-def _flight(flight: dict[str, Any]) -> dict[str, Any]:
-    return {"flight_number": flight.get("flight_number"), "date": flight.get("date")}
-
-
-def _passenger(passenger: dict[str, Any]) -> dict[str, Any]:
-    return {k: passenger.get(k) for k in ("first_name", "last_name", "dob")}
-
-
-def _payment(payment_method_id: str, amount: float) -> dict[str, Any]:
-    return {"payment_id": payment_method_id, "amount": int(amount) if float(amount).is_integer() else amount}
-
-
-ITEM_LIST = ListBuilder(
-    "item", "item_ids", (Arg("item_id", "string", "item_id", "An item id, such as '1008292230'."),), _same
-)
-FLIGHT_LIST = ListBuilder(
-    "flight", "flights",
-    (Arg("flight", "object", "flight", "A flight segment {flight_number, date}."),), _flight,
-)
-PASSENGER_LIST = ListBuilder(
-    "passenger", "passengers",
-    (Arg("passenger", "object", "passenger", "A passenger {first_name, last_name, dob}."),), _passenger,
-)
-PAYMENT_LIST = ListBuilder(
-    "payment", "payments",
-    (
-        Arg("payment_method_id", "string", "payment_method_id", "A payment method id of the user's profile."),
-        Arg("amount", "number", "amount", "The amount to pay with it."),
-    ),
-    _payment,
-)
-RETAIL_BUILDERS = (ITEM_LIST,)
-AIRLINE_BUILDERS = (FLIGHT_LIST, PASSENGER_LIST, PAYMENT_LIST)
-
-
-def episode_tools(domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...]) -> tuple[Tool, ...]:
+def episode_tools(
+    domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...], toolkit: str
+) -> tuple[Tool, ...]:
     """A domain's tools as an environment offers them: wrapped, ``respond``, the builders."""
-    wrapped = tuple(wrap_domain_tool(tool, reveal) for tool in domain_tools)
+    wrapped = tuple(wrap_domain_tool(tool, reveal, toolkit) for tool in domain_tools)
     return (*wrapped, RESPOND, *(tool for builder in builders for tool in builder.tools()))
 
 
@@ -148,9 +126,5 @@ def builder_calls(builder: ListBuilder, values: list[Any]) -> list[tuple[str, di
     calls = []
     for index, value in enumerate(values):
         name = ("start_" if index == 0 else "add_to_") + f"{builder.name}_list"
-        if builder is PAYMENT_LIST:
-            arguments = {"payment_method_id": value["payment_id"], "amount": value["amount"]}
-        else:
-            arguments = {builder.args[0].name: value}
-        calls.append((name, arguments))
+        calls.append((name, builder.unpack(value) if builder.unpack else {builder.args[0].name: value}))
     return calls

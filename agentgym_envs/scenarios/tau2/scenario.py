@@ -13,19 +13,20 @@ from typing import Any, ClassVar, Iterable, Sequence
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, TaskList, TaskSource, ToolCall
 from agentgym_envs.core.tools import Tool
 
-from .domain import AIRLINE, RETAIL, Tau2Domain
-from .episode_tools import AIRLINE_BUILDERS, RETAIL_BUILDERS, ListBuilder, episode_tools
-from .errors import Tau2FormatError, Tau2MissingDataError
-from .expert import airline_reads, expert_plan, retail_reads
-from .files import domain_dir, find_data_dir
-from .generator import GENERATED_SPLITS, AirlineTaskGenerator, RetailTaskGenerator
-from .reveal import reveal_airline, reveal_retail
-from .scoring import score_episode
+from .episode_tools import ListBuilder
+from .expert import expert_plan
+from .generator import GENERATED_SPLITS
 from .session import Tau2Session
-from .tasks import Tau2Task, parse_tasks
+from .upstream.arguments import check_tool_arguments
+from .upstream.domain import Tau2Domain
+from .upstream.errors import Tau2FormatError, Tau2MissingDataError
+from .upstream.files import domain_dir, find_data_dir
+from .upstream.scoring import score_episode
+from .upstream.tasks import Tau2Task, parse_tasks
 from .user import AGENT_MESSAGES, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
 
 SOURCES = ("generated", "real")
+USERS = ("rule", "llm")
 _ADDRESS_WRITES = ("modify_pending_order_address", "modify_user_address")
 _ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
 
@@ -37,6 +38,7 @@ class Tau2Scenario(Scenario):
     builders: ClassVar[tuple[ListBuilder, ...]]
     enum_entities: ClassVar[tuple[tuple[str, Any], ...]]
     revealing_reads: ClassVar[Any]
+    generator_class: ClassVar[type]
     splits = ("train", "test", "base")
     difficulties = ("real", "generated")
     max_entities = 256
@@ -58,12 +60,22 @@ class Tau2Scenario(Scenario):
         data_dir: str | os.PathLike[str] | None = None,
         source: str = "generated",
         solo: bool = False,
-        structured: bool = True,
+        tool_arguments: str = "strict",
+        user_client: Any = None,
+        nl_judge: Any = None,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
         self._data_dir_arg = data_dir
-        self.source, self.solo, self.structured = source, solo, structured
+        self.source, self.solo = source, solo
+        self.tool_arguments = check_tool_arguments(tool_arguments)
+        self.user_client, self.nl_judge = user_client, nl_judge  # a ChatClient, an NLJudge
+        self._openings: dict[str, str] = {}
+        if tool_arguments == "upstream":  # the domain tools check their own arguments
+            self.tools = tuple(
+                replace(tool, checked=False) if tool.name in self.domain.tools_by_name else tool
+                for tool in type(self).tools
+            )
         self._facts: dict[str, UserFacts] = {}
 
     # ---- data ----------------------------------------------------------------------------
@@ -86,7 +98,7 @@ class Tau2Scenario(Scenario):
     @cached_property
     def generator(self) -> Any:
         db = self.domain.new_world(self.data_dir).db
-        return RetailTaskGenerator(db) if self.domain is RETAIL else AirlineTaskGenerator(db)
+        return self.generator_class(db)
 
     @cached_property
     def tools_by_name(self) -> dict[str, Tool]:
@@ -115,17 +127,30 @@ class Tau2Scenario(Scenario):
         criteria = task.evaluation_criteria
         actions = [a for a in (criteria.actions or ()) if a.requestor == "assistant"] if criteria else []
         writes = [goal_key(a.name, a.arguments) for a in actions if self.domain.tools_by_name[a.name].kind == "write"]
-        user = UserSimulator(
-            facts=self.facts(task, db),
-            reason=_instruction(task, "reason_for_call"),
-            goal_writes=Counter(writes),
-            goal_info=tuple(criteria.communicate_info or ()) if criteria else (),
-            seed=f"{self.domain.name}/{task.id}",
-        )
+        facts = self.facts(task, db)
+        user: Any
+        if self.user_client is None:
+            user = UserSimulator(
+                facts=facts,
+                reason=_instruction(task, "reason_for_call"),
+                goal_writes=Counter(writes),
+                goal_info=tuple(criteria.communicate_info or ()) if criteria else (),
+                seed=f"{self.domain.name}/{task.id}",
+            )
+            opening = opening_message(task.id, _instruction(task, "reason_for_call"))
+        else:
+            from .llm_user import LLMUser, user_scenario_text
+
+            user = LLMUser(self.user_client, user_scenario_text(task.user_scenario))
+            opening = user.opening()
+        self._openings[task.id] = opening
         builders = {b.kind: b for b in self.builders}
-        reads = self.revealing_reads(actions, db, user.facts) if self.structured else []
-        plan = expert_plan(task, self.tools_by_name, builders, self.structured, self.solo, reads)
-        return Tau2Session(db=db, user=user, plan=plan, reference_writes=frozenset(writes))
+        reads = self.revealing_reads(actions, db, facts)
+        plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads)
+        return Tau2Session(
+            db=db, tool_arguments=self.tool_arguments, user=user, plan=plan, reference_writes=frozenset(writes),
+            transcript=[("user", opening)],
+        )
 
     def facts(self, task: Tau2Task, db: Any) -> UserFacts:
         """What the task's user knows: the generator's facts, or those read from a real
@@ -158,7 +183,10 @@ class Tau2Scenario(Scenario):
                      if _instruction(task, key)]
             ticket = "TICKET (act on the customer's behalf; the customer's full request):\n" + "\n".join(lines)
         else:
-            ticket = f"CUSTOMER: {opening_message(task.id, _instruction(task, 'reason_for_call'))}"
+            opening = self._openings.pop(task.id, None)  # the opening of the episode new_world began
+            if opening is None:
+                opening = opening_message(task.id, _instruction(task, "reason_for_call"))
+            ticket = f"CUSTOMER: {opening}"
         return f"{ticket}\n\nPOLICY\n{self.policy}"
 
     def initial_entities(self, task: Tau2Task) -> Iterable[tuple[str, Any]]:
@@ -183,15 +211,19 @@ class Tau2Scenario(Scenario):
     def grade(self, task: Tau2Task, world: Tau2Session) -> Outcome:
         score = score_episode(
             task, world.calls, world.agent_messages, data_dir=self.data_dir, ended_normally=world.ended_normally,
-            with_hashes=False,
+            with_hashes=False, tool_arguments=self.tool_arguments, nl_judge=self.nl_judge, transcript=world.transcript,
         )
         world.score = score
         reason = f"reward {score.reward:g} on {'x'.join(score.reward_basis) or 'nothing'}"
+        for error in (world.user_error, score.judge_error):
+            if error is not None:
+                reason += f"; {error}"
         if score.not_evaluated:
             reason += f"; not evaluated offline: {', '.join(score.not_evaluated)}"
         if score.note:
             reason += f"; {score.note}"
-        details = {"components": dict(score.components), "not_evaluated": list(score.not_evaluated)}
+        details = {"components": dict(score.components), "not_evaluated": list(score.not_evaluated),
+                   "nl_checks": [list(check) for check in score.nl_checks]}
         return Outcome(score.success, score.reward, reason, details)
 
     def extra_metrics(self, task: Tau2Task, world: Tau2Session) -> dict[str, float]:
@@ -200,7 +232,9 @@ class Tau2Scenario(Scenario):
         return {
             "db": float(components.get("DB", 0.0)),
             "communicate": float(components.get("COMMUNICATE", 0.0)),
+            "nl_assertion": float(components.get("NL_ASSERTION", 0.0)),
             "nl_not_evaluated": float(score is not None and "NL_ASSERTION" in score.not_evaluated),
+            "endpoint_error": float(world.user_error is not None or (score is not None and score.judge_error is not None)),
         }
 
     def expert_call(self, task: Tau2Task, world: Tau2Session, history: Sequence[ToolCall]) -> ToolCall:
@@ -229,41 +263,3 @@ def _instruction(task: Tau2Task, key: str) -> str:
     if isinstance(instructions, dict):
         return str(instructions.get(key) or "")
     return str(instructions) if key == "reason_for_call" else ""
-
-
-_COUNTS = tuple(("count", n) for n in range(21))
-
-
-class Tau2RetailScenario(Tau2Scenario):
-    """tau2-bench retail: orders, exchanges, returns, cancellations."""
-
-    name = "tau2_retail"
-    env_id = "AgentGym/Tau2Retail-v0"
-    description = "tau2-bench retail customer service (real tau2 tasks or seeded ones), with a simulated user."
-    domain = RETAIL
-    builders = RETAIL_BUILDERS
-    tools = episode_tools(RETAIL.tools, reveal_retail, RETAIL_BUILDERS)
-    enum_entities = (("reason", "no longer needed"), ("reason", "ordered by mistake"))
-    revealing_reads = staticmethod(retail_reads)
-
-
-class Tau2AirlineScenario(Tau2Scenario):
-    """tau2-bench airline: bookings, changes, cancellations, compensation."""
-
-    name = "tau2_airline"
-    env_id = "AgentGym/Tau2Airline-v0"
-    description = "tau2-bench airline customer service (real tau2 tasks or seeded ones), with a simulated user."
-    domain = AIRLINE
-    builders = AIRLINE_BUILDERS
-    tools = episode_tools(AIRLINE.tools, reveal_airline, AIRLINE_BUILDERS)
-    enum_entities = (
-        *(("cabin", c) for c in ("basic_economy", "economy", "business")),
-        *(("flight_type", t) for t in ("one_way", "round_trip")),
-        *(("insurance", i) for i in ("yes", "no")),
-        *_COUNTS,
-        *(("amount", 50 * k) for k in range(1, 11)),
-        *(("airport", code) for code in ("ATL", "BOS", "CLT", "DEN", "DFW", "DTW", "EWR", "IAH", "JFK", "LAS",
-                                         "LAX", "LGA", "MCO", "MIA", "MSP", "ORD", "PHL", "PHX", "SEA", "SFO")),
-        *(("date", f"2024-05-{day:02d}") for day in range(1, 31)),
-    )
-    revealing_reads = staticmethod(airline_reads)

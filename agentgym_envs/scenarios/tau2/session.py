@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .upstream.toolkit import Tau2World
 from .user import UserSimulator
-from .world import Tau2World
 
 
 @dataclass
@@ -16,9 +16,12 @@ class Tau2Session(Tau2World[Any]):
     ``agent_messages`` the agent's messages to the user (COMMUNICATE reads them);
     ``drafts`` the lists being built by the list-builder tools, by list kind;
     ``plan`` the scripted expert's calls for this task, ``reference_writes`` the keys of
-    the task's reference write calls, ``score`` the :class:`Tau2Score` once graded."""
+    the task's reference write calls, ``score`` the :class:`Tau2Score` once graded;
+    ``transcript`` the conversation as ``(role, content)`` turns (user, assistant, tool),
+    which an NL-assertion judge reads. ``user`` is the rule-based
+    :class:`~.user.UserSimulator` or an :class:`~.llm_user.LLMUser`."""
 
-    user: UserSimulator | None = None
+    user: UserSimulator | Any = None
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     agent_messages: list[str] = field(default_factory=list)
     drafts: dict[str, list[Any]] = field(default_factory=dict)
@@ -26,8 +29,17 @@ class Tau2Session(Tau2World[Any]):
     reference_writes: frozenset[str] = frozenset()
     score: Any = None
     transferred: bool = False
+    transcript: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def user_error(self) -> str | None:
+        """Why the simulated user could not go on (an LLM user's endpoint failed), or None."""
+        return getattr(self.user, "error", None)
 
     @property
     def ended_normally(self) -> bool:
-        """Whether the user or the agent (by a transfer) ended the conversation."""
+        """Whether the user or the agent (by a transfer) ended the conversation; a user
+        simulator that failed did not end it."""
+        if self.user_error is not None:
+            return False
         return self.transferred or (self.user is not None and self.user.stopped)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from agentgym_envs.core.tools import Arg, Tool, ToolError
 
-from ..common_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, object_items, record_list, render
-from ..world import Tau2World
+from ..arguments import upstream_model
+from ..generic_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, object_items, record_list, render
+from ..toolkit import Tau2World
 from .models import (
     CABINS,
     FLIGHT_TYPES,
@@ -198,13 +199,19 @@ def book_reservation(
     insurance: Insurance,
 ) -> str:
     db = world.db
-    flight_infos = record_list("flights", flights, FlightInfo)
-    travellers = record_list("passengers", passengers, Passenger)
-    payments = record_list("payment_methods", payment_methods, Payment)
+    flight_infos = record_list(world, "flights", flights, FlightInfo)
+    travellers = record_list(world, "passengers", passengers, Passenger)
+    payments = record_list(world, "payment_methods", payment_methods, Payment)
     user = _user(db, user_id)
     reservation_id = next((r for r in NEW_RESERVATION_IDS if r not in db.reservations), None)
     if reservation_id is None:
         raise ToolError("Too many reservations")
+    given = {
+        "user_id": user_id, "origin": origin, "destination": destination, "flight_type": flight_type,
+        "cabin": cabin, "total_baggages": total_baggages, "nonfree_baggages": nonfree_baggages,
+        "insurance": insurance,
+    }
+    stored = upstream_model(world, "Reservation", Reservation, given, tuple(given))
 
     segments, total_price = [], 0
     for info in flight_infos:
@@ -245,18 +252,11 @@ def book_reservation(
         status.available_seats[cabin] -= len(travellers)
     reservation = Reservation(
         reservation_id=reservation_id,
-        user_id=user_id,
-        origin=origin,
-        destination=destination,
-        flight_type=flight_type,
-        cabin=cabin,
         flights=segments,
         passengers=travellers,
         payment_history=payments,
         created_at=NOW,
-        total_baggages=total_baggages,
-        nonfree_baggages=nonfree_baggages,
-        insurance=insurance,
+        **stored,
     )
     db.reservations.add(reservation_id, reservation)
     user.reservations.append(reservation_id)
@@ -279,7 +279,9 @@ def send_certificate(world: World, user_id: str, amount: int) -> str:
     for payment_id in NEW_CERTIFICATE_IDS:
         if payment_id not in user.payment_methods:
             user = world.db.users.edit(user_id)
-            user.payment_methods[payment_id] = Certificate("certificate", payment_id, float(amount))
+            given = {"source": "certificate", "id": payment_id, "amount": amount}
+            certificate = upstream_model(world, "Certificate", Certificate, given)
+            user.payment_methods[payment_id] = Certificate("certificate", payment_id, float(certificate["amount"]))
             return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
     raise ToolError("Too many certificates")
 
@@ -304,7 +306,7 @@ def update_reservation_flights(
     world: World, reservation_id: str, cabin: Cabin, flights: list[dict], payment_id: str
 ) -> str:
     db = world.db
-    flight_infos = record_list("flights", flights, FlightInfo)
+    flight_infos = record_list(world, "flights", flights, FlightInfo)
     reservation = _reservation(db, reservation_id)
     _user(db, reservation.user_id)
     reservation = db.reservations.edit(reservation_id)
@@ -339,7 +341,7 @@ def update_reservation_flights(
 
 
 def update_reservation_passengers(world: World, reservation_id: str, passengers: list[dict]) -> str:
-    travellers = record_list("passengers", passengers, Passenger)
+    travellers = record_list(world, "passengers", passengers, Passenger)
     if len(travellers) != len(_reservation(world.db, reservation_id).passengers):
         raise ToolError("Number of passengers does not match")
     reservation = world.db.reservations.edit(reservation_id)

@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 from agentgym_envs.core.tools import Arg, Tool, ToolError
 
+from .arguments import upstream_model
 from .records import Record, RecordFormatError
-from .world import Tau2World
+from .toolkit import Tau2World
 
 R = TypeVar("R", bound=Record)
 
@@ -36,17 +37,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def string_list(name: str, value: list[Any]) -> list[str]:
-    """``value`` if every item is a string (a tool's ``list[str]`` argument), else a ToolError."""
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise ToolError(f"argument '{name}' item {index} must be a string, got {type(item).__name__}")
-    return value
-
-
-def record_list(name: str, value: list[Any], record_class: type[R]) -> list[R]:
-    """Parse a tool's list-of-objects argument into records (extra keys are ignored, as
-    upstream's pydantic models do)."""
+def record_list(world: Tau2World[Any], name: str, value: Any, record_class: type[R], model: str = "") -> Any:
+    """A tool's list-of-objects argument as records. Strict mode: every item must fit
+    ``record_class`` (extra keys are ignored, as upstream's pydantic models do). Upstream
+    mode, as upstream's code: if every item is an object, each is validated as the pydantic
+    ``model`` (default: the record's name); otherwise the value is used as it is."""
+    if world.tool_arguments == "upstream":
+        if all(isinstance(item, dict) for item in value):
+            model = model or record_class.__name__
+            return [record_class(**upstream_model(world, model, record_class, item)) for item in value]
+        return value
     records = []
     for index, item in enumerate(value):
         try:

@@ -20,9 +20,9 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
-from ..airline.models import AirlineDB, CreditCard, FlightDateAvailable, FlightDateCancelled, GiftCard, Reservation, User
+from ..generator import Solved, make_task, task_rng, user_split
+from ..upstream.airline.models import AirlineDB, CreditCard, FlightDateAvailable, FlightDateCancelled, GiftCard, Reservation, User
 from ..user import UserFacts
-from .common import Solved, make_task, task_rng, user_split
 
 KINDS = ("book", "change_flights", "change_bags", "cancel", "compensation")
 TODAY = "2024-05-15"

@@ -15,10 +15,10 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from ..retail.models import GiftCard, Order, RetailDB, User
-from ..retail.tools import CANCEL_REASONS
+from ..generator import Solved, make_task, task_rng, user_split
+from ..upstream.retail.models import GiftCard, Order, RetailDB, User
+from ..upstream.retail.tools import CANCEL_REASONS
 from ..user import UserFacts
-from .common import Solved, make_task, task_rng, user_split
 
 KINDS = ("cancel", "modify_address", "modify_payment", "modify_items", "exchange", "return")
 ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")

@@ -1,5 +1,5 @@
 """What the retail and airline task generators share: seeded draws, the user split, and
-building a :class:`~agentgym_envs.scenarios.tau2.tasks.Tau2Task` from a solved draw."""
+building a :class:`~agentgym_envs.scenarios.tau2.upstream.tasks.Tau2Task` from a solved draw."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..tasks import EvaluationCriteria, Tau2Action, Tau2Task
-from ..user import UserFacts
+from .upstream.tasks import EvaluationCriteria, Tau2Action, Tau2Task
+from .user import UserFacts
 
 GENERATED_SPLITS = ("train", "test")
 TEST_SHARE = 5  # one user in 5 belongs to the test split

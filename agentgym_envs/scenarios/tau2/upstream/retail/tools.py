@@ -9,8 +9,9 @@ from typing import Literal, cast, get_args
 
 from agentgym_envs.core.tools import Arg, Tool, ToolError
 
-from ..common_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, render, string_list
-from ..world import Tau2World
+from ..arguments import upstream_model
+from ..generic_tools import CALCULATE, TRANSFER_TO_HUMAN_AGENTS, render
+from ..toolkit import Tau2World
 from .models import (
     Address,
     CancelReason,
@@ -72,6 +73,12 @@ def _add_to_gift_card(db: RetailDB, user_id: str, payment_method_id: str, amount
         card = db.users.edit(user_id).payment_methods[payment_method_id]
         assert isinstance(card, GiftCard)
         card.balance = round(card.balance + amount, 2)
+
+
+def _new_address(world: World, *fields: str) -> Address:
+    """A new address from the tool's arguments (upstream builds a ``UserAddress`` model)."""
+    names = ("address1", "address2", "city", "country", "state", "zip")
+    return Address(**upstream_model(world, "UserAddress", Address, dict(zip(names, fields))))
 
 
 def _check_item_counts(order: Order, item_ids: list[str], message: Callable[[str], str]) -> None:
@@ -169,8 +176,6 @@ def exchange_delivered_order_items(
     world: World, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
     db = world.db
-    string_list("item_ids", item_ids)
-    string_list("new_item_ids", new_item_ids)
     order = _order(db, order_id)
     if order.status != "delivered":
         raise ToolError("Non-delivered order cannot be exchanged")
@@ -197,7 +202,7 @@ def modify_pending_order_address(
     if "pending" not in _order(world.db, order_id).status:
         raise ToolError("Non-pending order cannot be modified")
     order = world.db.orders.edit(order_id)
-    order.address = Address(address1, address2, city, country, state, zip)
+    order.address = _new_address(world, address1, address2, city, country, state, zip)
     return render(order)
 
 
@@ -205,8 +210,6 @@ def modify_pending_order_items(
     world: World, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> str:
     db = world.db
-    string_list("item_ids", item_ids)
-    string_list("new_item_ids", new_item_ids)
     order = _order(db, order_id)
     if order.status != "pending":
         raise ToolError("Non-pending order cannot be modified")
@@ -263,7 +266,7 @@ def modify_user_address(
 ) -> str:
     _user(world.db, user_id)
     user = world.db.users.edit(user_id)
-    user.address = Address(address1, address2, city, country, state, zip)
+    user.address = _new_address(world, address1, address2, city, country, state, zip)
     return render(user)
 
 
@@ -271,7 +274,6 @@ def return_delivered_order_items(
     world: World, order_id: str, item_ids: list[str], payment_method_id: str
 ) -> str:
     db = world.db
-    string_list("item_ids", item_ids)
     order = _order(db, order_id)
     if order.status != "delivered":
         raise ToolError("Non-delivered order cannot be returned")

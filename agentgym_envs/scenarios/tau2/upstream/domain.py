@@ -16,7 +16,7 @@ from .retail.models import RetailDB
 from .retail.tools import TOOLS as RETAIL_TOOLS
 from .store import Tau2DB
 from .tasks import Tau2Task, load_tasks
-from .world import Tau2World, ToolOutcome, run_tool
+from .toolkit import Tau2World, ToolOutcome, run_tool
 
 DataDir = str | os.PathLike[str] | None
 
@@ -27,6 +27,7 @@ class Tau2Domain:
     ``$TAU2_DATA_DIR``)."""
 
     name: str
+    toolkit: str  # upstream's toolkit class, as Python's errors name its methods
     db_class: type[Tau2DB]
     tools: tuple[Tool, ...]
     tools_by_name: Mapping[str, Tool] = field(init=False, repr=False, compare=False)
@@ -34,9 +35,10 @@ class Tau2Domain:
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools_by_name", {tool.name: tool for tool in self.tools})
 
-    def new_world(self, data_dir: DataDir = None) -> Tau2World[Any]:
-        """A world for one episode, with its own copy of the database (cheap: copy-on-write)."""
-        return Tau2World(self.db_class.fresh(domain_dir(self.name, data_dir) / "db.json"))
+    def new_world(self, data_dir: DataDir = None, tool_arguments: str = "strict") -> Tau2World[Any]:
+        """A world for one episode, with its own copy of the database (cheap: copy-on-write);
+        ``tool_arguments``: ``"strict"`` or ``"upstream"`` (:mod:`.arguments`)."""
+        return Tau2World(self.db_class.fresh(domain_dir(self.name, data_dir) / "db.json"), tool_arguments)
 
     def load_tasks(self, split: str | None = "base", data_dir: DataDir = None) -> list[Tau2Task]:
         """The tasks of ``split`` ("train", "test", "base" = all; ``None``: every task of the
@@ -54,11 +56,11 @@ class Tau2Domain:
         tool = self.tools_by_name.get(name)
         if tool is None:
             return ToolOutcome(f"Error: Tool '{name}' not found.", True)
-        return run_tool(world, tool, arguments)
+        return run_tool(world, tool, arguments, self.toolkit)
 
 
-RETAIL = Tau2Domain("retail", RetailDB, RETAIL_TOOLS)
-AIRLINE = Tau2Domain("airline", AirlineDB, AIRLINE_TOOLS)
+RETAIL = Tau2Domain("retail", "RetailTools", RetailDB, RETAIL_TOOLS)
+AIRLINE = Tau2Domain("airline", "AirlineTools", AirlineDB, AIRLINE_TOOLS)
 DOMAINS: dict[str, Tau2Domain] = {d.name: d for d in (RETAIL, AIRLINE)}
 
 

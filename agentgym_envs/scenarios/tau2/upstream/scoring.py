@@ -5,7 +5,10 @@
   are equal. It is 1 without replay when the task has neither actions nor env assertions.
 - COMMUNICATE: every ``communicate_info`` string must occur, case-insensitively, in one of
   the agent's messages to the user with its commas removed.
-- NL_ASSERTION needs an LLM judge and ACTION / ENV_ASSERTION are unused by these domains:
+- NL_ASSERTION: with an ``nl_judge`` (:class:`~.llm_user.NLJudge`), 1 if the judge finds
+  every assertion met in the transcript; it runs only when NL_ASSERTION is in the reward
+  basis, as in upstream's default mode. A judge that fails gives 0 and ``judge_error``.
+- Without a judge NL_ASSERTION, and always ACTION / ENV_ASSERTION (unused by these domains):
   when one of them is in the reward basis with something to check, it is reported in
   ``not_evaluated`` and left out of the reward.
 - The reward is the product of the evaluated components of the task's reward basis.
@@ -15,15 +18,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .domain import DataDir, Tau2Domain, get_domain
 from .tasks import Tau2Action, Tau2Task
-from .world import Tau2World
+from .toolkit import Tau2World
 
 ToolCallLike = tuple[str, Mapping[str, Any]]
+NLJudgeLike = Callable[[Sequence[str], Sequence[tuple[str, str]]], Any]  # -> llm_user.Judgement
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class Tau2Score:
     communicate_checks: tuple[CommunicateCheck, ...] = ()
     gold_errors: tuple[str, ...] = ()
     note: str = ""
+    nl_checks: tuple[tuple[str, bool], ...] = ()
+    judge_error: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -73,6 +79,9 @@ def score_episode(
     data_dir: DataDir = None,
     ended_normally: bool = True,
     with_hashes: bool = True,
+    tool_arguments: str = "strict",
+    nl_judge: NLJudgeLike | None = None,
+    transcript: Sequence[tuple[str, str]] = (),
 ) -> Tau2Score:
     """Score an episode of ``task`` from the agent's tool calls, as ``(name, arguments)`` in
     call order, and its messages to the user.
@@ -83,6 +92,9 @@ def score_episode(
     The DB component compares the records the two replays changed (equal hashes if and only
     if equal records); ``with_hashes=False`` skips computing the two hashes themselves
     (``db_hash`` and ``gold_db_hash`` stay None), which saves 10-40 ms per episode.
+    ``tool_arguments``: how the episode's tools handled their arguments (the agent's writes
+    are replayed the same way; :mod:`.arguments`). ``nl_judge`` judges the NL assertions
+    on ``transcript`` (``(role, content)`` turns of the whole conversation).
     """
     criteria = task.evaluation_criteria
     if criteria is None:
@@ -98,7 +110,7 @@ def score_episode(
     if criteria.actions is None and criteria.env_assertions is None:
         components["DB"] = 1.0
     else:
-        agent_db = replay_writes(domain, tool_calls, data_dir).db
+        agent_db = replay_writes(domain, tool_calls, data_dir, tool_arguments).db
         changes, gold_errors = gold_changes(domain, criteria.actions or (), data_dir)
         components["DB"] = 1.0 if agent_db.same_content(changes) else 0.0
         if with_hashes:
@@ -107,11 +119,20 @@ def score_episode(
     checks = communicate_checks(criteria.communicate_info or (), agent_messages)
     components["COMMUNICATE"] = 1.0 if all(check.met for check in checks) else 0.0
     not_evaluated = []
+    nl_checks: tuple[tuple[str, bool], ...] = ()
+    judge_error = None
+    if nl_judge is not None and criteria.nl_assertions and "NL_ASSERTION" in basis:
+        judgement = nl_judge(criteria.nl_assertions, transcript)
+        judge_error = judgement.error
+        nl_checks = tuple(zip(criteria.nl_assertions, judgement.met))
+        components["NL_ASSERTION"] = 1.0 if judgement.all_met else 0.0
     for kind, items in (
         ("NL_ASSERTION", criteria.nl_assertions),
         ("ACTION", criteria.actions),
         ("ENV_ASSERTION", criteria.env_assertions),
     ):
+        if kind in components:
+            continue
         if items:
             if kind in basis:
                 not_evaluated.append(kind)
@@ -127,6 +148,8 @@ def score_episode(
         gold_db_hash=gold_hash,
         communicate_checks=checks,
         gold_errors=gold_errors,
+        nl_checks=nl_checks,
+        judge_error=judge_error,
     )
 
 
@@ -187,11 +210,11 @@ def gold_changes(
 
 
 def replay_writes(
-    domain: Tau2Domain, calls: Iterable[ToolCallLike], data_dir: DataDir = None
+    domain: Tau2Domain, calls: Iterable[ToolCallLike], data_dir: DataDir = None, tool_arguments: str = "strict"
 ) -> Tau2World[Any]:
     """A fresh world after re-running the WRITE calls of ``calls`` (others, and unknown
     tools, are skipped), as upstream rebuilds the agent's end state."""
-    world = domain.new_world(data_dir)
+    world = domain.new_world(data_dir, tool_arguments)
     for name, arguments in calls:
         tool = domain.tools_by_name.get(name)
         if tool is not None and tool.kind == "write":

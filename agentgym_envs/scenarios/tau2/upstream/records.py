@@ -5,7 +5,8 @@ A record class lists its fields in the order of upstream's pydantic model, so
 Loading behaves like pydantic's lax validation for these schemas: missing optional fields
 take their default (``None``), extra keys are dropped, ints become floats in ``float`` fields
 and integral floats become ints in ``int`` fields; anything else that does not fit raises
-:class:`RecordFormatError`.
+:class:`RecordFormatError`. Dumping never fails: a value a tool stored unchecked (upstream
+argument handling, e.g. a string in an ``int`` field) is dumped as it is, as pydantic does.
 
 A union of record kinds (payment methods, flight-date statuses) is a base class with
 ``TAG_FIELD`` set; each kind subclasses it with ``tags=(...)`` and loading the base picks
@@ -101,19 +102,22 @@ def _converters(tp: Any) -> tuple[_Convert, _Convert]:
         return (lambda v: None if v is None else load(v)), (lambda v: None if v is None else dump(v))
     if origin is list:
         load, dump = _converters(args[0])
-        return (lambda v: [load(x) for x in _expect(v, list, "an array")]), (lambda v: [dump(x) for x in v])
+        return (
+            lambda v: [load(x) for x in _expect(v, list, "an array")],
+            lambda v: [dump(x) for x in v] if isinstance(v, list) else v,
+        )
     if origin is dict:
         load, dump = _converters(args[1])
         return (
             lambda v: {
                 _expect(k, str, "a string key"): load(x) for k, x in _expect(v, dict, "an object").items()
             },
-            lambda v: {k: dump(x) for k, x in v.items()},
+            lambda v: {k: dump(x) for k, x in v.items()} if isinstance(v, dict) else v,
         )
     if origin is Literal:
         return _literal(args), _identity
     if isinstance(tp, type) and issubclass(tp, Record):
-        return tp.from_dict, lambda v: v.to_dict()
+        return tp.from_dict, lambda v: v.to_dict() if isinstance(v, Record) else v
     scalar = {str: _load_str, float: _load_float, int: _load_int, bool: _load_bool}.get(tp)
     if scalar is None:
         raise TypeError(f"unsupported record field type {tp!r}")
