@@ -60,6 +60,8 @@ ALGORITHMS: dict[str, str] = {
     "sb3-a2c": "trainers.sb3_baselines:run_a2c",
     "sb3-dqn": "trainers.sb3_baselines:run_dqn",
     "sb3-maskable-ppo": "trainers.sb3_baselines:run_maskable_ppo",
+    "llm-sft": "trainers.llm.sft:run",
+    "llm-grpo": "trainers.llm.grpo:run",
     "random": "trainers.reference:run_random",
     "expert": "trainers.reference:run_expert",
 }

@@ -85,3 +85,25 @@ def save_model(network: Any, tokenizer: Any, path: Path) -> Path:
     network.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def finish(algo: str, env_id: str, seed: int, env_steps: int, wall_time_s: float, train_metrics: dict[str, float],
+           test_metrics: dict[str, float], run_dir: str | Path) -> Any:
+    """The run's :class:`~trainers.registry.TrainResult`, printed as every trainer's final
+    table and written to ``<run_dir>/result.json``."""
+    from ..protocol import save_result
+    from ..registry import TrainResult
+
+    print(common.final_report(env_id, algo, train_metrics, test_metrics))
+    result = TrainResult(algo=algo, env_id=env_id, seed=seed, total_steps=env_steps, wall_time_s=wall_time_s,
+                         sps=env_steps / wall_time_s if wall_time_s > 0 else float("nan"), train_metrics=train_metrics,
+                         test_metrics=test_metrics, curve=[], steps_to_target=None, run_dir=str(run_dir))
+    save_result(result)
+    return result
+
+
+def require_model(overrides: dict[str, Any], algo: str) -> None:
+    """A clear error when a run names no model."""
+    if not overrides.get("model"):
+        raise ValueError(f"{algo} trains a Hugging Face causal LM: pass --set model=PATH_OR_HUB_ID "
+                         "(e.g. a model built by `agentgym llm-build-model`)")
