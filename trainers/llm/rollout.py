@@ -4,7 +4,8 @@ Every episode keeps one token sequence: the opening prompt (the chat template on
 first messages and tool schemas), then per turn the tokens the model sampled, with their
 log-probabilities as sampled, and the tokens of the env's reply (the template's rendering
 of the new messages). The model's tokens are never decoded and tokenised again: the decoded
-text only goes to ``env.step``. Episodes of one batch generate together (left-padded).
+text goes to ``env.step`` as written (text mode reads Hermes ``<tool_call>`` blocks, JSON and
+the other forms it documents). Episodes of one batch generate together (left-padded).
 
 Context window: before a turn, an episode whose context plus ``max_new_tokens`` would pass
 the model's window stops there, unfinished: it counts as unsuccessful, keeps the return it
@@ -22,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from .chat import ChatFormat, assistant_action
+from .chat import ChatFormat
 
 
 @dataclass
@@ -121,7 +122,7 @@ def play(network: Any, fmt: ChatFormat, envs: Sequence[gym.Env], resets: Sequenc
             if not ids or ids[-1] != fmt.end_of_turn_id:  # cut at max_new_tokens: close the turn for the context
                 trajectory.extend([fmt.end_of_turn_id], False)
             text = fmt.tokenizer.decode(ids, skip_special_tokens=False).removesuffix(fmt.end_of_turn)
-            _, reward, terminated, truncated, info = env.step(assistant_action(text))
+            _, reward, terminated, truncated, info = env.step(text)
             trajectory.episode_return += float(reward)
             trajectory.turns += 1
             trajectory.parse_errors += info["tool_call"] is None
