@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train an agent (PPO by default) and report its metrics on both splits")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; support_team (the PettingZoo team, "
                    "one shared network); or a gymnasium id: CartPole-v1")
-    p.add_argument("--algo", default="ppo", help="ppo | grpo | bc | bc-ppo | bc-grpo | sb3-ppo | sb3-a2c | sb3-dqn | sb3-maskable-ppo")
+    p.add_argument("--algo", default="ppo", help="ppo | grpo | bc | bc-ppo | bc-grpo | sb3-ppo | sb3-a2c | sb3-dqn | sb3-maskable-ppo | llm-sft | llm-grpo (--set model=PATH)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--total-steps", type=int, default=DEFAULT_TRAIN_STEPS, help="environment steps (default: %(default)s, a few minutes of PPO on 2 CPU cores)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
