@@ -45,6 +45,23 @@ def test_rollout_keeps_the_sampled_tokens_and_their_logprobs(micro_model):
     assert speed["generated_tokens"] == sum(t.generated for t in trajectories)
 
 
+def test_sampling_draws_from_the_whole_distribution(micro_model):
+    """No top-k / top-p from the model's or transformers' defaults: the stored log-probs are
+    those of the distribution actually sampled."""
+    network, tokenizer = load(micro_model)
+    network.generation_config.top_k, network.generation_config.top_p = 5, 0.5
+    fmt = ChatFormat(tokenizer)
+    env = gym.make(MATH, action_mode="text", max_turns=1)
+    torch.manual_seed(0)
+    (trajectory,), _ = play(network, fmt, [env], [{"seed": 0}], Sampling(1.0, 48), torch.device("cpu"), 2048)
+    ids = torch.tensor([trajectory.token_ids])
+    with torch.no_grad():
+        logits = network(ids).logits[0, :-1]
+    sampled = torch.tensor(trajectory.sampled[1:])
+    ranks = (logits[sampled] > logits[sampled].gather(-1, ids[0, 1:][sampled][:, None])).sum(-1)
+    assert int(ranks.max()) >= 5  # some token outside the top 5 was drawn
+
+
 def test_a_context_past_the_window_stops_the_episode_and_says_so(micro_model):
     network, tokenizer = load(micro_model)
     fmt = ChatFormat(tokenizer)

@@ -73,7 +73,8 @@ def generate(network: Any, fmt: ChatFormat, contexts: list[list[int]], sampling:
     greedy = sampling.temperature <= 0
     config = GenerationConfig(
         max_new_tokens=sampling.max_new_tokens, do_sample=not greedy, temperature=None if greedy else sampling.temperature,
-        top_k=None, top_p=None, eos_token_id=fmt.end_of_turn_id, pad_token_id=pad,
+        top_k=0, top_p=1.0,  # explicit: unset values would take the model's defaults (Qwen: top_k 20, top_p 0.8)
+        eos_token_id=fmt.end_of_turn_id, pad_token_id=pad,
         output_logits=True, return_dict_in_generate=True,
     )
     with torch.no_grad():
