@@ -23,15 +23,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs import resolve_env_id  # noqa: E402
-from trainers import common  # noqa: E402
+from trainers.checkpoints import seed_everything  # noqa: E402
 from trainers.llm import grpo, runtime  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
 from trainers.llm.rollout import evaluate_model  # noqa: E402
-from trainers.protocol import EVAL_SEED  # noqa: E402
+from trainers.lifecycle import EVAL_SEED, resolve_device  # noqa: E402
 
 COLUMNS = ("success", "tool_reliability", "parse_error_rate", "response_length", "context_overflow")
 
@@ -69,8 +70,8 @@ def main() -> None:
     env_id = resolve_env_id(args.env)
     name = env_id.split("/")[1]
     out = Path(args.out)
-    device = common.resolve_device(args.device)
-    common.seed_everything(0, args.threads)
+    device = torch.device(resolve_device(args.device))
+    seed_everything(0, args.threads)
 
     network, tokenizer = runtime.load_for_training(args.model, device)
     fmt = ChatFormat(tokenizer)
@@ -81,7 +82,7 @@ def main() -> None:
     print(rows)
     for seed in args.seeds:
         run_dir = out / "runs" / "llm_grpo" / f"{name}__seed{seed}"
-        result = grpo.train(grpo.Config(
+        result = grpo.train_and_evaluate(grpo.Config(
             model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
             run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
             learning_rate=args.learning_rate, eval_episodes=args.eval_episodes, checkpoint_every=1_000,

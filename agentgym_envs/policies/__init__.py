@@ -1,6 +1,15 @@
-"""Reference agents (random, scripted expert) and evaluation."""
+"""Agents (random, scripted expert, LLM agents for an endpoint or a local model) and evaluation.
 
-from .agents import Agent, ExpertPolicy, RandomPolicy, tool_env
-from .evaluation import POLICIES, evaluate, run_episode
+The LLM agents need the ``llm`` extra (``openai``, ``transformers``), imported when one is made.
+"""
 
-__all__ = ["Agent", "ExpertPolicy", "POLICIES", "RandomPolicy", "evaluate", "run_episode", "tool_env"]
+from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
+from .chat_client import ChatClient, ChatReply, EndpointError
+from .evaluation import MODEL_POLICIES, POLICIES, evaluate, model_policy, run_episode
+from .hf_agent import TransformersAgent
+from .openai_agent import OpenAIChatAgent
+from .results import default_results_path, pass_hat_k
+
+__all__ = ["Agent", "BatchPolicy", "ChatClient", "ChatReply", "EndpointError", "ExpertPolicy", "MODEL_POLICIES",
+           "OpenAIChatAgent", "POLICIES", "RandomPolicy", "TransformersAgent", "Turn", "default_results_path", "evaluate",
+           "model_policy", "pass_hat_k", "run_episode", "tool_env"]

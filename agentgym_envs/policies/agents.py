@@ -1,12 +1,14 @@
-"""The agent protocol and the two reference agents: a scripted expert and a random policy.
+"""The agent protocols and the two reference agents: a scripted expert and a random policy.
 
-An agent is any callable ``(observation, info) -> action``; an LLM client that returns a
-JSON tool call is one, in ``action_mode="text"``.
+An agent is any callable ``(observation, info) -> action`` bound to one env. A batch policy
+(the LLM agents) answers many conversations at once with :class:`Turn` objects, so that one
+model serves several environments and a failed call ends an episode instead of a program.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -16,6 +18,22 @@ from agentgym_envs.core import Episode, ToolUseEnv
 
 class Agent(Protocol):
     def __call__(self, observation: Any, info: dict[str, Any]) -> Any: ...
+
+
+@dataclass
+class Turn:
+    """A batch policy's answer for one conversation: the text action, token counts to add to
+    the episode's metrics (e.g. ``llm_prompt_tokens``), or the error that ends the episode."""
+
+    action: Any = None
+    usage: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+class BatchPolicy(Protocol):
+    def respond(self, conversations: Sequence[Sequence[dict[str, Any]]], tools: list[dict[str, Any]] | None) -> list[Turn]:
+        """One :class:`Turn` per conversation (OpenAI chat messages), in order."""
+        ...
 
 
 def tool_env(env: gym.Env) -> ToolUseEnv:

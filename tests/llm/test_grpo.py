@@ -111,10 +111,10 @@ def test_the_update_favours_the_episode_with_the_higher_return(micro_model):
 
 def test_resume_continues_exactly(micro_model, tmp_path):
     config = dict(SMALL, model=str(micro_model), env_id=MATH, seed=3)
-    first = grpo.train(grpo.Config(**config, total_steps=1, run_dir=str(tmp_path / "a")))
-    resumed = grpo.train(grpo.Config(**config, total_steps=first["env_steps"] + 1, run_dir=str(tmp_path / "a")),
+    first = grpo.train_and_evaluate(grpo.Config(**config, total_steps=1, run_dir=str(tmp_path / "a")))
+    resumed = grpo.train_and_evaluate(grpo.Config(**config, total_steps=first["env_steps"] + 1, run_dir=str(tmp_path / "a")),
                          resume=True)
-    straight = grpo.train(grpo.Config(**config, total_steps=resumed["env_steps"], run_dir=str(tmp_path / "b")))
+    straight = grpo.train_and_evaluate(grpo.Config(**config, total_steps=resumed["env_steps"], run_dir=str(tmp_path / "b")))
     assert straight["env_steps"] == resumed["env_steps"] > first["env_steps"]
     a = load_file(tmp_path / "a" / "model" / "model.safetensors")
     b = load_file(tmp_path / "b" / "model" / "model.safetensors")

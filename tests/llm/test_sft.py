@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from trainers.llm import sft
+from trainers.llm import runtime, sft
 from trainers.llm.chat import ChatFormat
 from trainers.llm.model import load, read_trajectories
 
@@ -49,7 +49,7 @@ def test_training_lowers_the_assistant_loss(micro_model, tmp_path):
                                batch_size=4, micro_batch=2, device="cpu"))
     after = loss(load(out)[0])
     assert after < before
-    assert (tmp_path / "run" / "llm_state.pt").exists()
+    assert (tmp_path / "run" / runtime.STATE_FILE).exists()
 
 
 def test_malformed_trajectory_file_names_the_line(tmp_path):

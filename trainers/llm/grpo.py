@@ -13,9 +13,10 @@ of the update (their env steps still count).
 Options: LoRA adapters (``lora_rank``), gradient accumulation (``micro_batch`` episodes per
 forward pass), bf16 autocast on CUDA, a checkpoint every ``checkpoint_every`` updates and an
 exact ``resume`` (each update's tasks and samples are seeded by ``(seed, update)``). The
-training reward is the env's with :data:`~trainers.protocol.TRAINING_REWARD`, as for the other
-trainers; evaluation uses the env's own. ``total_steps`` counts env steps (tool calls).
+training reward is the one the lifecycle gives (the scenario's declared training reward), or
+``training_reward``; evaluation uses the env's own. ``total_steps`` counts env steps (tool calls).
 
+    agentgym train math --algo llm-grpo --set model=models/agentgym-tiny --total-steps 2000
     python -m trainers.llm.grpo --model models/agentgym-tiny --env math --total-steps 2000
 """
 
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -32,8 +34,9 @@ import torch
 
 from agentgym_envs import resolve_env_id
 
-from .. import common
-from ..protocol import EPISODE_METRICS, EVAL_SEED, TRAINING_REWARD
+from .. import checkpoints
+from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, resolve_device, run_dir_for
+from ..torch_policy import EPISODE_METRICS
 from . import runtime
 from .chat import ChatFormat
 from .rollout import Sampling, Trajectory, evaluate_model, play, summarize
@@ -60,7 +63,7 @@ class Config:
     kl_coef: float = 0.0  # > 0: k3 KL penalty to the starting model
     max_grad_norm: float = 1.0
     lora_rank: int = 0  # > 0: train LoRA adapters only
-    training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))
+    training_reward: dict[str, Any] | None = None  # reward_config of the training envs (None: the env's own)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     eval_episodes: int = 100
     checkpoint_every: int = 5  # updates
@@ -139,16 +142,16 @@ def policy_update(network: Any, reference: Any, optimizer: torch.optim.Optimizer
     return out
 
 
-def train(config: Config, resume: bool = False) -> dict[str, Any]:
-    """Run GRPO (``resume``: continue the checkpoint in ``run_dir`` up to ``config.total_steps``); return ``{"run_dir", "model_dir", "env_steps", "wall_time_s", "train_metrics",
-    "test_metrics", "curve"}``."""
-    run_dir = common.prepare_run_dir(config.run_dir, resume)
+def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any, int, float]:
+    """The GRPO loop (``resume``: continue the checkpoint in ``run_dir`` up to
+    ``config.total_steps``); saves the model to ``<run_dir>/model``; returns it, the env steps
+    taken and the seconds spent."""
     state = runtime.load_state(run_dir) if resume else None
     if state is not None:  # the checkpoint's config; the caller's total_steps may extend the run
         config = Config(**{**state["config"], "total_steps": config.total_steps})
-    env_id = resolve_env_id(config.env_id)
-    device = common.resolve_device(config.device)
-    common.seed_everything(config.seed, config.threads)
+    env_id = canonical_env_id(config.env_id)
+    device = torch.device(resolve_device(config.device))
+    checkpoints.seed_everything(config.seed, config.threads)
     network, tokenizer = runtime.load_for_training(config.model, device, config.lora_rank)
     fmt = ChatFormat(tokenizer)
     window = runtime.window(network, tokenizer)
@@ -158,7 +161,6 @@ def train(config: Config, resume: bool = False) -> dict[str, Any]:
     optimizer = torch.optim.AdamW([p for p in network.parameters() if p.requires_grad], lr=config.learning_rate,
                                   weight_decay=0.0)
     progress = runtime.restore(state, network, optimizer) if state is not None else {"update": 0, "env_steps": 0}
-    writer = common.make_writer(run_dir, config, progress["env_steps"] + 1 if state is not None else 0)  # purge past it
     reward = {"reward_config": config.training_reward} if config.training_reward else {}
     episodes_per_update = config.group_size * config.tasks_per_update
     envs = [gym.make(env_id, action_mode="text", split="train", **config.env_kwargs, **reward)
@@ -192,14 +194,36 @@ def train(config: Config, resume: bool = False) -> dict[str, Any]:
     for env in envs:
         env.close()
     network.eval()
-    model_dir = runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
-    evaluation = {split: evaluate_model(network, fmt, env_id, split, config.eval_episodes, device, window, EVAL_SEED,
-                                        max_new_tokens=config.max_new_tokens, env_kwargs=config.env_kwargs)
-                  for split in ("train", "test")}
-    writer.add_scalar("eval/test_success", evaluation["test"]["success"], progress["env_steps"])
+    runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
+    return network, progress["env_steps"], time.time() - started
+
+
+def train(run: Any) -> Trained:
+    """The lifecycle's entry point (``agentgym train ENV --algo llm-grpo --set model=PATH``)."""
+    config = replace(run.config(Config), env_id=run.env_id, seed=run.seed, total_steps=run.total_steps,
+                     device=run.device, run_dir=str(run.run_dir), env_kwargs=dict(run.env_kwargs),
+                     training_reward=run.training_reward)
+    _, steps, seconds = learn(config, run.resume, run.run_dir, run.writer)
+    policy = runtime.LLMPolicy(run.env_id, run.run_dir / runtime.MODEL_DIR, run.env_kwargs, run.device)
+    return Trained(policy, steps, [], seconds)
+
+
+def train_and_evaluate(config: Config, resume: bool = False) -> dict[str, Any]:
+    """GRPO on its own (no lifecycle), then greedy evaluation on both splits: ``{"run_dir",
+    "env_steps", "wall_time_s", "train_metrics", "test_metrics"}``."""
+    run_dir = runtime.prepare_run_dir(config.run_dir, resume)
+    state = runtime.load_state(run_dir) if resume else None
+    writer = runtime.writer_for(run_dir, state["progress"]["env_steps"] if state else None)
+    network, steps, seconds = learn(config, resume, run_dir, writer)
     writer.close()
-    return {"run_dir": str(run_dir), "model_dir": str(model_dir), "env_steps": progress["env_steps"],
-            "wall_time_s": time.time() - started, "train_metrics": evaluation["train"], "test_metrics": evaluation["test"]}
+    tokenizer = runtime.load(run_dir / runtime.MODEL_DIR)[1]
+    fmt, window = ChatFormat(tokenizer), runtime.window(network, tokenizer)
+    env_id = canonical_env_id(config.env_id)
+    evaluation = {split: evaluate_model(network, fmt, env_id, split, config.eval_episodes, network.device, window,
+                                        EVAL_SEED, max_new_tokens=config.max_new_tokens, env_kwargs=config.env_kwargs)
+                  for split in ("train", "test")}
+    return {"run_dir": str(run_dir), "env_steps": steps, "wall_time_s": seconds,
+            "train_metrics": evaluation["train"], "test_metrics": evaluation["test"]}
 
 
 def log_update(writer: Any, step: int, summary: dict[str, float], speed: dict[str, float], update_seconds: float,
@@ -223,19 +247,6 @@ def log_update(writer: Any, step: int, summary: dict[str, float], speed: dict[st
     writer.add_scalar("llm/context_overflow", summary["context_overflow"], step)
 
 
-def run(spec: Any) -> Any:
-    """The registry's entry point (``llm-grpo``): ``spec.overrides`` must name ``model``."""
-    runtime.require_model(spec.overrides, "llm-grpo")
-    env_id = common.canonical_env_id(spec.env_id)
-    config = common.config_from_overrides(Config, **{
-        "env_id": env_id, "seed": spec.seed, "total_steps": spec.total_steps, "device": spec.device,
-        "run_dir": str(common.default_run_dir(spec.run_dir, env_id, "llm-grpo", spec.seed)),
-        "eval_episodes": spec.eval_episodes, **spec.overrides})
-    out = train(config, resume=spec.resume)
-    return runtime.finish("llm-grpo", env_id, spec.seed, out["env_steps"], out["wall_time_s"], out["train_metrics"],
-                          out["test_metrics"], out["run_dir"])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="a local model directory or a Hugging Face hub id")
@@ -247,8 +258,8 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
     env_id = resolve_env_id(args.env)
-    run_dir = args.run_dir or str(common.default_run_dir("runs", env_id, "llm-grpo", args.seed))
-    result = train(Config(model=args.model, env_id=env_id, seed=args.seed, total_steps=args.total_steps,
+    run_dir = args.run_dir or str(run_dir_for("runs", env_id, "llm-grpo", args.seed))
+    result = train_and_evaluate(Config(model=args.model, env_id=env_id, seed=args.seed, total_steps=args.total_steps,
                           run_dir=run_dir, device=args.device), resume=args.resume)
     print({k: result[k] for k in ("run_dir", "env_steps", "test_metrics")})
 

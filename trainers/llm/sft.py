@@ -23,10 +23,11 @@ from typing import Any, Sequence
 
 import torch
 
-from .. import common
+from .. import checkpoints
+from ..lifecycle import resolve_device
 from . import runtime
 from .chat import ChatFormat
-from .model import read_trajectories, record_expert_trajectories
+from .model import read_trajectories
 
 IGNORE = -100
 
@@ -51,12 +52,6 @@ class Config:
     lora_rank: int = 0  # > 0: train LoRA adapters only
     checkpoint_every: int = 50  # optimizer steps
     threads: int = 0
-    # Through the registry (`agentgym train ENV --algo llm-sft`): with no ``data``, the run
-    # records ``expert_episodes`` expert episodes of ``env_id`` and learns from them; the
-    # trained model is then evaluated on both splits.
-    env_id: str = ""
-    expert_episodes: int = 200
-    eval_episodes: int = 100
 
 
 def encode(fmt: ChatFormat, record: dict[str, Any], max_length: int) -> tuple[list[int], list[int], bool]:
@@ -97,12 +92,12 @@ def assistant_loss(network: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.
 
 def train(config: Config, resume: bool = False) -> Path:
     """Run SFT; return the directory of the saved model (``<run_dir>/model``)."""
-    run_dir = common.prepare_run_dir(config.run_dir, resume)
+    run_dir = runtime.prepare_run_dir(config.run_dir, resume)
     state = runtime.load_state(run_dir) if resume else None
     if state is not None:
         config = Config(**state["config"])
-    device = common.resolve_device(config.device)
-    common.seed_everything(config.seed, config.threads)
+    device = torch.device(resolve_device(config.device))
+    checkpoints.seed_everything(config.seed, config.threads)
     network, tokenizer = runtime.load_for_training(config.model, device, config.lora_rank)
     fmt = ChatFormat(tokenizer)
     max_length = config.max_length or runtime.window(network, tokenizer)
@@ -118,7 +113,7 @@ def train(config: Config, resume: bool = False) -> Path:
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
     schedule = lambda step: min(1.0, (step + 1) / max(1, config.warmup_steps)) * max(0.0, 1 - step / total_steps)
     step = runtime.restore(state, network, optimizer)["step"] if state is not None else 0
-    writer = common.make_writer(run_dir, config, step + 1 if state is not None else 0)  # purge past the checkpoint
+    writer = runtime.writer_for(run_dir, step if state is not None else None)
     writer.add_scalar("llm/truncated_sequences", truncated, step)
     network.train()
     start, tokens_seen = time.time(), 0
@@ -152,30 +147,6 @@ def train(config: Config, resume: bool = False) -> Path:
     writer.close()
     network.eval()
     return runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
-
-
-def run(spec: Any) -> Any:
-    """The registry's entry point (``llm-sft``): ``spec.overrides`` must name ``model``;
-    ``total_steps`` does not apply (``epochs`` sets the length)."""
-    from ..protocol import EVAL_SEED
-    from .rollout import evaluate_model
-
-    runtime.require_model(spec.overrides, "llm-sft")
-    env_id = common.canonical_env_id(spec.env_id)
-    config = common.config_from_overrides(Config, **{
-        "env_id": env_id, "seed": spec.seed, "device": spec.device, "eval_episodes": spec.eval_episodes,
-        "run_dir": str(common.default_run_dir(spec.run_dir, env_id, "llm-sft", spec.seed)), **spec.overrides})
-    started = time.time()
-    if not config.data:
-        data = Path(config.run_dir).with_name(Path(config.run_dir).name + "-expert.jsonl")
-        config.data = [str(record_expert_trajectories(data, [env_id], config.expert_episodes))]
-    model_dir = train(config, resume=spec.resume)
-    network, tokenizer = runtime.load_for_training(str(model_dir), common.resolve_device(config.device))
-    fmt = ChatFormat(tokenizer)
-    metrics = {split: evaluate_model(network, fmt, env_id, split, config.eval_episodes, network.device,
-                                     runtime.window(network, tokenizer), EVAL_SEED) for split in ("train", "test")}
-    return runtime.finish("llm-sft", env_id, spec.seed, 0, time.time() - started, metrics["train"], metrics["test"],
-                          config.run_dir)
 
 
 def main() -> None:

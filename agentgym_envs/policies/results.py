@@ -1,0 +1,130 @@
+"""Per-episode evaluation results: a JSONL file written as episodes finish (so an interrupted
+evaluation resumes and loses nothing), and their summary: mean metrics and pass^k.
+
+The file's first line is ``{"config": {...}}`` (what was evaluated, and how); each further line
+is one finished episode: ``{"task": <reset seed>, "trial": t, "return": ..., "metrics": {...},
+"error": null | "<why the episode ended early>"}``. A line for a ``(task, trial)`` already in
+the file replaces it (a retried episode that had failed on an endpoint error).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from math import comb
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+Key = tuple[int, int]  # (task seed, trial)
+
+
+def pass_hat_k(successes: Mapping[Any, Sequence[bool]], k: int) -> float:
+    """tau2's pass^k: for each task with ``n`` trials of which ``c`` succeeded, C(c, k) / C(n, k),
+    averaged over tasks (the chance that ``k`` trials drawn without replacement all succeed)."""
+    if not successes:
+        raise ValueError("pass^k needs at least one task")
+    values = []
+    for task, outcomes in successes.items():
+        if len(outcomes) < k:
+            raise ValueError(f"task {task!r} has {len(outcomes)} trials, fewer than k={k}")
+        values.append(comb(sum(map(bool, outcomes)), k) / comb(len(outcomes), k))
+    return sum(values) / len(values)
+
+
+def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, float]:
+    """Mean metrics of ``records``, ``return``, ``episodes``, ``errors``, and ``pass^1 .. pass^trials``
+    when ``trials`` > 1. An episode ended by an error counts as a failure in ``success`` and pass^k;
+    the other metrics average the episodes that finished (and every episode that has them)."""
+    records = list(records)
+    if not records:
+        raise ValueError("no episodes to summarize")
+    keys = dict.fromkeys(key for record in records for key in record["metrics"])
+    summary = {}
+    for key in keys:
+        values = [record["metrics"][key] for record in records if key in record["metrics"]]
+        summary[key] = float(sum(values) / len(values))
+    finished = [record["return"] for record in records if record["error"] is None]
+    summary["return"] = float(sum(finished) / len(finished)) if finished else float("nan")
+    summary["episodes"] = float(len(records))
+    summary["errors"] = float(sum(record["error"] is not None for record in records))
+    if trials > 1:
+        by_task: dict[int, list[bool]] = {}
+        for record in records:
+            by_task.setdefault(record["task"], []).append(record["metrics"]["success"] >= 1.0)
+        for k in range(1, trials + 1):
+            summary[f"pass^{k}"] = pass_hat_k(by_task, k)
+    return summary
+
+
+def default_results_path(env_id: str, policy: str, model: str | None, split: str, seed: int) -> str:
+    """``evals/<Env>__<policy>__<model>__<split>__seed<N>.jsonl`` (the model's last path part)."""
+    model_name = re.sub(r"[^A-Za-z0-9._-]+", "-", (model or "default").rstrip("/").split("/")[-1])
+    return f"evals/{env_id.split('/')[-1]}__{policy}__{model_name}__{split}__seed{seed}.jsonl"
+
+
+class ResultsFile:
+    """The per-episode results of one evaluation, kept in memory and, given a ``path``, in JSONL.
+
+    A file that already holds results is continued only with ``resume`` and only for the same
+    ``config``; otherwise it is a clear error and the file is left as it is. A line cut short by a
+    kill is dropped.
+    """
+
+    def __init__(self, path: str | os.PathLike | None, config: Mapping[str, Any], resume: bool = False) -> None:
+        self.path = Path(path) if path is not None else None
+        self.config = json.loads(json.dumps(config))
+        self.records: dict[Key, dict[str, Any]] = {}
+        if self.path is None:
+            return
+        if self.path.exists() and self.path.stat().st_size > 0:
+            if not resume:
+                raise ValueError(f"{self.path} already holds results: pass --resume to continue it, or choose another --output")
+            self._load()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._write({"config": self.config})
+
+    def done(self, key: Key) -> bool:
+        """Whether ``key`` has a result that needs no rerun (it finished without an error)."""
+        record = self.records.get(key)
+        return record is not None and record["error"] is None
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records[(record["task"], record["trial"])] = record
+        if self.path is not None:
+            self._write(record)
+
+    def _write(self, line: Mapping[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _load(self) -> None:
+        raw = self.path.read_bytes()
+        if not raw.endswith(b"\n"):  # the last line was being written when the run was killed
+            raw = raw[: raw.rfind(b"\n") + 1]
+            with self.path.open("r+b") as handle:
+                handle.truncate(len(raw))
+        lines = raw.decode("utf-8").splitlines()
+        for number, line in enumerate(lines, start=1):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{self.path}, line {number}: not JSON ({exc.msg})") from None
+            if number == 1:
+                self._check_config(entry)
+            elif not isinstance(entry, dict) or not {"task", "trial", "metrics", "error"} <= entry.keys():
+                raise ValueError(f"{self.path}, line {number}: an episode needs task, trial, metrics and error")
+            else:
+                self.records[(entry["task"], entry["trial"])] = entry
+
+    def _check_config(self, entry: Any) -> None:
+        saved = entry.get("config") if isinstance(entry, dict) else None
+        if not isinstance(saved, dict):
+            raise ValueError(f"{self.path}, line 1: expected the evaluation's {{\"config\": ...}} header")
+        if saved != self.config:
+            differ = sorted(key for key in saved.keys() | self.config.keys() if saved.get(key) != self.config.get(key))
+            raise ValueError(f"{self.path} holds results of another evaluation (differs in {', '.join(differ)}): "
+                             "resume it with the same settings, or choose another --output")
