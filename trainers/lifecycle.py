@@ -186,6 +186,8 @@ ALGORITHMS: dict[str, Algorithm] = {
                             ("sb3-maskable-ppo", "MaskablePPOConfig"))},
     **{name: Algorithm("trainers.reference:train", "trainers.reference:load_policy", "policy.json")
        for name in ("random", "expert")},
+    "llm-grpo": Algorithm("trainers.llm.grpo:train", "trainers.llm.runtime:load_policy", "llm_state.ckpt",
+                          config="trainers.llm.grpo:Config"),
 }
 
 

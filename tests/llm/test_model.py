@@ -8,7 +8,7 @@ import pytest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from agentgym_envs.policies import ExpertPolicy
-from trainers.llm.chat import ChatFormat, TemplateError, assistant_action
+from trainers.llm.chat import ChatFormat, TemplateError
 from trainers.llm.model import read_trajectories
 
 
@@ -47,8 +47,8 @@ def test_rendered_expert_reply_is_a_valid_text_action(micro_model):
     _, _, _, _, step = env.step(expert(None, info))
     reply = [p.text for p in fmt.pieces(step["messages"], env.unwrapped.tool_schemas) if p.assistant][0]
     env.reset(seed=1)
-    _, _, _, _, replayed = env.step(assistant_action(reply.removesuffix(fmt.end_of_turn)))
-    assert replayed["valid"] and replayed["tool_call"] == step["tool_call"]
+    _, _, _, _, replayed = env.step(reply.removesuffix(fmt.end_of_turn))
+    assert replayed["valid"] and replayed["tool_call"] == step["tool_call"] and replayed["parse"]["form"] == "hermes"
 
 
 def test_continuation_follows_the_model_end_of_turn(micro_model):
@@ -67,7 +67,3 @@ def test_a_template_that_rewrites_history_is_refused(micro_model):
     with pytest.raises(TemplateError, match="prefix"):
         ChatFormat(tokenizer).pieces([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}], None)
 
-
-def test_assistant_action_takes_the_hermes_block_or_the_text():
-    assert assistant_action('ok <tool_call>\n{"name": "a"}\n</tool_call>') == '{"name": "a"}'
-    assert assistant_action(' {"name": "a"} ') == '{"name": "a"}'

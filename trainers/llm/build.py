@@ -19,9 +19,10 @@ from typing import Sequence
 
 from .model import DEFAULT_ENVS, SIZES, build_base
 
-# Per size: expert episodes per env and SFT epochs. The tiny model reads each env's training
-# tasks from 300 expert episodes; the micro model only has to exist and load.
-RECIPES = {"micro": {"episodes": 8, "epochs": 1}, "tiny": {"episodes": 300, "epochs": 3}}
+# Per size: expert episodes per env, SFT epochs and conversations per SFT step, sized to
+# minutes of a shared 2-core CPU; the micro model only has to exist, load and run.
+RECIPES = {"micro": {"episodes": 8, "epochs": 1, "batch_size": 8},
+           "tiny": {"episodes": 125, "epochs": 2, "batch_size": 8}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
@@ -38,7 +39,7 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     data = out / "expert_train.jsonl"
     shutil.move(base / "expert_train.jsonl", data)
     config = sft.Config(model=str(base), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
-                        epochs=epochs or recipe["epochs"])
+                        epochs=epochs or recipe["epochs"], batch_size=recipe["batch_size"])
     trained = sft.train(config)
     for item in trained.iterdir():
         shutil.copy2(item, out / item.name)

@@ -98,11 +98,3 @@ class ChatFormat:
                                 "(a rendering is not a prefix of the next): it cannot be split into turns")
         return after[len(before):]
 
-
-def assistant_action(text: str) -> str:
-    """The action a model's reply stands for in the env's text mode: the inside of a Hermes
-    ``<tool_call>...</tool_call>`` block when there is one, else the reply as written."""
-    start, end = text.find("<tool_call>"), text.rfind("</tool_call>")
-    if 0 <= start < end:
-        return text[start + len("<tool_call>"): end].strip()
-    return text.strip()

@@ -10,10 +10,11 @@ from typing import Any
 
 import torch
 
-from .. import common
+from .. import checkpoints
+from ..lifecycle import CheckpointError
 from .model import load
 
-STATE_FILE = "llm_state.pt"
+STATE_FILE = "llm_state.ckpt"  # not ".pt": the lifecycle reads .pt files as token-policy checkpoints
 MODEL_DIR = "model"
 
 
@@ -51,10 +52,10 @@ def save_state(run_dir: Path, network: Any, optimizer: torch.optim.Optimizer, pr
         "config": config,
         "weights": {k: v for k, v in network.state_dict().items()},
         "optimizer": optimizer.state_dict(),
-        "rng": common.rng_state(),
+        "rng": checkpoints.rng_state(),
         "progress": progress,
     }
-    common.save_checkpoint(run_dir / STATE_FILE, payload)
+    checkpoints.save(run_dir / STATE_FILE, payload)
 
 
 def load_state(run_dir: Path) -> dict[str, Any] | None:
@@ -65,14 +66,14 @@ def load_state(run_dir: Path) -> dict[str, Any] | None:
     try:
         return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as exc:
-        raise common.CheckpointError(f"{path} is not a readable checkpoint (corrupt or truncated?): {exc}") from exc
+        raise CheckpointError(f"{path} is not a readable checkpoint (corrupt or truncated?): {exc}") from exc
 
 
 def restore(state: dict[str, Any], network: Any, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
     """Put a checkpoint's weights, optimizer and RNG states back; return its progress."""
     network.load_state_dict(state["weights"])
     optimizer.load_state_dict(state["optimizer"])
-    common.set_rng_state(state["rng"])
+    checkpoints.set_rng_state(state["rng"])
     return state["progress"]
 
 
@@ -85,3 +86,52 @@ def save_model(network: Any, tokenizer: Any, path: Path) -> Path:
     network.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+
+def prepare_run_dir(run_dir: str | Path, resume: bool) -> Path:
+    """The run's directory when a trainer runs on its own (not through the lifecycle): a fresh
+    run starts from an empty one."""
+    import shutil
+
+    path = Path(run_dir)
+    if path.exists() and not resume:
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def writer_for(run_dir: Path, resumed_step: int | None) -> Any:
+    """A TensorBoard writer; a resumed run drops events logged after its checkpoint."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(run_dir), purge_step=resumed_step + 1 if resumed_step is not None else None)
+
+
+class LLMPolicy:
+    """A trained model as the lifecycle and ``agentgym eval`` use it: the env in text mode and
+    a greedy :class:`~agentgym_envs.policies.hf_agent.TransformersAgent` on the saved model."""
+
+    def __init__(self, env_id: str, model_dir: str | Path, env_kwargs: dict[str, Any] | None = None,
+                 device: str = "auto") -> None:
+        self.env_id, self.model_dir, self.device = env_id, str(model_dir), device
+        self.env_kwargs = {**(env_kwargs or {}), "action_mode": "text"}
+
+    def make_env(self, split: str) -> Any:
+        from ..lifecycle import make_env
+
+        return make_env(self.env_id, split, self.env_kwargs)
+
+    def agent(self, env: Any) -> Any:
+        from agentgym_envs.policies.hf_agent import TransformersAgent
+
+        return TransformersAgent(self.model_dir, device=self.device)
+
+
+def load_policy(checkpoint: str | Path, device: str = "auto") -> LLMPolicy:
+    """The trained model of the run whose checkpoint this is (its ``model/`` beside it)."""
+    state = load_state(Path(checkpoint).parent)
+    if state is None:
+        raise CheckpointError(f"no LLM checkpoint at {checkpoint}")
+    config = state["config"]
+    return LLMPolicy(config["env_id"], Path(checkpoint).parent / MODEL_DIR, config.get("env_kwargs"), device)

@@ -23,7 +23,8 @@ from typing import Any, Sequence
 
 import torch
 
-from .. import common
+from .. import checkpoints
+from ..lifecycle import resolve_device
 from . import runtime
 from .chat import ChatFormat
 from .model import read_trajectories
@@ -43,7 +44,7 @@ class Config:
     epochs: int = 3
     batch_size: int = 16  # conversations per optimizer step
     micro_batch: int = 8  # conversations per forward pass (gradient accumulation in between)
-    learning_rate: float = 2e-3
+    learning_rate: float = 3e-3
     warmup_steps: int = 10
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
@@ -91,12 +92,12 @@ def assistant_loss(network: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.
 
 def train(config: Config, resume: bool = False) -> Path:
     """Run SFT; return the directory of the saved model (``<run_dir>/model``)."""
-    run_dir = common.prepare_run_dir(config.run_dir, resume)
+    run_dir = runtime.prepare_run_dir(config.run_dir, resume)
     state = runtime.load_state(run_dir) if resume else None
     if state is not None:
         config = Config(**state["config"])
-    device = common.resolve_device(config.device)
-    common.seed_everything(config.seed, config.threads)
+    device = torch.device(resolve_device(config.device))
+    checkpoints.seed_everything(config.seed, config.threads)
     network, tokenizer = runtime.load_for_training(config.model, device, config.lora_rank)
     fmt = ChatFormat(tokenizer)
     max_length = config.max_length or runtime.window(network, tokenizer)
@@ -112,7 +113,7 @@ def train(config: Config, resume: bool = False) -> Path:
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
     schedule = lambda step: min(1.0, (step + 1) / max(1, config.warmup_steps)) * max(0.0, 1 - step / total_steps)
     step = runtime.restore(state, network, optimizer)["step"] if state is not None else 0
-    writer = common.make_writer(run_dir, config, step)
+    writer = runtime.writer_for(run_dir, step if state is not None else None)
     writer.add_scalar("llm/truncated_sequences", truncated, step)
     network.train()
     start, tokens_seen = time.time(), 0

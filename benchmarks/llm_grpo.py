@@ -1,0 +1,123 @@
+"""The project's chat model, SFT then GRPO, in text mode: success, tool reliability and
+parse-error rate on both splits before and after GRPO, and tokens per second of rollouts and
+updates.
+
+    agentgym llm-build-model --out models/agentgym-tiny          # SFT warm start (the "before")
+    python benchmarks/llm_grpo.py --model models/agentgym-tiny --env math --seeds 0 1 2
+
+"Before" is the SFT model under greedy decoding on the evaluation episodes (seeded
+``EVAL_SEED, EVAL_SEED + 1, ...`` as every benchmark): one evaluation serves all seeds, since
+greedy decoding from the same weights on the same episodes is the same. "After" is each
+seed's GRPO run (``trainers.llm.grpo``), evaluated the same way. Goals (issue of record):
+GRPO beats its SFT start on test success in every seed; CustomerSupport test success >= 0.95.
+Writes ``<out>/llm_grpo_<Env>.csv`` and ``.md`` (with this command line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from agentgym_envs import resolve_env_id  # noqa: E402
+from trainers.checkpoints import seed_everything  # noqa: E402
+from trainers.llm import grpo, runtime  # noqa: E402
+from trainers.llm.chat import ChatFormat  # noqa: E402
+from trainers.llm.rollout import evaluate_model  # noqa: E402
+from trainers.lifecycle import EVAL_SEED, resolve_device  # noqa: E402
+
+COLUMNS = ("success", "tool_reliability", "parse_error_rate", "response_length", "context_overflow")
+
+
+def tensorboard_mean(run_dir: str, tag: str) -> float:
+    """The mean of a scalar over a run's TensorBoard events (NaN when never logged)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(run_dir)
+    events.Reload()
+    if tag not in events.Tags()["scalars"]:
+        return float("nan")
+    return float(np.mean([e.value for e in events.Scalars(tag)]))
+
+
+def rows_for(stage: str, seed: int | str, metrics: dict[str, dict[str, float]], extra: dict[str, float]) -> list[dict]:
+    return [{"stage": stage, "seed": seed, "split": split, **{c: metrics[split].get(c, float("nan")) for c in COLUMNS},
+             "generated_tokens_per_s": metrics[split]["generated_tokens_per_s"], **extra} for split in ("train", "test")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="models/agentgym-tiny")
+    parser.add_argument("--env", default="math")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--total-steps", type=int, default=200, help="GRPO env steps per seed")
+    parser.add_argument("--group-size", type=int, default=4)
+    parser.add_argument("--tasks-per-update", type=int, default=2)
+    parser.add_argument("--learning-rate", type=float, default=grpo.Config.learning_rate)
+    parser.add_argument("--eval-episodes", type=int, default=20)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default="benchmarks/results")
+    args = parser.parse_args()
+    env_id = resolve_env_id(args.env)
+    name = env_id.split("/")[1]
+    out = Path(args.out)
+    device = torch.device(resolve_device(args.device))
+    seed_everything(0, args.threads)
+
+    network, tokenizer = runtime.load_for_training(args.model, device)
+    fmt = ChatFormat(tokenizer)
+    window = runtime.window(network, tokenizer)
+    before = {split: evaluate_model(network, fmt, env_id, split, args.eval_episodes, device, window, EVAL_SEED)
+              for split in ("train", "test")}
+    rows = rows_for("sft", "all", before, {})
+    print(rows)
+    for seed in args.seeds:
+        run_dir = out / "runs" / "llm_grpo" / f"{name}__seed{seed}"
+        result = grpo.train_and_evaluate(grpo.Config(
+            model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
+            run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
+            learning_rate=args.learning_rate, eval_episodes=args.eval_episodes, checkpoint_every=1_000,
+            threads=args.threads))
+        speed = {"env_steps": result["env_steps"], "wall_time_s": result["wall_time_s"],
+                 "rollout_tokens_per_s": tensorboard_mean(str(run_dir), "llm/rollout_tokens_per_s"),
+                 "update_tokens_per_s": tensorboard_mean(str(run_dir), "llm/update_tokens_per_s")}
+        rows += rows_for("grpo", seed, {"train": result["train_metrics"], "test": result["test_metrics"]}, speed)
+        print(rows[-2:])
+    write(out, name, rows, args)
+
+
+def write(out: Path, name: str, rows: list[dict], args: argparse.Namespace) -> None:
+    """``llm_grpo_<name>.csv`` and a markdown table with the goals checked."""
+    out.mkdir(parents=True, exist_ok=True)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    with (out / f"llm_grpo_{name}.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)
+    lines = [f"# LLM SFT -> GRPO on {name} (text mode)", "",
+             f"`python benchmarks/llm_grpo.py {shlex.join(sys.argv[1:])}` on {platform.machine()} "
+             f"({platform.processor() or 'cpu'}), device {args.device}", "",
+             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(fmt(row.get(k, "")) for k in keys) + " |" for row in rows]
+    sft_test = next(r["success"] for r in rows if r["stage"] == "sft" and r["split"] == "test")
+    grpo_test = [r["success"] for r in rows if r["stage"] == "grpo" and r["split"] == "test"]
+    lines += ["", f"- GRPO beats its SFT start on test success in every seed: "
+              f"{'yes' if grpo_test and all(s > sft_test for s in grpo_test) else 'no'} "
+              f"(SFT {sft_test:.3f}; GRPO {', '.join(f'{s:.3f}' for s in grpo_test)})"]
+    if name == "CustomerSupport-v0":
+        lines.append(f"- test success >= 0.95 in every seed: {'yes' if grpo_test and min(grpo_test) >= 0.95 else 'no'}")
+    (out / f"llm_grpo_{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
