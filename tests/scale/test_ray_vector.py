@@ -125,19 +125,21 @@ def make_dying_cs(step: int, marker: Path) -> gym.Env:
     return DiesAtStep(gym.make(CS), step, marker)
 
 
-def test_a_dead_worker_is_restarted_and_its_episodes_rerun(tmp_path, caplog):
-    dying = functools.partial(make_dying_cs, 23, tmp_path / "died")
-    sync = gym.vector.SyncVectorEnv([make_cs] * 4)
-    remote = RayVectorEnv([make_cs, make_cs, dying, make_cs], num_workers=2)
+@pytest.mark.parametrize("mode", list(AutoresetMode))
+def test_a_dead_worker_is_restarted_and_its_episodes_rerun(mode, tmp_path, caplog):
+    dying = functools.partial(make_dying_cs, 12, tmp_path / "died")
+    sync = gym.vector.SyncVectorEnv([make_cs] * 4, autoreset_mode=mode)
+    remote = RayVectorEnv([make_cs, make_cs, dying, make_cs], num_workers=2, autoreset_mode=mode)
     try:
-        expected = play(sync, 35)
+        expected = play(sync, 25)
         with caplog.at_level(logging.WARNING, logger="agentgym_envs.scale.ray_vector"):
-            got = play(remote, 35)
+            got = play(remote, 25)
     finally:
         sync.close()
         remote.close()
     assert (tmp_path / "died").exists() and remote.restarts == 1
     assert "Ray env worker 1 (sub-environments 2-3) died" in caplog.text and "re-ran its 2 episodes" in caplog.text
+    assert len(got) == len(expected)
     for step, (a, b) in enumerate(zip(expected, got)):
         assert_same(a, b, f"output {step}")
 
@@ -158,5 +160,18 @@ def test_call_and_get_attr_reach_every_sub_environment():
         remote.reset(seed=0)
         masks = remote.call("action_masks")
         assert len(masks) == 3 and remote.get_attr("max_turns") == (10, 10, 10)
+    finally:
+        remote.close()
+
+
+def test_bad_arguments_are_clear_errors():
+    with pytest.raises(ValueError, match="at least one env_fn"):
+        RayVectorEnv([])
+    remote = RayVectorEnv([make_cs] * 2, num_workers=1)
+    try:
+        with pytest.raises(ValueError, match="length must match num_envs=2"):
+            remote.reset(seed=[1])
+        with pytest.raises(TypeError, match="dtype=np.bool_"):
+            remote.reset(options={"reset_mask": np.array([1, 0])})
     finally:
         remote.close()
