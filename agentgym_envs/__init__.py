@@ -31,31 +31,31 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
         "AgentGym/CustomerSupport-v0",
         "customer_support",
-        "agentgym_envs.scenarios.customer_support:CustomerSupportEnv",
+        "agentgym_envs.scenarios.customer_support.env:CustomerSupportEnv",
         "agentgym_envs.scenarios.customer_support:CustomerSupportScenario",
     ),
     EnvEntry(
         "AgentGym/Math-v0",
         "math",
-        "agentgym_envs.scenarios.math:MathEnv",
+        "agentgym_envs.scenarios.math.env:MathEnv",
         "agentgym_envs.scenarios.math:MathScenario",
     ),
     EnvEntry(
         "AgentGym/Tau2Retail-v0",
         "tau2_retail",
-        "agentgym_envs.scenarios.tau2.scenario:Tau2RetailEnv",
+        "agentgym_envs.scenarios.tau2.env:Tau2RetailEnv",
         "agentgym_envs.scenarios.tau2.scenario:Tau2RetailScenario",
     ),
     EnvEntry(
         "AgentGym/Tau2Airline-v0",
         "tau2_airline",
-        "agentgym_envs.scenarios.tau2.scenario:Tau2AirlineEnv",
+        "agentgym_envs.scenarios.tau2.env:Tau2AirlineEnv",
         "agentgym_envs.scenarios.tau2.scenario:Tau2AirlineScenario",
     ),
     EnvEntry(
         "AgentGym/Coding-v0",
         "coding",
-        "agentgym_envs.scenarios.coding:CodingEnv",
+        "agentgym_envs.scenarios.coding.env:CodingEnv",
         "agentgym_envs.scenarios.coding:CodingScenario",
     ),
 )

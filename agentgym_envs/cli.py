@@ -11,6 +11,7 @@ from typing import Sequence
 import gymnasium as gym
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
+from .docs import documented, page
 from .policies import POLICIES, evaluate
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
@@ -21,7 +22,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for entry in ENVIRONMENTS:
         scenario = entry.scenario_class()
-        row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties)}
+        row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties),
+               "data": scenario.data_status() or "built in"}
         if args.detailed:
             row["tools"] = str(len(scenario.tools))
             row["max_turns"] = str(scenario.max_turns)
@@ -33,24 +35,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    import numpy, stable_baselines3, tiktoken, torch  # noqa: E401
+    """Without an env: versions and devices. With one: its doc page (the env class's
+    docstring and tools) and the spaces of the env as built here."""
+    if not args.env:
+        import numpy, stable_baselines3, tiktoken, torch  # noqa: E401
 
-    print(f"agentgym {__version__}")
-    for module in (gym, stable_baselines3, torch, numpy, tiktoken):
-        print(f"  {module.__name__} {getattr(module, '__version__', '?')}")
-    print(f"  cuda available: {torch.cuda.is_available()}")
-    if args.env:
-        env = gym.make(resolve_env_id(args.env))
-        base = env.unwrapped
-        print(f"\n{base.scenario.env_id}: {base.scenario.description}")
-        print(f"  observation space: Text(max_length={env.observation_space.max_length})")
-        print(f"  action space (structured): {env.action_space}")
-        print("  tools:")
-        for schema in base.tool_schemas:
-            fn = schema["function"]
-            print(f"    {fn['name']}({', '.join(fn['parameters']['properties'])}): {fn['description']}")
+        print(f"agentgym {__version__}")
+        for module in (gym, stable_baselines3, torch, numpy, tiktoken):
+            print(f"  {module.__name__} {getattr(module, '__version__', '?')}")
+        print(f"  cuda available: {torch.cuda.is_available()}")
+        return 0
+    doc = documented(args.env)
+    env = gym.make(doc.entry.env_id) if doc.entry is not None else None  # fails early, e.g. without tau2 data
+    print(page(doc))
+    if env is not None:
+        print(f"observation space: Text(max_length={env.observation_space.max_length})")
+        print(f"action space (structured): {env.action_space}")
         if args.schemas:
-            print(json.dumps(base.tool_schemas, indent=2))
+            print(json.dumps(env.unwrapped.tool_schemas, indent=2))
     return 0
 
 
@@ -123,8 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list the environments")
     p.add_argument("--detailed", action="store_true", help="tools, turns, success criteria, description")
     p.set_defaults(func=cmd_list)
-    p = sub.add_parser("info", help="versions, devices, and an environment's spaces and tools")
-    p.add_argument("env", nargs="?", help="an environment name or id")
+    p = sub.add_parser("info", help="versions and devices; with an environment, its documentation, spaces and tools")
+    p.add_argument("env", nargs="?", help="an environment name or id, or support_team")
     p.add_argument("--schemas", action="store_true", help="print the tools' JSON schemas")
     p.set_defaults(func=cmd_info)
     p = sub.add_parser("train", help="train an agent (PPO by default) and report its metrics on both splits")

@@ -84,7 +84,7 @@ def test_wrong_entity_kind_is_an_error_result_with_penalty(structured_env):
     structured_env.reset(seed=0)
     # lookup_user expects an email; row 1 is a topic
     obs, reward, terminated, truncated, info = structured_env.step(np.array([2, 1, 0]))
-    assert not info["valid"] and "needs a email" in info["error"] and reward == -20.0
+    assert not info["valid"] and "needs an email" in info["error"] and reward == -20.0
     assert not terminated and not truncated
 
 
@@ -98,7 +98,8 @@ def test_out_of_space_structured_action_raises_value_error_naming_space(structur
 @pytest.mark.parametrize(
     "action, problem",
     [
-        ("not json", "malformed JSON"),
+        ("not json", "no tool call found in 8 characters of text starting 'not json'"),
+        ('{"name": "lookup_user" "arguments": {}}', "malformed JSON at line 1, column 24: Expecting ',' delimiter; hint"),
         ('{"name": "teleport", "arguments": {}}', "unknown tool 'teleport'"),
         ('{"name": "lookup_user", "arguments": {}}', "missing required argument 'email'"),
         ('{"name": "lookup_user", "arguments": {"email": "a@b.c", "x": 1}}', "no argument(s) ['x']"),
@@ -208,6 +209,19 @@ def test_episode_end_metrics_have_contract_keys(structured_env):
     _, metrics = run_episode(structured_env, ExpertPolicy(structured_env), seed=0)
     assert {"success", "tool_reliability", "tokens_used", "cost_reduction", "turns", "invalid_calls"} <= metrics.keys()
     assert metrics["success"] == 1.0 and metrics["tool_reliability"] == 1.0
+
+
+def test_tool_reliability_is_correct_calls_over_all_calls_invalid_ones_included(text_env):
+    text_env.reset(options={"task_id": "train-0"})  # a password reset
+    lookup = json.dumps({"name": "lookup_user", "arguments": {"email": "liam.larsen59@corp.example"}})
+    close = json.dumps({"name": "close_ticket", "arguments": {"resolution": "resolved"}})
+    for action in ("{oops", lookup, lookup, close):  # invalid, right, a repeat, closing unresolved
+        _, _, terminated, _, info = text_env.step(action)
+    metrics = info["metrics"]
+    assert terminated and (metrics["turns"], metrics["invalid_calls"], metrics["correct_calls"]) == (4, 1, 1)
+    assert metrics["tool_reliability"] == 1 / 4 and metrics["success"] == 0.0
+    # three calls ran (0.3 + 0.3 + 0.2 simulated seconds); a failed ticket adds the human's 240 s
+    assert metrics["time_savings"] == pytest.approx(1 - (0.8 + 240) / 240)
 
 
 def test_tokens_are_counted_with_cl100k(text_env):

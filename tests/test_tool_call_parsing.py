@@ -35,6 +35,6 @@ def test_malformed_text_names_the_problem(text, problem):
         parse_tool_call(text)
 
 
-def test_non_string_action_is_rejected_with_its_type():
-    with pytest.raises(CallParseError, match="got dict"):
-        parse_tool_call({"name": "x"})
+def test_action_neither_string_nor_dict_is_rejected_with_its_type():
+    with pytest.raises(CallParseError, match="got int"):
+        parse_tool_call(42)

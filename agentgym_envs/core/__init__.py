@@ -3,7 +3,7 @@
 from .entities import Entity, EntityTable
 from .env import ToolUseEnv
 from .episode import CallReport, Episode
-from .parsing import CallParseError, ToolCall, parse_tool_call
+from .parsing import CallParseError, ParsedCall, ToolCall, parse_action, parse_tool_call
 from .rewards import RewardConfig
 from .scenario import Outcome, Scenario
 from .tasks import GeneratedTasks, TaskFormatError, TaskList, TaskSource, load_task_file
@@ -19,6 +19,7 @@ __all__ = [
     "Episode",
     "GeneratedTasks",
     "Outcome",
+    "ParsedCall",
     "RewardConfig",
     "Scenario",
     "TaskFormatError",
@@ -32,5 +33,6 @@ __all__ = [
     "count_tokens",
     "encode",
     "load_task_file",
+    "parse_action",
     "parse_tool_call",
 ]

@@ -54,14 +54,19 @@ class ToolUseEnv(gym.Env[str, Any]):
 
     - ``"structured"``: ``MultiDiscrete([n_tools, n_entities, ..., n_entities])``, the tool
       then one entity-table row per argument; see :meth:`action_masks`.
-    - ``"text"``: a JSON tool call ``{"name": ..., "arguments": {...}}`` (or OpenAI's
-      ``tool_calls`` shape). Anything malformed is an error result, never an exception.
+    - ``"text"``: one tool call as language models write it (JSON, OpenAI's message or tool
+      call as a string or a dict, a fenced block in prose, Hermes ``<tool_call>`` tags, a
+      Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
+      malformed is an error result, never an exception.
+
+    Each environment's own docstring (``agentgym info <env>``) documents it in full.
 
     ``info`` keys, every step: ``task_id``, ``turn``, ``tool_call`` (the parsed
     :class:`~agentgym_envs.core.parsing.ToolCall`, or None), ``valid``, ``correct``, ``error`` (str or None),
     ``tokens_used``, ``messages`` (OpenAI chat format); structured mode also
     ``action_mask`` (as :meth:`action_masks`) and ``argument_mask`` (``[tool, slot,
-    entity]``, for autoregressive policies). At the episode's end: ``metrics`` (``success``,
+    entity]``, for autoregressive policies); text mode ``parse`` (the form the call was
+    written in, and the repairs it needed). At the episode's end: ``metrics`` (``success``,
     ``score``, ``tool_reliability``, ``tokens_used``, ``cost_reduction``, ``time_savings``,
     ``turns``, ``invalid_calls``, ... ) and ``outcome`` (``success``, ``score``, ``reason``).
 
@@ -166,6 +171,12 @@ class ToolUseEnv(gym.Env[str, Any]):
             raise RuntimeError("action_masks() exists in action_mode='structured' only")
         return self.episode.action_mask().copy()
 
+    def sample_mask(self) -> tuple[np.ndarray, ...]:
+        """The same masks split per dimension as ``int8`` arrays, the form Gymnasium's
+        ``MultiDiscrete.sample`` takes: ``env.action_space.sample(mask=env.unwrapped.sample_mask())``."""
+        flat = self.action_masks()
+        return tuple(np.split(flat.astype(np.int8), np.cumsum(self._bounds)[:-1]))
+
     # ------------------------------------------------------------------ helpers
     def _checked_structured(self, action: Any) -> list[int]:
         values = action.tolist() if isinstance(action, np.ndarray) and action.dtype.kind in "iu" else action
@@ -204,4 +215,6 @@ class ToolUseEnv(gym.Env[str, Any]):
         if self.action_mode == "structured":
             info["action_mask"] = episode.action_mask().copy()  # infos must not share objects
             info["argument_mask"] = episode.argument_mask().copy()
+        else:
+            info["parse"] = report.parse if report is not None else None
         return info

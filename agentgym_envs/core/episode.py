@@ -7,13 +7,13 @@ OpenAI-format conversation, the incremental text observation, and the episode's 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Collection, Sequence
 
 import numpy as np
 
 from .entities import EntityTable
-from .parsing import CallParseError, ToolCall, compact_json, parse_tool_call
+from .parsing import CallParseError, ToolCall, compact_json, parse_action
 from .scenario import Outcome, Scenario
 from .text import sanitize
 from .tokens import count_tokens
@@ -28,7 +28,9 @@ class CallReport:
 
     ``valid``: the call parsed and fit a known tool's signature; ``ok``: it also ran without
     a tool error; ``correct``: the scenario judged it the right tool choice (never for a
-    repeated identical call); ``error``: the problem, shown to the agent, or None.
+    repeated identical call); ``error``: the problem, shown to the agent, or None;
+    ``parse``: for text actions, how the call was written (:meth:`ParsedCall.report`, with
+    ``form`` None when nothing parsed).
     """
 
     call: ToolCall | None
@@ -38,6 +40,10 @@ class CallReport:
     error: str | None
     result: str
     terminal: bool
+    parse: dict[str, Any] | None = None
+
+
+UNPARSED = {"form": None, "source": None, "repaired": False, "repairs": []}
 
 
 def max_observation_chars(scenario: Scenario, history_turns: int) -> int:
@@ -50,6 +56,12 @@ def max_observation_chars(scenario: Scenario, history_turns: int) -> int:
         + 12
         + scenario.max_entities * (scenario.max_entity_chars + 1)
     )
+
+
+def with_article(noun: str) -> str:
+    """``"invoice_id"`` -> ``"an invoice_id"``, ``"user_id"`` -> ``"a user_id"`` (by spelling)."""
+    vowel_sound = noun[:1].lower() in "aeio" or (noun[:1].lower() == "u" and not noun.lower().startswith("us"))
+    return ("an " if vowel_sound else "a ") + noun
 
 
 def describe_call(call: ToolCall) -> str:
@@ -144,13 +156,14 @@ class Episode:
 
     # ----------------------------------------------------------------- actions
     def call_text(self, action: Any, allowed: Collection[str] | None = None) -> CallReport:
-        """Run a text action (a JSON tool call); anything malformed is an error result."""
+        """Run a text action (a tool call in any form :func:`parse_action` reads); anything
+        malformed is an error result."""
         try:
-            call = parse_tool_call(action)
+            parsed = parse_action(action)
         except CallParseError as exc:
             raw = action if isinstance(action, str) else repr(action)
-            return self._reject(None, raw, str(exc))
-        return self.run(call, allowed)
+            return replace(self._reject(None, raw, str(exc)), parse=dict(UNPARSED))
+        return replace(self.run(parsed.call, allowed), parse=parsed.report())
 
     def call_structured(self, action: Sequence[int], allowed: Collection[str] | None = None) -> CallReport:
         """Run ``[tool, slot_1, ..., slot_k]`` (already checked to be inside the space)."""
@@ -170,7 +183,7 @@ class Episode:
                 return None, f"argument '{arg.name}' of {tool.name} points at entity {slot}, but the table has {len(self.entities)} rows"
             entity = self.entities.rows[slot]
             if entity.kind != arg.entity:
-                return None, f"argument '{arg.name}' of {tool.name} needs a {arg.entity}, entity {slot} is a {entity.kind}"
+                return None, f"argument '{arg.name}' of {tool.name} needs {with_article(arg.entity)}, entity {slot} is {with_article(entity.kind)}"
             arguments[arg.name] = entity.value
         return ToolCall(tool.name, arguments), ""
 

@@ -85,6 +85,12 @@ class Scenario(ABC):
         The expert is an oracle: it may read the task and the world.
         """
 
+    @classmethod
+    def data_status(cls) -> str:
+        """Where the scenario's external data comes from, "missing" when it is not found,
+        "" when the scenario needs none."""
+        return ""
+
     def finished(self, task: Any, world: Any) -> bool:
         """Whether the world ended the episode by itself (besides terminal tools)."""
         return False

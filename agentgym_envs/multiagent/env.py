@@ -293,6 +293,8 @@ class ToolTeamParallelEnv(ParallelEnv):
                 correct=report.correct,
                 error=report.error,
             )
+            if report.parse is not None:
+                info["parse"] = report.parse
         return info
 
     def agent_metrics(self, agent: str, success: bool, score: float) -> dict[str, float]:

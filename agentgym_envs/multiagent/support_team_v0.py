@@ -1,84 +1,5 @@
-"""support_team_v0: a customer-support team resolves one ticket together.
-
-```python
-from agentgym_envs.multiagent import support_team_v0
-env = support_team_v0.env()            # AEC
-penv = support_team_v0.parallel_env()  # Parallel
-```
-
-The tickets, tools, world, grading, splits and seeds are those of
-``AgentGym/CustomerSupport-v0`` (run by the core's ``Episode``); the team adds who may call
-what and a ``handoff`` pseudo-tool.
-
-| | |
-|---|---|
-| Import | `from agentgym_envs.multiagent import support_team_v0` |
-| Actions | structured (default) or text (JSON tool call), `action_mode=` |
-| Parallel API | yes (`parallel_env()`); `env()` is `parallel_to_aec(parallel_env())` |
-| Manual control | no |
-| Agents | `agents = ['triage', 'billing', 'technical', 'accounts']` |
-| Number of agents | 4 (all live until the episode ends, all end together) |
-| Action shape | structured: `MultiDiscrete([12, 36, 36])`; text: `Text(max_length=4096)` |
-| Action values | structured: [tool (11 tools + handoff), entity row, entity row]; text: `{"name": ..., "arguments": {...}}` |
-| Observation shape | `Dict(text=Text, action_mask=Tuple(MultiBinary(12), MultiBinary(36), MultiBinary(36)))`; text mode: `Dict(text=Text)` |
-| Observation values | the holder: its name and tools, the ticket, the conversation, the entity table; a waiting agent: who holds the ticket |
-
-**Agents and tools** (every agent also holds `handoff(to)`; `triage` starts with the ticket):
-
-| agent | tools |
-|---|---|
-| `triage` | `lookup_user`, `search_kb`, `update_ticket` |
-| `billing` | `check_payment`, `refund`, `send_email`, `close_ticket` |
-| `technical` | `check_logs`, `create_api_key`, `search_kb`, `update_ticket`, `escalate`, `send_email`, `close_ticket` |
-| `accounts` | `lookup_user`, `send_reset_link`, `send_email`, `close_ticket` |
-
-Only specialists close tickets, so every ticket kind needs at least one handoff; with the
-scripted expert team: password reset -> `accounts`, billing inquiry and refund ->
-`billing`, API integration and data migration -> `technical` (one handoff each).
-
-**Turns.** One cycle is one team turn: the agent holding the ticket makes one call (a tool
-or a handoff); the other agents wait. Parallel API: `step(actions)` runs the holder's
-action; waiting agents send no action (omit it or `None`); an action from a waiting agent is
-ignored and its info's `error` says it was out of turn (no reward, no effect). AEC API:
-every live agent takes one turn per cycle, in the order above, and the holder's action runs
-when the cycle completes; waiting agents pass `None`. A holder that sends no action makes
-an invalid turn. Calling a tool the agent does not hold, out-of-space actions and malformed
-JSON are error results, never exceptions.
-
-**Handoff.** `handoff(to)`, `to` an entity of kind `agent` (the four agents are rows 21-24 of
-the entity table from the start): the ticket moves to `to` and, the team sharing one
-episode, the conversation and the entity table go with it. Handing the ticket to its holder
-is an error result. A handoff is a correct tool choice when the holder lacks the tool of the
-expert's next call and `to` holds it (never for a repeat of an identical earlier handoff).
-
-**Observations.** `obs[agent]["text"]` (a `Text` space; the key is `text` and not
-`observation` because PettingZoo's checker reads a `dtype` from `obs["observation"]`, which a
-Python string lacks); in structured mode `obs[agent]["action_mask"]`, one int8 mask per action
-dimension, the form `action_space(agent).sample(mask)` takes: the holder's tools, and per
-argument slot the entity rows some tool it holds takes; all zeros for a waiting agent. Text
-mode has no mask (a `Text` space's mask is a character mask, which says nothing about tool
-calls), as in the single-agent contract. `TeamTokenIds` gives token ids instead of text.
-
-**Rewards** (the customer-support `RewardConfig`, `reward_config=` overrides it): each agent
-gets its own tool-choice reward for the calls it makes (+10 correct, -20 otherwise), and when
-the episode ends every agent gets the team outcome reward (+10 and up to +5 token efficiency
-and +3 speed on success, -5 on failure), computed from the team's metrics.
-
-**Infos** (every agent, every step): `task_id`, `cycle`, `holder`, `acted`, `tool_call`,
-`valid`, `correct`, `error`, `tokens_used` (this agent's), `team_tokens_used`, `messages`
-(the team conversation in OpenAI chat format; assistant messages carry the acting agent's
-`name`). At the end: `metrics` (this agent: `success`, `score` (the team's),
-`tool_reliability`, `turns`, `correct_calls`, `invalid_calls`, `handoffs`, `tokens_used`,
-`out_of_turn_actions`), `team_metrics` (the single-agent metrics of the whole team episode
-plus `handoffs`) and `outcome`.
-
-**Arguments**: `action_mode="structured"`, `split="train"`, `task_file=None`,
-`reward_config=None`, `max_cycles=14` (team turns), `max_invalid_calls=None`,
-`history_turns=8`, `render_mode=None` (or `"ansi"`).
-
-**Seeds.** `reset(seed=s)` draws the same ticket as `gym.make("AgentGym/CustomerSupport-v0",
-split=...).reset(seed=s)`; `options={"task_id": ...}` picks one.
-"""
+"""``support_team_v0``: a customer-support team resolves one ticket together (PettingZoo; the
+environment is documented on :class:`SupportTeamParallelEnv`)."""
 
 from __future__ import annotations
 
@@ -111,7 +32,111 @@ def support_team_scenario() -> TeamScenario:
 
 
 class SupportTeamParallelEnv(ToolTeamParallelEnv):
-    """The Parallel ``support_team_v0``; keyword arguments as :class:`ToolTeamParallelEnv`."""
+    """A team of four agents resolves one customer-support ticket together.
+
+    ## Description
+
+    ```python
+    from agentgym_envs.multiagent import support_team_v0
+    env = support_team_v0.env()            # AEC
+    penv = support_team_v0.parallel_env()  # Parallel
+    ```
+
+    The tickets, tools, world, grading, splits and seeds are those of
+    ``AgentGym/CustomerSupport-v0`` (run by the core's ``Episode``); the team adds who may call
+    what and a ``handoff`` pseudo-tool.
+
+    | | |
+    |---|---|
+    | Import | `from agentgym_envs.multiagent import support_team_v0` |
+    | Actions | structured (default) or text (JSON tool call), `action_mode=` |
+    | Parallel API | yes (`parallel_env()`); `env()` is `parallel_to_aec(parallel_env())` |
+    | Manual control | no |
+    | Agents | `agents = ['triage', 'billing', 'technical', 'accounts']` |
+    | Number of agents | 4 (all live until the episode ends, all end together) |
+    | Action shape | structured: `MultiDiscrete([12, 36, 36])`; text: `Text(max_length=4096)` |
+    | Action values | structured: [tool (11 tools + handoff), entity row, entity row]; text: `{"name": ..., "arguments": {...}}` |
+    | Observation shape | `Dict(text=Text, action_mask=Tuple(MultiBinary(12), MultiBinary(36), MultiBinary(36)))`; text mode: `Dict(text=Text)` |
+    | Observation values | the holder: its name and tools, the ticket, the conversation, the entity table; a waiting agent: who holds the ticket |
+
+    ## Action Space
+
+    See the table above (structured: the tool, 11 tools + `handoff`, then one entity row per
+    argument; text: one tool call in any form language models write). **Agents and tools** (every agent also holds `handoff(to)`; `triage` starts with the ticket):
+
+    | agent | tools |
+    |---|---|
+    | `triage` | `lookup_user`, `search_kb`, `update_ticket` |
+    | `billing` | `check_payment`, `refund`, `send_email`, `close_ticket` |
+    | `technical` | `check_logs`, `create_api_key`, `search_kb`, `update_ticket`, `escalate`, `send_email`, `close_ticket` |
+    | `accounts` | `lookup_user`, `send_reset_link`, `send_email`, `close_ticket` |
+
+    Only specialists close tickets, so every ticket kind needs at least one handoff; with the
+    scripted expert team: password reset -> `accounts`, billing inquiry and refund ->
+    `billing`, API integration and data migration -> `technical` (one handoff each).
+
+    ## Observation Space
+
+    **Observations.** `obs[agent]["text"]` (a `Text` space; the key is `text` and not
+    `observation` because PettingZoo's checker reads a `dtype` from `obs["observation"]`, which a
+    Python string lacks); in structured mode `obs[agent]["action_mask"]`, one int8 mask per action
+    dimension, the form `action_space(agent).sample(mask)` takes: the holder's tools, and per
+    argument slot the entity rows some tool it holds takes; all zeros for a waiting agent. Text
+    mode has no mask (a `Text` space's mask is a character mask, which says nothing about tool
+    calls), as in the single-agent contract. `TeamTokenIds` gives token ids instead of text.
+
+    ## Rewards
+
+    **Rewards** (the customer-support `RewardConfig`, `reward_config=` overrides it): each agent
+    gets its own tool-choice reward for the calls it makes (+10 correct, -20 otherwise), and when
+    the episode ends every agent gets the team outcome reward (+10 and up to +5 token efficiency
+    and +3 speed on success, -5 on failure), computed from the team's metrics.
+
+    ## Starting State
+
+    `triage` holds the ticket. **Seeds.** `reset(seed=s)` draws the same ticket as `gym.make("AgentGym/CustomerSupport-v0",
+    split=...).reset(seed=s)`; `options={"task_id": ...}` picks one.
+
+    ## Episode End
+
+    The ticket is closed (all agents terminate) or `max_cycles` team turns pass (all truncate).
+
+    **Turns.** One cycle is one team turn: the agent holding the ticket makes one call (a tool
+    or a handoff); the other agents wait. Parallel API: `step(actions)` runs the holder's
+    action; waiting agents send no action (omit it or `None`); an action from a waiting agent is
+    ignored and its info's `error` says it was out of turn (no reward, no effect). AEC API:
+    every live agent takes one turn per cycle, in the order above, and the holder's action runs
+    when the cycle completes; waiting agents pass `None`. A holder that sends no action makes
+    an invalid turn. Calling a tool the agent does not hold, out-of-space actions and malformed
+    JSON are error results, never exceptions.
+
+    **Handoff.** `handoff(to)`, `to` an entity of kind `agent` (the four agents are rows 21-24 of
+    the entity table from the start): the ticket moves to `to` and, the team sharing one
+    episode, the conversation and the entity table go with it. Handing the ticket to its holder
+    is an error result. A handoff is a correct tool choice when the holder lacks the tool of the
+    expert's next call and `to` holds it (never for a repeat of an identical earlier handoff).
+
+    ## Arguments
+
+    **Arguments**: `action_mode="structured"`, `split="train"`, `task_file=None`,
+    `reward_config=None`, `max_cycles=14` (team turns), `max_invalid_calls=None`,
+    `history_turns=8`, `render_mode=None` (or `"ansi"`).
+
+    ## Info and Metrics
+
+    **Infos** (every agent, every step): `task_id`, `cycle`, `holder`, `acted`, `tool_call`,
+    `valid`, `correct`, `error`, `tokens_used` (this agent's), `team_tokens_used`, `messages`
+    (the team conversation in OpenAI chat format; assistant messages carry the acting agent's
+    `name`). At the end: `metrics` (this agent: `success`, `score` (the team's),
+    `tool_reliability`, `turns`, `correct_calls`, `invalid_calls`, `handoffs`, `tokens_used`,
+    `out_of_turn_actions`), `team_metrics` (the single-agent metrics of the whole team episode
+    plus `handoffs`) and `outcome`.
+
+    ## Version History
+
+    - v0: initial version; text actions in every form language models write; `info["parse"]`
+      for the acting agent.
+    """
 
     metadata = {**ToolTeamParallelEnv.metadata, "name": "support_team_v0"}
 

@@ -1,5 +1,7 @@
 """Fixtures of the tau2 tests: the shared copy of the upstream data (../shared/tau2 from the
-repository root, or $TAU2_DATA_DIR when set) and upstream's gold results. Tests that need them skip when it is absent."""
+repository root, or $TAU2_DATA_DIR when set) and upstream's gold results. Tests that need them
+skip when it is absent, naming TAU2_DATA_DIR, or fail when the environment variable CI is set
+(a CI run must not pass by skipping). The tests of ``test_fixture_db.py`` need no external data."""
 
 from __future__ import annotations
 
@@ -16,6 +18,17 @@ DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().pare
 DOMAIN_NAMES = ("retail", "airline")
 
 
+def require_data(path: Path) -> None:
+    """Skip the calling test (fail it under CI) when ``path``, a file of the tau2 data, is absent."""
+    if path.is_file():
+        return
+    reason = (f"the tau2 data is not at {DATA_DIR} (no {path.relative_to(DATA_DIR)}): set TAU2_DATA_DIR "
+              "to a copy of tau2-bench's data/tau2/domains (with the gold/ results for the gold tests)")
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: missing tau2 data is a failure, not a skip)")
+    pytest.skip(reason)
+
+
 def _gold_file(domain: str) -> dict[str, Any] | None:
     path = DATA_DIR / "gold" / f"{domain}.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -23,10 +36,11 @@ def _gold_file(domain: str) -> dict[str, Any] | None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test asking for ``gold_case`` runs once per train task of the gold files, with
-    ``(domain, task_id)``."""
+    ``(domain, task_id)``; without the gold files, once with ``None`` (its ``gold`` fixture
+    then skips it, or fails it under CI)."""
     if "gold_case" in metafunc.fixturenames:
         cases = [(d, task_id) for d in DOMAIN_NAMES for task_id in (_gold_file(d) or {}).get("tasks", {})]
-        metafunc.parametrize("gold_case", cases, ids=[f"{d}-{t}" for d, t in cases])
+        metafunc.parametrize("gold_case", cases or [None], ids=[f"{d}-{t}" for d, t in cases] or ["no-gold-files"])
 
 
 @pytest.fixture(params=DOMAIN_NAMES)
@@ -37,14 +51,15 @@ def domain(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    if not (DATA_DIR / "retail" / "db.json").is_file():
-        pytest.skip(f"the shared tau2 data is not at {DATA_DIR}")
+    require_data(DATA_DIR / "retail" / "db.json")
     return DATA_DIR
 
 
 @pytest.fixture(scope="session")
 def gold(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Both gold files, by domain."""
+    for name in DOMAIN_NAMES:
+        require_data(DATA_DIR / "gold" / f"{name}.json")
     return {name: _gold_file(name) for name in DOMAIN_NAMES}
 
 

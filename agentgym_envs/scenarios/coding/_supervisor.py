@@ -1,34 +1,50 @@
-"""Sandbox supervisor: the trusted process at the top of every sandbox.
+"""Sandbox supervisor: the trusted fork server at the top of every sandbox.
 
-Started by :mod:`sandbox` as ``python -I -S _supervisor.py`` in the sandbox's working
-directory, as the caller's user (root in the normal deployment), in a fresh session and
-with a scrubbed environment. Stdlib only: it must run on whichever interpreter the sandbox
-uses, with no site-packages.
+Started by :mod:`sandbox` as ``python -I -S _supervisor.py``, as the caller's user (root in
+the normal deployment), in a fresh session and with a scrubbed environment. Stdlib only: it
+must run on whichever interpreter the sandbox uses, with no site-packages.
 
-Protocol. Stdin carries one ``marshal``-ed spec::
+Protocol. Both ways, frames of a 4-byte big-endian length and a ``marshal``-ed value. The
+first request configures the server::
 
-    {"jobs": [(stdin_text, function_name_or_None, args_list), ...],
-     "uid": int (-1: do not change user), "cpu": float, "wall": float,
-     "memory": int, "file_size": int, "processes": int, "output": int}
+    {"namespaces": bool, "plan": {"binds": [...], "masks": [...], "links": {...}},
+     "root": str (an empty directory of the caller's), "tmp_mb": int}
 
-The program itself is ``main.py`` in the working directory. For each job the supervisor
-forks a child that becomes the untrusted program (own session, limits, unprivileged uid),
-collects its output with caps, enforces the wall-clock limit, then kills and reaps every
-process the job left behind before the next job starts. It writes one length-prefixed
-``marshal``-ed record per job to stdout (see :func:`_run_job`).
+With ``namespaces`` it enters new namespaces (see ``_jail.py``) whose root filesystem is
+built on ``root``; otherwise batches run in ``root`` on the host. It answers ``{"error":
+None}``, or the reason it could not and exits. Then, for each batch of jobs::
 
-The supervisor is a child subreaper, so orphans of the program are reparented to it (and
-reaped by it) rather than to PID 1, and it is not dumpable, so processes of the same user
-cannot open its ``/proc/<pid>/fd`` (its result channel) or ptrace it.
+    ("begin", source, {"uid": int (-1: do not change user), "cpu": float, "wall": float,
+               "memory": int, "file_size": int, "processes": int, "output": int})
+    ("job", stdin_text, function_name_or_None, args_list)   # once per job
+    ("end",)
+
+``begin`` creates the work directory (``work`` in the server's temporary directory, owned
+by the job's uid) holding the program as ``main.py``; each ``job`` is answered with its
+record (see :func:`_run_job`; ``None`` outside a batch); ``end`` deletes the work directory
+(with namespaces: all of ``/tmp`` and ``/dev/shm``) once every process of the batch is dead. Only jobs are
+answered: a failure of ``begin`` or ``end`` ends the server, which the next answer shows.
+Only one job's input is ever in the server's memory, so a program cannot find the other
+tests' inputs in the memory it inherits; expected outputs never come here at all.
+
+For each job the server forks a child that becomes the untrusted program (own process group,
+limits, unprivileged uid), collects its output with caps, enforces the wall-clock limit,
+then kills and reaps every process the job left behind before answering. The server is a
+child subreaper (pid 1 of its pid namespace, with namespaces), so orphans of the program
+are reparented to it rather than to the host's init, and it is not dumpable, so processes
+of the same user cannot open its ``/proc/<pid>/fd`` or ptrace it.
 """
 
 import contextlib
 import ctypes
+import fcntl
+import gc
 import json
 import marshal
 import os
 import resource
 import select
+import shutil
 import signal
 import sys
 import time
@@ -39,41 +55,165 @@ import traceback
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWIPC = 0x08000000
 PROGRAM = "main.py"
+WORKDIR = "work"
+NAMESPACE_TMP = "/tmp"
+NAMESPACE_WRITABLE = (NAMESPACE_TMP, "/dev/shm")  # all a program can write to in the namespaces
 READ_CHUNK = 1 << 16
+POLL_S = 0.05  # how often a running job's pipes are read
+F_SETPIPE_SZ = 1031
 TIMEOUT_SIGNALS = (signal.SIGPROF, signal.SIGXCPU)
+_STREAMS = ()  # the jobs' stdin, stdout and stderr (see _warm_up)
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def main() -> None:
-    spec = marshal.loads(sys.stdin.buffer.read())
+    config = _read_frame()
+    if config is None:
+        return
+    if config["namespaces"]:
+        try:
+            _enter_namespaces(config)
+        except OSError as exc:
+            _write_frame({"error": str(exc)})
+            return
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the jobs become this process's children
     _prctl(PR_SET_DUMPABLE, 0)  # same-uid processes cannot open /proc/<pid>/fd or ptrace it
-    with open(PROGRAM, encoding="utf-8") as file:
-        source = file.read()
-    out = sys.stdout.buffer
-    for job in spec["jobs"]:
-        record = marshal.dumps(_run_job(spec, source, job))
-        out.write(len(record).to_bytes(4, "big") + record)
-        out.flush()
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)  # inherited by every job: an exec'd setuid program gains nothing
+    base = NAMESPACE_TMP if config["namespaces"] else config["root"]
+    _write_frame({"error": None})
+    _warm_up()
+    batch = None
+    while (request := _read_frame()) is not None:
+        kind = request[0]
+        if kind == "begin":
+            batch = _begin(base, config["namespaces"], *request[1:])
+        elif kind == "job":
+            _write_frame(_run_job(*batch, request[1:]) if batch is not None else None)
+        elif kind == "end" and batch is not None:
+            _end(base, config["namespaces"])
+            batch = None
+
+
+def _enter_namespaces(config: dict) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    try:
+        import _jail
+    finally:
+        sys.path.remove(here)
+    _jail.enter(config["plan"], config["root"], config["tmp_mb"])
+
+
+def _read_frame():
+    """The next request, or None when the caller has closed the pipe."""
+    header = _read_exactly(4)
+    if len(header) < 4:
+        return None
+    return marshal.loads(_read_exactly(int.from_bytes(header, "big")))
+
+
+def _read_exactly(size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(0, size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _write_frame(value) -> None:
+    data = marshal.dumps(value)
+    view = memoryview(len(data).to_bytes(4, "big") + data)
+    while view:
+        view = view[os.write(1, view) :]
 
 
 def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, value, 0, 0, 0) != 0:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
 
 
-def _run_job(spec: dict, source: str, job: tuple) -> dict:
+def _warm_up() -> None:
+    """Do once here what every job would otherwise do after its fork, paying for the copies
+    of the pages it touches: the ``exit``/``quit`` builtins (``-S`` skips site, which defines
+    them) and the program's standard streams, made exactly as a job needs them (fd 0 a
+    memfd, fds 1 and 2 pipes, as :func:`_run_job` sets them up). Then freeze the heap, so
+    that the jobs' garbage collections skip (and so do not copy) this process's objects."""
+    global _STREAMS
+    import builtins
+
+    for name in ("exit", "quit"):
+        setattr(builtins, name, sys.exit)
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    stdin_fd, (read_end, write_end) = os.memfd_create("stdin"), os.pipe()
+    for target, fd in enumerate((stdin_fd, write_end, write_end)):
+        os.dup2(fd, target)
+    _STREAMS = (
+        open(0, encoding="utf-8", closefd=False),
+        open(1, "w", encoding="utf-8", closefd=False),
+        open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False),
+    )
+    for target, fd in enumerate(saved):
+        os.dup2(fd, target)
+    for fd in (*saved, stdin_fd, read_end, write_end):
+        os.close(fd)
+    gc.freeze()
+
+
+def _begin(base: str, namespaces: bool, source: str, spec: dict) -> tuple:
+    """Create the batch's work directory with the program in it and compile the program
+    once for all its jobs (a compile error is kept, and raised in each job); return the
+    batch state."""
+    if namespaces and _libc.unshare(CLONE_NEWIPC) != 0:  # the batch's own SysV IPC and mqueues
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC) failed")
+    workdir = os.path.join(base, WORKDIR)
+    os.mkdir(workdir, 0o700)
+    with open(os.path.join(workdir, PROGRAM), "w", encoding="utf-8") as file:
+        file.write(source)
+    if spec["uid"] >= 0:
+        os.chown(workdir, spec["uid"], spec["uid"])
+    os.chdir(workdir)
+    try:
+        code = compile(source, PROGRAM, "exec")
+    except BaseException as exc:  # SyntaxError, ValueError (a null byte), MemoryError...
+        code = exc
+    return spec, code
+
+
+def _end(base: str, namespaces: bool) -> None:
+    """Delete what the batch wrote: its work directory; with namespaces, all of /tmp and /dev/shm."""
+    os.chdir(base)
+    if namespaces:
+        paths = [os.path.join(directory, name) for directory in NAMESPACE_WRITABLE for name in os.listdir(directory)]
+    else:
+        paths = [os.path.join(base, WORKDIR)]
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _run_job(spec: dict, code, job: tuple) -> dict:
     """Run one job; return its record: status, exit code, output, cpu and wall time."""
     stdin_text, call, args = job
     stdin_fd = os.memfd_create("stdin")
     os.write(stdin_fd, stdin_text.encode("utf-8"))
     os.lseek(stdin_fd, 0, os.SEEK_SET)
-    pipes = [os.pipe() for _ in range(3 if call is not None else 2)]
+    pipes = [os.pipe2(os.O_NONBLOCK) for _ in range(3 if call is not None else 2)]
+    for _, write_end in pipes:
+        os.set_blocking(write_end, True)
+        with contextlib.suppress(OSError):  # above the system's maximum: the pipe stays smaller
+            fcntl.fcntl(write_end, F_SETPIPE_SZ, spec["output"] + 1)
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _become_program(spec, source, call, args, stdin_fd, [w for _, w in pipes])
+        _become_program(spec, code, call, args, stdin_fd, [w for _, w in pipes])
     os.close(stdin_fd)
     for _, write_end in pipes:
         os.close(write_end)
@@ -83,9 +223,8 @@ def _run_job(spec: dict, source: str, job: tuple) -> dict:
         _kill(pid)
     _, wait_status, usage = os.wait4(pid, 0)
     _kill_descendants()
-    for fd in readers:  # every writer is dead now: drain to EOF
-        while _read_into(fd, captured[fd], spec["output"]):
-            pass
+    for fd in readers:  # every writer is dead now: this drains to EOF
+        _drain(fd, captured[fd], spec["output"])
         os.close(fd)
     if reason is None and any(len(buf) > spec["output"] for buf in captured.values()):
         reason = "output_limit"
@@ -104,36 +243,41 @@ def _run_job(spec: dict, source: str, job: tuple) -> dict:
 
 
 def _collect(pid: int, readers: list, deadline: float, cap: int) -> tuple:
-    """Read the job's pipes until it exits, the deadline passes or output passes ``cap``.
+    """Wait until the job exits, the deadline passes or its output passes ``cap``.
 
     Returns the buffers by fd and the reason the job must be stopped (``None`` if it exited).
+    The pipes are read every ``POLL_S`` rather than as data arrives: they hold more than
+    ``cap`` bytes, so a job that prints within the cap wakes this process once, at its exit.
     """
     captured = {fd: bytearray() for fd in readers}
     pidfd = os.pidfd_open(pid)
     try:
-        open_fds = set(readers)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return captured, "timeout"
-            ready, _, _ = select.select([pidfd, *open_fds], [], [], remaining)
-            for fd in ready:
-                if fd != pidfd and not _read_into(fd, captured[fd], cap):
-                    open_fds.discard(fd)
+            exited = select.select([pidfd], [], [], min(remaining, POLL_S))[0]
+            for fd in readers:
+                _drain(fd, captured[fd], cap)
             if any(len(buf) > cap for buf in captured.values()):
                 return captured, "output_limit"
-            if pidfd in ready:
+            if exited:
                 return captured, None
     finally:
         os.close(pidfd)
 
 
-def _read_into(fd: int, buf: bytearray, cap: int) -> bool:
-    """Append one chunk from ``fd`` to ``buf`` (keeping at most cap+1 bytes); False at EOF."""
-    chunk = os.read(fd, READ_CHUNK)
-    if len(buf) <= cap:
-        buf += chunk[: cap + 1 - len(buf)]
-    return bool(chunk)
+def _drain(fd: int, buf: bytearray, cap: int) -> None:
+    """Append what the non-blocking ``fd`` holds to ``buf``, keeping at most cap+1 bytes."""
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            return
+        if len(buf) <= cap:
+            buf += chunk[: cap + 1 - len(buf)]
 
 
 def _status(wait_status: int, cpu: float, cpu_limit: float, stderr: bytes) -> str:
@@ -178,19 +322,19 @@ def _kill_descendants() -> None:
 # --- in the forked child -----------------------------------------------------------------
 
 
-def _become_program(spec, source, call, args, stdin_fd, write_ends) -> None:
+def _become_program(spec, code, call, args, stdin_fd, write_ends) -> None:
     """Turn this forked child into the untrusted program; never returns."""
-    code = 1
+    exit_code = 1
     try:
-        os.setsid()
+        os.setpgid(0, 0)  # a group of its own; not setsid, which costs an autogroup per job
         for target, fd in enumerate([stdin_fd, *write_ends]):
             os.dup2(fd, target)
         os.closerange(len(write_ends) + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         _confine(spec)
-        code = _run_program(source, call, args)
+        exit_code = _run_program(code, call, args)
     except BaseException as exc:  # a failure of the setup itself
         os.write(2, f"sandbox setup failed: {exc!r}\n".encode())
-    os._exit(code)
+    os._exit(exit_code)
 
 
 def _confine(spec: dict) -> None:
@@ -225,36 +369,33 @@ def _count_tasks(uid: int) -> int:
     return count
 
 
-def _run_program(source: str, call, args) -> int:
-    """Run ``source`` like ``python main.py`` would (or load it and call ``call(*args)``,
-    writing the JSON of the result to fd 3); return the exit code."""
-    import builtins
-
-    for name in ("exit", "quit"):  # `-S` skips site, which defines these
-        setattr(builtins, name, sys.exit)
-    sys.stdin = open(0, encoding="utf-8", closefd=False)
-    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+def _run_program(code, call, args) -> int:
+    """Run the compiled program like ``python main.py`` would (or load it and call
+    ``call(*args)``, writing the JSON of the result to fd 3); return the exit code.
+    ``code`` is the exception compiling it raised, if it did."""
+    sys.stdin, sys.stdout, sys.stderr = _STREAMS
     sys.argv = [PROGRAM]
     module = type(sys)("__main__" if call is None else "solution")
     module.__file__ = PROGRAM
     sys.modules[module.__name__] = module
     try:
-        exec(compile(source, PROGRAM, "exec"), module.__dict__)
+        if isinstance(code, BaseException):
+            raise code
+        exec(code, module.__dict__)
         if call is not None:
             _call(module, call, args)
-        code = 0
+        exit_code = 0
     except SystemExit as exc:
-        code = _exit_code(exc)
+        exit_code = _exit_code(exc)
     except BaseException as exc:
         _print_exception(exc)
-        code = 1
+        exit_code = 1
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except OSError:
-            code = code or 1
-    return code
+            exit_code = exit_code or 1
+    return exit_code
 
 
 def _call(module, name: str, args: list) -> None:

@@ -12,13 +12,88 @@ from .scenario import CodingScenario
 
 
 class CodingEnv(ToolUseEnv):
-    """``AgentGym/Coding-v0``.
+    """An agent solves a programming problem in Python: it runs programs on the visible examples
+    as often as it likes and ends the episode by submitting one program to the hidden tests.
 
-    Keyword arguments as :class:`ToolUseEnv`, plus those of :class:`CodingScenario`:
-    ``partial_credit``, ``candidates``, ``limits`` and ``cache_results``. The structured
-    action mode chooses among candidate programs, so it needs the built-in problems with
-    their candidates: with ``task_file=`` (problems without candidates) or
-    ``candidates=False`` it is refused; use ``action_mode="text"``.
+    ## Description
+
+    43 built-in problems, each with a statement, 2-3 visible examples, 5-10 hidden tests
+    (stdin/stdout or a function call), a reference solution and 1-4 realistic wrong candidates
+    (`off_by_one`, `wrong_operator`, `wrong_edge_case`, `indentation_error`, `too_slow`,
+    `crashes_on_empty`); most wrong candidates pass every visible example and fail only hidden
+    tests, so testing on the examples is not enough. Splits are disjoint and stratified by
+    difficulty: train 30 problems, test 13. Every program runs in a sandbox: a fork server per environment with
+    CPU, wall, memory, file-size, process and output limits, a fresh unprivileged uid and a scrubbed
+    environment; as root also in its own network, mount and pid namespaces, where it sees only its
+    temporary directory and a read-only standard library (no network, no package, no hidden
+    tests: the environment compares outputs). See `docs/coding_sandbox.md`.
+
+    ## Action Space
+
+    - `action_mode="structured"` (default): `MultiDiscrete([2 6])`, the tool (`run_tests` or
+      `submit`) and a candidate program's entity row. Needs the built-in problems with their
+      candidates: refused with `task_file=` or `candidates=False`.
+    - `action_mode="text"`: `Text(max_length=32000)`, one tool call in any form language
+      models write, with the program's source as the argument; when the source holds a fenced
+      code block, the first block's content runs.
+
+    Tools: `run_tests(program)` (per visible example: passed, wrong output with input, expected
+    and got, runtime error with the traceback's last lines, or timeout) and `submit(program)`
+    (ends the episode; `Passed k/n hidden tests.` and each hidden test's verdict only).
+
+    ## Observation Space
+
+    `Text(max_length=52178)`: `PROBLEM` with the statement and its examples, the recent calls
+    and results (4,000 characters each; the full text is in `info["messages"]`), then
+    `ENTITIES`: one row per candidate program, shown whole.
+
+    ## Rewards
+
+    Default `RewardConfig`: the score at the end (1 when the submission passes every hidden
+    test, else 0; with `partial_credit=True` the fraction passed), -0.05 for a repeated test,
+    an invalid call or a wrong submission, and on success up to +0.2 for time saved (each call
+    takes 15 simulated seconds against a 300 s baseline). A call is correct when it tests a
+    program not tested before, or submits one that passes every hidden test.
+    `reward_config={"mode": "outcome"}` gives the score alone.
+
+    ## Starting State
+
+    Task ids are `"<problem-id>#<shuffle>"`: the problem and the order of its candidates.
+    `reset(seed=s)` draws both, so the correct program moves from episode to episode;
+    `options={"task_id": "two-sum#17"}` replays one (a bare problem id means shuffle 0).
+
+    ## Episode End
+
+    Terminated when `submit` runs; truncated after `max_turns` (10) calls or
+    `max_invalid_calls` invalid calls.
+
+    ## Arguments
+
+    `partial_credit` (False), `candidates` (True: offer the candidate programs as entities;
+    False for a text agent writing its own code), `limits` (per-test `SandboxLimits`: 1 s
+    CPU, 4 s wall, 256 MB, 8 MB per file, 16 tasks, 64 KiB output), `cache_results` (True:
+    identical runs are answered from a bounded, process-wide cache), `sandbox` (`"auto"`:
+    isolate when the namespaces can be made, else warn once; `"strict"`: refuse to run
+    without them), `task_file` (text mode
+    only: LiveCodeBench rows with `question_content`, `public_test_cases`,
+    `private_test_cases`, or DeepCoder rows with `problem` and `tests`; errors name the line
+    and field), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
+    `max_invalid_calls`, `history_turns`, `render_mode`.
+
+    ## Info and Metrics
+
+    The contract's `info` keys; at the end `outcome` and `metrics`: the contract's plus
+    `submitted_without_testing`, `submitted_after_testing`, `never_submitted` (they sum to
+    1), `run_tests_calls`, `run_tests_passed`, `run_tests_wrong_output`,
+    `run_tests_runtime_error`, `run_tests_timeout` (verdicts of all example runs) and
+    `hidden_pass_fraction`. Baselines (estimates): 2000 tokens, 300 s. Success criteria:
+    success >= 0.95, tool reliability >= 0.90, cost reduction >= 0.30, time savings >= 0.80.
+
+    ## Version History
+
+    - v0: initial version; text actions in every form language models write;
+      `info["parse"]`; `sample_mask()`; `sandbox=`: network, mount and pid namespaces
+      as root, hidden tests kept outside the program's view.
     """
 
     def __init__(
@@ -27,6 +102,7 @@ class CodingEnv(ToolUseEnv):
         candidates: bool = True,
         limits: SandboxLimits = CODING_LIMITS,
         cache_results: bool = True,
+        sandbox: str = "auto",
         **kwargs: Any,
     ) -> None:
         if kwargs.get("action_mode", "structured") == "structured":
@@ -40,4 +116,8 @@ class CodingEnv(ToolUseEnv):
                     "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
-        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results), **kwargs)
+        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results, sandbox), **kwargs)
+
+    def close(self) -> None:
+        self.scenario.close()
+        super().close()

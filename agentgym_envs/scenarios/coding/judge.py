@@ -1,7 +1,6 @@
 """Running a program on a problem's tests for the environment, with a bounded result cache.
 
-A sandbox run costs a Python start-up plus a fork per test (about 0.1-0.2 s; seconds for a
-program that times out), while an episode's programs repeat a lot (the structured mode's
+A sandbox run costs a fork per test (milliseconds; seconds for a program that times out), while an episode's programs repeat a lot (the structured mode's
 candidates, the expert's solution). Deterministic programs give deterministic verdicts, so
 :class:`OutcomeCache` keeps the outcomes of the most recent runs, keyed by digests of the
 program and of the tests, and the limits; it is bounded by the number of test outcomes it
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .runner import Test, TestOutcome, run_tests
-from .sandbox import SandboxLimits
+from .sandbox import Sandbox, SandboxLimits
 
 CODING_LIMITS = SandboxLimits(cpu_time_s=1.0, wall_time_s=4.0)
 """Per-test limits of the environment: 1 s of CPU time and (for loaded machines) 4 s of
@@ -104,18 +103,20 @@ process) share their runs."""
 
 @dataclass(frozen=True)
 class Judge:
-    """Runs programs on tests under ``limits``, through ``cache`` when one is given."""
+    """Runs programs on tests under ``limits``, in ``sandbox`` (by default a sandbox per run),
+    through ``cache`` when one is given."""
 
     limits: SandboxLimits = CODING_LIMITS
     cache: OutcomeCache | None = SHARED_CACHE
+    sandbox: Sandbox | None = None
 
     def run(self, program: str, tests: Sequence[Test], digest: str) -> tuple[TestOutcome, ...]:
         """The outcomes of ``program`` on ``tests`` (whose :func:`digest_tests` is ``digest``)."""
         if self.cache is None:
-            return tuple(run_tests(program, tests, self.limits))
+            return tuple(run_tests(program, tests, self.limits, self.sandbox))
         key = (hashlib.sha256(program.encode("utf-8", errors="surrogatepass")).digest(), digest, self.limits)
         outcomes = self.cache.get(key)
         if outcomes is None:
-            outcomes = tuple(run_tests(program, tests, self.limits))
+            outcomes = tuple(run_tests(program, tests, self.limits, self.sandbox))
             self.cache.put(key, outcomes)
         return outcomes

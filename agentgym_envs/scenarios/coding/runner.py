@@ -1,8 +1,9 @@
 """Judge a program against test cases, and describe the outcomes to an agent.
 
-All tests of one :func:`run_tests` call run in one sandbox (one supervisor process, one
-forked child per test; see :mod:`.sandbox`), so a call costs one interpreter start-up plus a
-fork per test. Expected outputs never enter the sandbox: the program sees only the inputs.
+All tests of one :func:`run_tests` call run in one sandbox batch (one forked child per test;
+see :mod:`.sandbox`): with a :class:`Sandbox` kept open a call costs a fork per test, else
+one interpreter start-up more. Expected outputs never enter the sandbox: the supervisor
+feeds the program one input at a time and this module compares the outputs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .sandbox import Job, RunResult, SandboxLimits, Status, run_batch
+from .sandbox import Job, RunResult, Sandbox, SandboxLimits, Status, run_batch
 
 DEFAULT_LIMITS = SandboxLimits(cpu_time_s=1.0)
 """Per-test limits: 1 s of CPU time, 3 s wall-clock, 256 MB, 64 KiB of output."""
@@ -75,10 +76,12 @@ class TestOutcome:
 
 
 def run_tests(
-    program: str, tests: Sequence[Test], limits: SandboxLimits = DEFAULT_LIMITS
+    program: str, tests: Sequence[Test], limits: SandboxLimits = DEFAULT_LIMITS, sandbox: Sandbox | None = None
 ) -> list[TestOutcome]:
-    """Run ``program`` on every test (the limits apply to each test) and judge it."""
-    results = run_batch(program, [_job(test) for test in tests], limits)
+    """Run ``program`` on every test (the limits apply to each test) and judge it, in
+    ``sandbox`` (by default one started for this call)."""
+    jobs = [_job(test) for test in tests]
+    results = sandbox.run(program, jobs, limits) if sandbox is not None else run_batch(program, jobs, limits)
     return [_judge(test, result, limits) for test, result in zip(tests, results, strict=True)]
 
 

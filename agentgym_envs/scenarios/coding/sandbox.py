@@ -1,17 +1,31 @@
-"""Run untrusted, agent-written Python programs with hard resource limits.
+"""Run untrusted, agent-written Python programs with hard resource limits, isolated in
+Linux namespaces when the caller is root. The full account, with what is and is not
+contained with and without root, is docs/coding_sandbox.md.
 
-How a program runs. :func:`run_batch` (and :func:`run_program`, one job of it) writes the
-program to ``main.py`` in a fresh temporary directory and starts a supervisor
-(``_supervisor.py``) under ``python -I -S`` (isolated mode: no ``PYTHON*`` variables, no
-user or system site-packages, no script directory on ``sys.path``; ``-S`` keeps programs
-to the stdlib and saves start-up time; ``exit``/``quit`` are still provided), in a new
-session, with a scrubbed environment: only ``PATH``, ``LANG``, ``MALLOC_ARENA_MAX=1`` (so
-threads do not each reserve a 64 MB arena against the address-space limit) and
-``HOME``/``TMPDIR`` pointing at the temporary directory. For each job the supervisor forks
-a child that becomes the program:
+How a program runs. A :class:`Sandbox` starts a supervisor (``_supervisor.py``, under
+``python -I -S``: no ``PYTHON*`` variables, no site-packages) once, and keeps it as a fork
+server with a warm interpreter: for each job of each batch it forks a child that becomes the
+program, so a job costs a fork, not an interpreter start. :func:`run_batch` and
+:func:`run_program` use a sandbox of their own for one call. Jobs get a scrubbed
+environment: only ``PATH``, ``LANG``, ``MALLOC_ARENA_MAX=1`` (so threads do not each reserve
+a 64 MB arena against the address-space limit) and ``HOME``/``TMPDIR`` pointing at the work
+directory, which holds the program as ``main.py``; a batch's jobs share it, and it is
+deleted after the batch.
+
+Namespaces (as root, the normal deployment; ``_jail.py``). The supervisor enters new
+network, mount, pid, IPC and UTS namespaces, built with the kernel's own ``unshare(2)``,
+``mount(2)`` and ``pivot_root(2)`` (no tool to install). The program then sees only a
+read-only root holding the interpreter's stdlib and shared libraries (no site-packages, no
+executables), ``/dev/null`` and friends, its own processes in ``/proc``, and ``/tmp`` and
+``/dev/shm`` (tmpfs of :data:`~.forkserver.TMP_MB` MB each, emptied after every batch); the
+network namespace has only its own loopback. Each batch gets a fresh IPC namespace. The
+supervisor sends the program one job's input at a time; expected outputs never leave the
+caller. Without root, or where the kernel refuses (a container without CAP_SYS_ADMIN),
+``sandbox="auto"`` runs the programs without namespaces and warns once
+(:class:`SandboxWarning`); ``sandbox="strict"`` raises :class:`SandboxError`.
 
 =============  ==========================================================================
-limit          how it is enforced
+limit          how it is enforced (with and without namespaces)
 =============  ==========================================================================
 CPU time       ``ITIMER_PROF`` (SIGPROF at the exact limit) backed by ``RLIMIT_CPU``
                (whole seconds, rounded up: SIGXCPU, then SIGKILL one second later) -> timeout
@@ -23,43 +37,24 @@ processes      ``RLIMIT_NPROC`` on a uid of the sandbox's own (see below): fork 
                EAGAIN once the job has ``max_processes`` tasks (threads count)
 output         stdout, stderr and a function's result are each read with a cap; past it the
                job is killed -> output_limit (the captured text is cut at the cap)
-leftovers      every job runs in its own session; afterwards the supervisor, a child
-               subreaper that inherits every orphan, SIGKILLs and reaps all processes the
-               job left, even ones that left its session or process group
+leftovers      every job runs in its own process group; afterwards the supervisor, a child
+               subreaper (pid 1 of its namespace), SIGKILLs and reaps all processes the
+               job left, even ones that left its process group or session
+privileges     ``PR_SET_NO_NEW_PRIVS``: an exec'd setuid program gains nothing
 =============  ==========================================================================
 
-When the caller is root (the normal deployment), each batch runs as a fresh, random,
-unprivileged uid/gid from :data:`SANDBOX_UIDS` with no supplementary groups. Root is exempt
-from ``RLIMIT_NPROC``; an unprivileged uid of its own makes the limit count exactly the
-sandbox's tasks, and the uid cannot write outside the temporary directory except to
-world-writable places, cannot signal or ptrace the caller or the supervisor, and cannot
-read their environment (``/proc/<pid>/environ``). Files it leaves in the world-writable
-temporary directories (/tmp, /var/tmp, /dev/shm, /run/lock) are deleted afterwards, and
-the temporary directory itself is always deleted. The interpreter must then be usable by
-that uid: :func:`default_python` picks one (``AGENTGYM_SANDBOX_PYTHON`` overrides).
+When the caller is root, each batch runs as a fresh, random, unprivileged uid/gid from
+:data:`SANDBOX_UIDS` with no supplementary groups: root is exempt from ``RLIMIT_NPROC``, and
+a uid of its own makes the limit count exactly the sandbox's tasks; it cannot signal or
+ptrace the supervisor or the caller. Without namespaces, the files it leaves in the
+world-writable directories (/tmp, /var/tmp, /dev/shm, /run/lock) are deleted after each
+batch, and the interpreter must be usable by that uid: :func:`default_python` picks one
+(``AGENTGYM_SANDBOX_PYTHON`` overrides). Without root the program runs as the caller's own
+user: the process limit is then the user's current task count plus ``max_processes``
+(approximate) and the program can signal or read anything of that user.
 
-Without root the program runs as the caller's own user: the process limit is then the
-user's current task count plus ``max_processes`` (approximate) and the program can signal
-or read anything of that user, the supervisor included. Use root (e.g. in a container) for
-real isolation.
-
-What the sandbox does NOT protect against:
-
-* network access: sockets work (no network namespace, no seccomp filter);
-* reading world-readable files anywhere on the host, including this package's sources and
-  the problem set with its hidden tests;
-* disk use: ``RLIMIT_FSIZE`` caps each file, not their number (all are deleted at the end);
-* writes into pre-existing world-writable files, SysV IPC objects and POSIX message queues
-  (these outlive the run); setuid helpers installed on the host;
-* CPU contention: programs compete with the caller for cores (CPU time limits are
-  per process, so a job's extra processes can each use up to the CPU limit until the wall
-  deadline);
-* kernel exploits. This is a resource and privilege boundary, not a security boundary
-  against a determined attacker: use a VM or gVisor for hostile code.
-
-Jobs of one batch share the temporary directory (a file written by one job is visible to
-the next) but no processes. Requires Linux >= 5.3 (``pidfd_open``) with
-``/proc/<pid>/task/<tid>/children`` (``CONFIG_PROC_CHILDREN``, on in common kernels).
+Requires Linux >= 5.3 (``pidfd_open``) with ``/proc/<pid>/task/<tid>/children``
+(``CONFIG_PROC_CHILDREN``, on in common kernels).
 """
 
 from __future__ import annotations
@@ -67,24 +62,27 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
-import marshal
 import os
 import secrets
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
+import threading
+import warnings
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+from .forkserver import ForkServer, ServerError, ServerStuck
+
+SANDBOX_MODES = ("auto", "strict")
 SANDBOX_UIDS = range(1_000_000_000, 1_100_000_000)
 """Uids (and gids) the sandbox runs programs as when the caller is root, one per batch."""
 WORLD_WRITABLE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 PYTHON_ENV_VAR = "AGENTGYM_SANDBOX_PYTHON"
-_STARTUP_ALLOWANCE_S = 10.0  # supervisor start-up and clean-up, on a loaded machine
+_ALLOWANCE_S = 10.0  # the supervisor's own work around a job, on a loaded machine
+_warned_unisolated = False
 
 
 class Status(enum.StrEnum):
@@ -99,7 +97,12 @@ class Status(enum.StrEnum):
 
 
 class SandboxError(RuntimeError):
-    """The sandbox itself failed (not the program): bad interpreter, supervisor crash."""
+    """The sandbox itself failed (not the program): bad interpreter, supervisor crash, or
+    ``sandbox="strict"`` without the namespaces."""
+
+
+class SandboxWarning(RuntimeWarning):
+    """Programs run without the namespaces (see the module docstring): issued once per process."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,75 @@ class RunResult:
     returned: str | None = None
 
 
+class Sandbox:
+    """Runs programs for one owner (a Coding-v0 environment): a fork server started on first
+    use, inside its own namespaces when possible, and kept for every later batch.
+
+    ``mode="auto"`` isolates when it can and otherwise runs with the resource limits and (as
+    root) the uid of its own only, issuing a :class:`SandboxWarning` once per process (unless
+    ``warn=False``); ``mode="strict"`` raises :class:`SandboxError` instead, at construction. Batches run one at a time (thread-safe);
+    after ``fork`` the child starts a server of its own. ``close()`` (or garbage collection,
+    or the interpreter's exit) stops the server.
+    """
+
+    def __init__(self, mode: str = "auto", python: str | None = None, *, warn: bool = True) -> None:
+        if mode not in SANDBOX_MODES:
+            raise ValueError(f"sandbox must be one of {SANDBOX_MODES}, got {mode!r}")
+        self.mode = mode
+        self.python = python
+        self.warn = warn
+        self._server: ForkServer | None = None
+        self._lock = threading.Lock()
+        if mode == "strict":
+            with self._lock:
+                self._ensure_server()
+
+    @property
+    def isolated(self) -> bool:
+        """Whether programs run inside the namespaces (starts the server if needed)."""
+        with self._lock:
+            return self._ensure_server().namespaces
+
+    def run(self, source: str, jobs: Sequence[Job], limits: SandboxLimits = SandboxLimits()) -> list[RunResult]:
+        """Run ``source`` once per job, in order, in one work directory.
+
+        Raises :class:`SandboxError` only when the sandbox itself fails.
+        """
+        if not jobs:
+            return []
+        with self._lock:
+            server = self._ensure_server()
+            uid = _pick_uid() if os.geteuid() == 0 else -1
+            try:
+                return _run_on(server, source, jobs, limits, uid)
+            finally:
+                if uid >= 0 and not server.namespaces:
+                    _remove_files_of(uid)
+
+    def close(self) -> None:
+        """Stop the fork server (a later :meth:`run` starts a new one)."""
+        with self._lock:
+            if self._server is not None:
+                self._server.close()
+                self._server = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _ensure_server(self) -> ForkServer:
+        server = self._server
+        if server is not None and server.owned:
+            return server
+        if server is not None and server.owner_pid != os.getpid():
+            server.abandon()  # the parent's, inherited through fork
+        self._server = None
+        self._server = _start_server(self.python or default_python(), self.mode, self.warn)
+        return self._server
+
+
 def run_program(source: str, stdin: str = "", limits: SandboxLimits = SandboxLimits()) -> RunResult:
     """Run ``source`` as a Python program with ``stdin`` as its input."""
     return run_batch(source, [Job(stdin=stdin)], limits)[0]
@@ -155,31 +227,49 @@ def run_batch(
     limits: SandboxLimits = SandboxLimits(),
     *,
     python: str | None = None,
+    mode: str = "auto",
 ) -> list[RunResult]:
-    """Run ``source`` once per job, in order, in one sandbox (one supervisor process).
+    """Run ``source`` once per job in a sandbox of its own, started and stopped for this
+    call (a :class:`Sandbox` kept open saves that start-up)."""
+    with Sandbox(mode, python) as sandbox:
+        return sandbox.run(source, jobs, limits)
 
-    Raises :class:`SandboxError` only when the sandbox itself fails.
-    """
-    if not jobs:
-        return []
-    uid = _pick_uid() if os.geteuid() == 0 else -1
-    workdir = Path(tempfile.mkdtemp(prefix="agentgym-sandbox-"))
+
+def _start_server(python: str, mode: str, warn: bool) -> ForkServer:
+    reason = None if os.geteuid() == 0 else "the sandbox is not running as root"
+    if reason is None:
+        try:
+            return ForkServer(python, namespaces=True)
+        except ServerError as exc:
+            reason = str(exc)
+    if mode == "strict":
+        raise SandboxError(
+            f"sandbox='strict' needs network and mount namespaces, which are unavailable here ({reason}); "
+            "run as root (in a container: with CAP_SYS_ADMIN), or use sandbox='auto' to run without them"
+        )
+    if warn:
+        _warn_unisolated(reason)
     try:
-        (workdir / "main.py").write_text(source, encoding="utf-8")
-        if uid >= 0:
-            os.chown(workdir, uid, uid)
-        return _supervise(python or default_python(), workdir, uid, jobs, limits)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-        if uid >= 0:
-            _remove_files_of(uid)
+        return ForkServer(python, namespaces=False)
+    except ServerError as exc:
+        raise SandboxError(str(exc)) from None
 
 
-def _supervise(
-    python: str, workdir: Path, uid: int, jobs: Sequence[Job], limits: SandboxLimits
-) -> list[RunResult]:
+def _warn_unisolated(reason: str) -> None:
+    global _warned_unisolated
+    if not _warned_unisolated:
+        _warned_unisolated = True
+        warnings.warn(
+            f"the coding sandbox runs programs without network and mount namespaces ({reason}): they can "
+            "use the network and read this machine's files, the hidden tests included; run as root for "
+            "isolation, or pass sandbox='strict' to refuse to run without it",
+            SandboxWarning,
+            stacklevel=4,
+        )
+
+
+def _run_on(server: ForkServer, source: str, jobs: Sequence[Job], limits: SandboxLimits, uid: int) -> list[RunResult]:
     spec = {
-        "jobs": [(job.stdin, job.call, list(job.args)) for job in jobs],
         "uid": uid,
         "cpu": float(limits.cpu_time_s),
         "wall": float(limits.wall_s),
@@ -188,46 +278,21 @@ def _supervise(
         "processes": limits.max_processes,
         "output": limits.output_bytes,
     }
-    # One malloc arena: otherwise every thread reserves 64 MB of address space (RLIMIT_AS).
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "1"}
-    env |= {"HOME": str(workdir), "TMPDIR": str(workdir)}
-    proc = subprocess.Popen(
-        [python, "-I", "-S", str(SUPERVISOR)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=workdir,
-        env=env,
-        start_new_session=True,
-    )
-    deadline = _STARTUP_ALLOWANCE_S + len(jobs) * (limits.wall_s + 0.5)
+    results: list[RunResult] = []
     try:
-        out, err = proc.communicate(marshal.dumps(spec), timeout=deadline)
-        stuck = False
-    except subprocess.TimeoutExpired:  # the supervisor is stuck: should never happen
-        proc.kill()
-        out, err = proc.communicate()
-        stuck = True
-        if uid >= 0:
-            _kill_all_of(python, uid)
-    if proc.returncode != 0 and not stuck:
-        detail = err.decode("utf-8", errors="replace")[-2000:]
-        raise SandboxError(f"sandbox supervisor failed with exit code {proc.returncode}: {detail}")
-    results = [_to_result(record) for record in _parse_records(out)]
-    missing = RunResult(Status.TIMEOUT, None, "", "the sandbox supervisor was stopped", 0.0, 0.0)
-    return results + [missing] * (len(jobs) - len(results))
-
-
-def _parse_records(out: bytes) -> list[dict]:
-    """Split the supervisor's length-prefixed marshal records (a cut-off last one is dropped)."""
-    records, offset = [], 0
-    while offset + 4 <= len(out):
-        end = offset + 4 + int.from_bytes(out[offset : offset + 4], "big")
-        if end > len(out):
-            break
-        records.append(marshal.loads(out[offset + 4 : end]))
-        offset = end
-    return records
+        server.send(("begin", source, spec))
+        for job in jobs:
+            record = server.request(("job", job.stdin, job.call, list(job.args)), limits.wall_s + _ALLOWANCE_S)
+            results.append(_to_result(record))
+        server.send(("end",))
+    except ServerStuck:  # should never happen: the server was killed; so must the jobs be
+        if uid >= 0 and not server.namespaces:
+            _kill_all_of(server.python, uid)
+        missing = RunResult(Status.TIMEOUT, None, "", "the sandbox supervisor was stopped", 0.0, 0.0)
+        return results + [missing] * (len(jobs) - len(results))
+    except ServerError as exc:
+        raise SandboxError(str(exc)) from None
+    return results
 
 
 def _to_result(record: dict) -> RunResult:
@@ -250,15 +315,17 @@ def _to_result(record: dict) -> RunResult:
 def default_python() -> str:
     """The interpreter the sandbox runs: ``$AGENTGYM_SANDBOX_PYTHON``, else the first of
     ``sys.executable`` and ``/usr/bin/python3`` whose stdlib the sandbox uid can import
-    (as root, an interpreter under e.g. ``/root/.pyenv`` is unreadable to it)."""
+    (without the namespaces, as root, an interpreter under e.g. ``/root/.pyenv`` is
+    unreadable to it; inside them its stdlib's parent directories are traversable)."""
     if os.environ.get(PYTHON_ENV_VAR):
         return os.environ[PYTHON_ENV_VAR]
     probe = "import bisect, fractions, heapq"  # modules the supervisor has not imported
     for candidate in (sys.executable, "/usr/bin/python3"):
         if candidate and os.access(candidate, os.X_OK):
             with contextlib.suppress(OSError, SandboxError):
-                if run_batch(probe, [Job()], python=candidate)[0].status is Status.OK:
-                    return candidate
+                with Sandbox(python=candidate, warn=False) as sandbox:
+                    if sandbox.run(probe, [Job()])[0].status is Status.OK:
+                        return candidate
     raise SandboxError(f"no Python interpreter usable by the sandbox user; set {PYTHON_ENV_VAR}")
 
 

@@ -8,7 +8,7 @@ from agentgym_envs.core import Outcome, RewardConfig, Scenario, TaskSource, Tool
 
 from .judge import CODING_LIMITS, SHARED_CACHE, Judge
 from .runner import TestStatus
-from .sandbox import SandboxLimits
+from .sandbox import Sandbox, SandboxLimits
 from .tasks import BuiltinTasks, CodingTask, task_from_row
 from .tools import PROGRAM_ENTITY, TOOLS
 from .world import CodingWorld
@@ -44,6 +44,9 @@ class CodingScenario(Scenario):
             (structured mode needs them; turn them off to have a text agent write code).
         limits: per-test sandbox limits.
         cache_results: reuse the outcomes of identical runs (see :mod:`.judge`).
+        sandbox: ``"auto"`` runs programs in network and mount namespaces when it can (as
+            root) and otherwise warns once and runs them without; ``"strict"`` raises
+            :class:`~.sandbox.SandboxError` instead (see :mod:`.sandbox`).
     """
 
     name = "coding"
@@ -68,10 +71,16 @@ class CodingScenario(Scenario):
         candidates: bool = True,
         limits: SandboxLimits = CODING_LIMITS,
         cache_results: bool = True,
+        sandbox: str = "auto",
     ) -> None:
         self.partial_credit = partial_credit
         self.candidates = candidates
-        self.judge = Judge(limits, SHARED_CACHE if cache_results else None)
+        self.sandbox = Sandbox(sandbox)
+        self.judge = Judge(limits, SHARED_CACHE if cache_results else None, self.sandbox)
+
+    def close(self) -> None:
+        """Stop the sandbox's fork server (a later run starts it again)."""
+        self.sandbox.close()
 
     def task_source(self, split: str) -> TaskSource:
         return BuiltinTasks(split, self.candidates)

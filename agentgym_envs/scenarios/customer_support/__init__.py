@@ -9,19 +9,9 @@ email, the right closing), whatever the order of the calls.
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentgym_envs.core import ToolUseEnv
-
+from .env import CustomerSupportEnv
 from .scenario import CustomerSupportScenario, resolution_plan
 from .tickets import Ticket, generate_ticket
-
-
-class CustomerSupportEnv(ToolUseEnv):
-    """``AgentGym/CustomerSupport-v0``; keyword arguments as :class:`ToolUseEnv`."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(CustomerSupportScenario(), **kwargs)
 
 
 __all__ = ["CustomerSupportEnv", "CustomerSupportScenario", "Ticket", "generate_ticket", "resolution_plan"]

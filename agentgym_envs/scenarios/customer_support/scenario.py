@@ -110,19 +110,23 @@ class CustomerSupportScenario(Scenario):
         return call.key in _plan_keys(world)
 
     def grade(self, task: Ticket, world: SupportWorld) -> Outcome:
-        done = set(world.effects)
+        done = _standing_effects(world.effects)
         goal = _goal(task, world)
         missing = goal - done
         unexpected = {e for e in done - goal if e[0] not in BOOKKEEPING_EFFECTS}
         success = not missing and not unexpected
-        reason = "resolved as required" if success else (
-            f"missing {sorted(map(str, missing))}; unexpected {sorted(map(str, unexpected))}"
-        )
-        return Outcome(success, 1.0 if success else 0.0, reason)
+        return Outcome(success, 1.0 if success else 0.0, _grade_reason(missing, unexpected))
 
     def expert_call(self, task: Ticket, world: SupportWorld, history: Sequence[ToolCall]) -> ToolCall:
         done = {call.key for call in history}
         return next(call for call in world.plan if call.key not in done)
+
+
+def _standing_effects(effects: list[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
+    """The effects that still hold at the end: all of them, except that a later priority
+    change replaces an earlier one (the ticket has one priority)."""
+    priorities = [effect for effect in effects if effect[0] == "priority"]
+    return {effect for effect in effects if effect[0] != "priority"} | set(priorities[-1:])
 
 
 def _plan_keys(world: SupportWorld) -> frozenset[str]:
@@ -146,3 +150,35 @@ def _effects_of(plan: list[ToolCall], ticket: Ticket) -> list[tuple[Any, ...]]:
     for call in plan:
         tools[call.name].fn(scratch, **call.arguments)
     return scratch.effects
+
+
+_EFFECT_PHRASES = {
+    "priority": "set the priority to {0}",
+    "reset_link": "send a reset link to {0}",
+    "refund": "refund {1:.2f} on invoice {0}",
+    "api_key": "create an API key for {0}",
+    "escalate": "escalate to the {0} team",
+    "email": "send the {1} email to {0}",
+    "closed": "close the ticket as {0}",
+}
+
+
+def describe_effect(effect: tuple[Any, ...]) -> str:
+    """An effect tuple such as ``("refund", "inv_1", 9.5)`` as words: "refund 9.5 on invoice inv_1"."""
+    return _EFFECT_PHRASES[effect[0]].format(*effect[1:])
+
+
+def _grade_reason(missing: set[tuple[Any, ...]], unexpected: set[tuple[Any, ...]]) -> str:
+    """The grade as a sentence: what the resolution lacked and what it should not have done."""
+    if not missing and not unexpected:
+        return "The ticket was resolved as required."
+    parts = []
+    if missing:
+        parts.append("it still needed to " + _join(sorted(map(describe_effect, missing))))
+    if unexpected:
+        parts.append("the ticket did not ask to " + _join(sorted(map(describe_effect, unexpected))))
+    return "The ticket was not resolved: " + "; ".join(parts) + "."
+
+
+def _join(phrases: list[str]) -> str:
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]

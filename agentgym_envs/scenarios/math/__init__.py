@@ -7,20 +7,10 @@ word problems whose numbers must be combined in the right order (hard). The answ
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentgym_envs.core import ToolUseEnv
-
+from .env import MathEnv
 from .generator import generate_problem
 from .problems import MathProblem
 from .scenario import MathScenario, solution_plan
-
-
-class MathEnv(ToolUseEnv):
-    """``AgentGym/Math-v0``; keyword arguments as :class:`ToolUseEnv`."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(MathScenario(), **kwargs)
 
 
 __all__ = ["MathEnv", "MathProblem", "MathScenario", "generate_problem", "solution_plan"]

