@@ -1,12 +1,13 @@
 """Evaluation fanned out over Ray workers, with the same per-episode records as a local run.
 
-:func:`fan_out` cuts a list of episode seeds into shards, runs a shard function on each in a
-Ray task (at most ``num_workers`` at once) and returns the records in the order of the seeds.
-The shard function is anything that maps seeds to one record per seed: :class:`SeededEpisodes`
+:func:`fan_out` cuts a list of episode keys (seeds, or ``(seed, trial)`` pairs) into shards,
+runs a shard function on each in a Ray task (at most ``num_workers`` at once) and returns the
+records in the order of the keys. The shard function is anything that maps keys to one record
+per key: :class:`SeededEpisodes`
 for an agent factory (reference policies, checkpoints, LLM agents), or an evaluator with its
 own concurrency for endpoints, so each worker keeps its own concurrent requests. When a record
 depends on its seed alone (a fresh, seeded agent per episode, as :class:`SeededEpisodes`
-makes), the records are identical to those of ``shard_fn(seeds)`` run locally.
+makes), the records are identical to those of ``shard_fn(keys)`` run locally.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .runtime import ray
 logger = logging.getLogger(__name__)
 
 Record = dict[str, Any]
-ShardFn = Callable[[list[int]], list[Record]]
+ShardFn = Callable[[list[Any]], list[Record]]
 WORKER_LOST = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError)
 
 
@@ -70,29 +71,30 @@ def summarize(records: Sequence[Record]) -> dict[str, float]:
 
 def fan_out(
     shard_fn: ShardFn,
-    seeds: Sequence[int],
+    keys: Sequence[Any],
     num_workers: int,
     shard_size: int | None = None,
     worker_options: dict[str, Any] | None = None,
     on_records: Callable[[list[Record]], None] | None = None,
     max_retries: int = 3,
 ) -> list[Record]:
-    """``shard_fn`` over ``seeds`` on at most ``num_workers`` Ray workers at once.
+    """``shard_fn`` over ``keys`` (picklable episode keys: seeds for :class:`SeededEpisodes`)
+    on at most ``num_workers`` Ray workers at once.
 
-    Seeds are cut into shards of ``shard_size`` consecutive seeds (default: one shard per
+    Keys are cut into shards of ``shard_size`` consecutive keys (default: one shard per
     worker). ``worker_options`` are Ray task options (default ``num_cpus=1``; an endpoint
     evaluator that mostly waits on the network can take a fraction). ``on_records`` is called
     with each shard's records as the shard finishes (to write them as they come, for resume).
     A shard whose worker dies is run again, up to ``max_retries`` times in all, with a logged
-    warning. Returns the records in the order of ``seeds``.
+    warning. Returns the records in the order of ``keys``.
     """
     if num_workers < 1:
         raise ValueError(f"num_workers must be at least 1, got {num_workers}")
-    seeds = list(seeds)
-    if not seeds:
+    keys = list(keys)
+    if not keys:
         return []
-    shard_size = shard_size or math.ceil(len(seeds) / num_workers)
-    shards = [seeds[start : start + shard_size] for start in range(0, len(seeds), shard_size)]
+    shard_size = shard_size or math.ceil(len(keys) / num_workers)
+    shards = [keys[start : start + shard_size] for start in range(0, len(keys), shard_size)]
     task = ray.remote(_run_shard).options(**{"num_cpus": 1, **(worker_options or {}), "max_retries": 0})
     shard_ref = ray.put(shard_fn)
     results: dict[int, list[Record]] = {}
@@ -108,20 +110,20 @@ def fan_out(
             records = ray.get(done)
         except WORKER_LOST as error:
             if retries >= max_retries:
-                raise RuntimeError(f"a Ray worker died running seeds {shards[index][0]}..{shards[index][-1]} and "
+                raise RuntimeError(f"a Ray worker died running episodes {shards[index][0]}..{shards[index][-1]} and "
                                    f"the {max_retries} retries allowed are spent: {error}") from error
             retries += 1
-            logger.warning("a Ray worker died running seeds %d..%d (%s); running them again (retry %d of %d)",
+            logger.warning("a Ray worker died running episodes %s..%s (%s); running them again (retry %d of %d)",
                            shards[index][0], shards[index][-1], type(error).__name__, retries, max_retries)
             queue.insert(0, index)
             continue
         if len(records) != len(shards[index]):
-            raise RuntimeError(f"the shard function returned {len(records)} records for {len(shards[index])} seeds")
+            raise RuntimeError(f"the shard function returned {len(records)} records for {len(shards[index])} episodes")
         results[index] = records
         if on_records is not None:
             on_records(records)
     return [record for index in range(len(shards)) for record in results[index]]
 
 
-def _run_shard(shard_fn: ShardFn, seeds: list[int]) -> list[Record]:
-    return shard_fn(seeds)
+def _run_shard(shard_fn: ShardFn, keys: list[Any]) -> list[Record]:
+    return shard_fn(keys)

@@ -46,7 +46,7 @@ def test_a_shard_whose_worker_dies_runs_again(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="agentgym_envs.scale.fan_out"):
         records = fan_out(DiesOnce(episodes, tmp_path / "died"), [0, 1, 2, 3], num_workers=2)
     assert records == episodes([0, 1, 2, 3])
-    assert "a Ray worker died running seeds" in caplog.text and "retry 1 of 3" in caplog.text
+    assert "a Ray worker died running episodes" in caplog.text and "retry 1 of 3" in caplog.text
 
 
 def test_bad_worker_count_is_a_clear_error():
