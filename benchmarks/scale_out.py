@@ -40,6 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 import agentgym_envs  # noqa: E402,F401  (registers the env ids)
+from agentgym_envs.policies.vector_random import masked_random_actions  # noqa: E402
 from agentgym_envs.scale import RayVectorEnv, init_ray  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -69,14 +70,6 @@ def vectorisers(env_id: str, envs_per_worker: int) -> dict[str, Callable[[int], 
             RayVectorEnv([make] * (w * envs_per_worker), num_workers=w, worker_options={"num_cpus": 0}),
             w * envs_per_worker),
     }
-
-
-def masked_random_actions(masks: np.ndarray, nvec: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    actions = []
-    for mask in masks:
-        parts = np.split(mask, np.cumsum(nvec)[:-1])
-        actions.append([rng.choice(np.flatnonzero(part)) for part in parts])
-    return np.array(actions, dtype=np.int64)
 
 
 def measure(envs: gym.vector.VectorEnv, seconds: float, min_steps: int, seed: int = 0) -> tuple[int, float, float]:

@@ -14,19 +14,11 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
+from agentgym_envs.policies.vector_random import masked_random_actions
 from agentgym_envs.scale import RayVectorEnv
 
 pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"
-
-
-def masked_random_actions(masks: np.ndarray, nvec: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One random action per env, each dimension drawn among the values its mask allows."""
-    actions = []
-    for mask in masks:
-        parts = np.split(mask, np.cumsum(nvec)[:-1])
-        actions.append([rng.choice(np.flatnonzero(part)) for part in parts])
-    return np.array(actions, dtype=np.int64)
 
 
 def short(value) -> str:
