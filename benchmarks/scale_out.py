@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
 import platform
 import shlex
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -49,19 +49,10 @@ MAKE_KWARGS = {CODING: {"cache_results": False}, SUPPORT: {}}
 PROJECTED_MACHINES = (1, 2, 4, 8, 16, 32, 64)
 
 
-@dataclass(frozen=True)
-class EnvFactory:
-    """A picklable env constructor (for the async worker processes and the Ray actors)."""
-
-    env_id: str
-
-    def __call__(self) -> gym.Env:
-        return gym.make(self.env_id, **MAKE_KWARGS[self.env_id])
-
-
 def vectorisers(env_id: str, envs_per_worker: int) -> dict[str, Callable[[int], tuple[gym.vector.VectorEnv, int]]]:
     """name -> workers -> (vector env, sub-env count)."""
-    make = EnvFactory(env_id)
+    # picklable, and "module:id" imports agentgym_envs wherever it runs (async processes, Ray actors)
+    make = functools.partial(gym.make, f"agentgym_envs:{env_id}", **MAKE_KWARGS[env_id])
     return {
         "sync": lambda w: (gym.vector.SyncVectorEnv([make] * w), w),
         "async": lambda w: (gym.vector.AsyncVectorEnv([make] * w, shared_memory=False), w),
