@@ -23,7 +23,7 @@ import numpy as np
 
 from agentgym_envs.policies import Agent, run_episode
 
-from .runtime import ray
+from .runtime import init_ray, ray
 
 logger = logging.getLogger(__name__)
 
@@ -86,13 +86,15 @@ def fan_out(
     evaluator that mostly waits on the network can take a fraction). ``on_records`` is called
     with each shard's records as the shard finishes (to write them as they come, for resume).
     A shard whose worker dies is run again, up to ``max_retries`` times in all, with a logged
-    warning. Returns the records in the order of ``keys``.
+    warning. Without a Ray connection (:func:`~agentgym_envs.scale.init_ray`), a local Ray is
+    started. Returns the records in the order of ``keys``.
     """
     if num_workers < 1:
         raise ValueError(f"num_workers must be at least 1, got {num_workers}")
     keys = list(keys)
     if not keys:
         return []
+    init_ray()
     shard_size = shard_size or math.ceil(len(keys) / num_workers)
     shards = [keys[start : start + shard_size] for start in range(0, len(keys), shard_size)]
     task = ray.remote(_run_shard).options(**{"num_cpus": 1, **(worker_options or {}), "max_retries": 0})

@@ -28,7 +28,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
-from .runtime import ray
+from .runtime import init_ray, ray
 
 logger = logging.getLogger(__name__)
 
@@ -125,10 +125,10 @@ class RayVectorEnv(VectorEnv):
     """``len(env_fns)`` sub-environments in ``num_workers`` Ray actors (default: one per CPU
     of the Ray cluster, at most one per env), with ``SyncVectorEnv``'s semantics.
 
-    Ray must be initialised (see :func:`agentgym_envs.scale.init_ray`) or Ray starts a local
-    instance on first use. ``worker_options`` are Ray actor options (default ``num_cpus=1``:
-    one CPU reserved per worker; use a fraction to put more workers than CPUs on a machine).
-    ``max_restarts``: how many dead workers are replaced in this env's lifetime before it gives up.
+    Without a Ray connection (:func:`agentgym_envs.scale.init_ray`), a local Ray is started.
+    ``worker_options`` are Ray actor options (default ``num_cpus=1``: one CPU reserved per
+    worker; use a fraction to put more workers than CPUs on a machine). ``max_restarts``: how
+    many dead workers are replaced in this env's lifetime before it gives up.
     """
 
     def __init__(
@@ -145,6 +145,7 @@ class RayVectorEnv(VectorEnv):
         self.num_envs = len(self.env_fns)
         if self.num_envs == 0:
             raise ValueError("RayVectorEnv needs at least one env_fn")
+        init_ray()
         if num_workers is None:
             num_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         if num_workers < 1:
@@ -233,7 +234,6 @@ class RayVectorEnv(VectorEnv):
         mask = self._reset_mask(options.pop("reset_mask")) if options and "reset_mask" in options else np.ones(self.num_envs, bool)
         requests = {w: [(k, seed[i]) for k, i in enumerate(block) if mask[i]] for w, block in enumerate(self.blocks)}
         results = self._call_workers("reset", {w: (r, options) for w, r in requests.items() if r})
-        self._terminations[mask] = self._truncations[mask] = False
         infos: dict[str, Any] = {}
         for w, worker_results in results.items():
             for (k, env_seed), (observation, info, rng) in zip(requests[w], worker_results):
@@ -283,7 +283,9 @@ class RayVectorEnv(VectorEnv):
         return self.call(name)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close the sub-environments and end the actors."""
+        """Close the sub-environments and end the actors (gone already if Ray was shut down)."""
+        if not ray.is_initialized():
+            return
         for worker in self._workers:
             try:
                 ray.get(worker.close.remote())
