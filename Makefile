@@ -2,9 +2,9 @@
 # (set up, then the whole test suite). Both create or reuse the virtual environment .venv.
 PYTHON ?= python3
 VENV ?= .venv
-# torch is installed first and pinned: on these machines `torch==2.13.0` is a local CPU
-# build. Elsewhere, on a machine without CUDA, point pip at PyTorch's CPU wheels, e.g.
-# make run TORCH="torch==2.13.0 --index-url <pytorch-cpu-index>"
+# torch is installed first and pinned. From PyPI the default Linux wheel pulls the CUDA
+# libraries (several GB) even on a machine without a GPU; there, use PyTorch's CPU wheels:
+# make run TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 

@@ -18,6 +18,7 @@ import argparse
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -218,11 +219,16 @@ def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int |
     on timeout, the output's tail, seconds)."""
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
+    # a session of its own, so that a timeout ends the tests' child processes too
+    proc = subprocess.Popen(pytest_command(tests), cwd=copy, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        done = subprocess.run(pytest_command(tests), cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+        output, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return None, "", time.monotonic() - started
-    return done.returncode, (done.stdout + done.stderr)[-2000:], time.monotonic() - started
+    return proc.returncode, output[-2000:], time.monotonic() - started
 
 
 def check_imports_from(copy: Path) -> None:
@@ -266,7 +272,7 @@ def try_mutation(copy: Path, mutation: Mutation, timeout: float) -> Result:
     return Result(mutation, status, seconds, "" if code in (0, 1) else f"pytest exit code {code}: {tail[-600:]}")
 
 
-def report(results: list[Result], command: str, baseline_s: float) -> str:
+def report(results: list[Result], command: str, baseline_s: float, note: str) -> str:
     planted = [r for r in results if r.status in ("caught", "survived", "timeout", "error")]
     caught = sum(r.status == "caught" for r in results)
     lines = [
@@ -274,6 +280,7 @@ def report(results: list[Result], command: str, baseline_s: float) -> str:
         "",
         f"Command: `{command}`",
         "",
+        *([note, ""] if note else []),
         f"Score: **{caught}/{len(planted)} planted bugs caught**"
         + (f" ({len(results) - len(planted)} of {len(results)} mutations could not be planted: see the table)"
            if len(planted) < len(results) else f" (all {len(results)} mutations planted)")
@@ -299,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutations and whether their snippets are found")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per mutation's tests")
     parser.add_argument("--report", default=str(DEFAULT_REPORT), help="markdown report path ('' for none)")
+    parser.add_argument("--note", default="", help="a paragraph for the report (e.g. what --root holds)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     selected = [m for m in MUTATIONS if not args.only or m.name in args.only]
@@ -327,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(result)
             print(f"{mutation.name:36s} {result.status:18s} {result.seconds:6.1f} s", flush=True)
     command = "python benchmarks/mutation_smoke.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    text = report(results, command.strip(), baseline_s)
+    text = report(results, command.strip(), baseline_s, args.note)
     print(text)
     if args.report:
         Path(args.report).write_text(text)

@@ -139,3 +139,11 @@ def test_text_env_records_the_form_of_each_step():
         {"id": "c", "type": "function", "function": {"name": "search_kb", "arguments": '{"topic": "billing"}'}}]}
     _, _, _, _, info = env.step(message)
     assert info["valid"] and info["parse"]["form"] == "openai" and info["tool_call"] == ToolCall("search_kb", {"topic": "billing"})
+
+
+def test_openai_sdk_message_objects_are_accepted_as_they_are():
+    chat = pytest.importorskip("openai.types.chat")
+    message = chat.ChatCompletionMessage(role="assistant", content=None, tool_calls=[
+        {"id": "c1", "type": "function", "function": {"name": "search_kb", "arguments": '{"topic": "billing"}'}}])
+    parsed = parse_action(message)
+    assert parsed.call == ToolCall("search_kb", {"topic": "billing"}) and (parsed.form, parsed.source) == ("openai", "dict")

@@ -292,3 +292,19 @@ def _supervisors() -> list[int]:
     for task in os.listdir("/proc/self/task"):
         pids += Path(f"/proc/self/task/{task}/children").read_text().split()
     return [int(pid) for pid in pids if b"_supervisor.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def test_a_forked_child_starts_a_sandbox_of_its_own():
+    with Sandbox() as sandbox:
+        assert sandbox.run("print(1)", [Job()])[0].stdout == "1\n"
+        child = os.fork()
+        if child == 0:  # the parent's supervisor is not this process's: it must not be used
+            ok = False
+            try:
+                ok = sandbox.run("print(2)", [Job()])[0].stdout == "2\n"
+                sandbox.close()
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert sandbox.run("print(3)", [Job()])[0].stdout == "3\n"  # the parent's still works

@@ -76,7 +76,7 @@ def test_agents_hold_the_documented_tools_and_the_docstring_table_says_so():
     for agent, tools in support_team_v0.ROSTER.items():
         assert set(env.scenario.holdings[agent]) == {*tools, "handoff"}
         row = f"| `{agent}` | {', '.join(f'`{t}`' for t in tools)} |"
-        assert row in support_team_v0.__doc__
+        assert row in support_team_v0.SupportTeamParallelEnv.__doc__
     held = set().union(*support_team_v0.ROSTER.values())
     assert held == {tool.name for tool in env.scenario.base.tools}
 

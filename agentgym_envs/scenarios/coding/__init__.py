@@ -9,7 +9,17 @@ with shuffled candidate programs (:mod:`.tasks`), the tools, the scenario and th
 from .env import CodingEnv
 from .judge import CODING_LIMITS, SHARED_CACHE, Judge, OutcomeCache
 from .runner import FunctionTest, StdinTest, Test, TestOutcome, TestStatus, format_outcomes, run_tests
-from .sandbox import Job, RunResult, Sandbox, SandboxError, SandboxLimits, SandboxWarning, Status, run_batch, run_program
+from .sandbox import (
+    Job,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    SandboxLimits,
+    SandboxWarning,
+    Status,
+    run_batch,
+    run_program,
+)
 from .scenario import CodingScenario
 from .tasks import CodingTask
 

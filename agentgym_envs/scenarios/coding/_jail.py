@@ -87,7 +87,7 @@ def _build_root(plan: dict, root: str, tmp_mb: int) -> None:
     for path in plan["binds"]:
         _bind_read_only(path, root + path)
     for path in plan["masks"]:
-        if os.path.isdir(root + path):
+        if os.path.isdir(root + path):  # inside a bound directory: it exists unless a link leads out
             _mount("tmpfs", root + path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755,size=4k")
     for link, target in plan["links"].items():
         os.symlink(target, root + link)

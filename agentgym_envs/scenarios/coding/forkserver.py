@@ -54,6 +54,7 @@ with open('/proc/self/maps') as maps:
             libdirs.add(os.path.dirname(path))
 site = [sysconfig.get_path(name) for name in ('purelib', 'platlib')]
 site += [os.path.join(d, name) for d in stdlib for name in ('site-packages', 'dist-packages')]
+site = [path for path in site if os.path.isdir(path)]
 print(json.dumps({'stdlib': stdlib, 'libdirs': sorted(libdirs), 'site': site}))
 """
 
@@ -113,6 +114,7 @@ class ForkServer:
         self.python = python
         self.namespaces = namespaces
         self.owner_pid = os.getpid()
+        plan = mount_plan(python) if namespaces else {}
         self.root = tempfile.mkdtemp(prefix="agentgym-sandbox-")
         workdir = NAMESPACE_WORKDIR if namespaces else os.path.join(self.root, "work")
         if not namespaces:
@@ -133,8 +135,7 @@ class ForkServer:
             shutil.rmtree(self.root, ignore_errors=True)
             raise ServerError(f"cannot start the sandbox interpreter {python}: {exc}") from None
         self._finalizer = weakref.finalize(self, _stop, self._proc, self._stderr, self.root)
-        config = {"namespaces": namespaces, "root": self.root, "tmp_mb": TMP_MB}
-        config["plan"] = mount_plan(python) if namespaces else {}
+        config = {"namespaces": namespaces, "root": self.root, "tmp_mb": TMP_MB, "plan": plan}
         answer = self.request(config, START_TIMEOUT_S)
         if answer["error"] is not None:
             self.close()

@@ -153,9 +153,9 @@ class Sandbox:
 
     ``mode="auto"`` isolates when it can and otherwise runs with the resource limits and (as
     root) the uid of its own only, issuing a :class:`SandboxWarning` once per process (unless
-    ``warn=False``); ``mode="strict"`` raises :class:`SandboxError` instead, at construction. Batches run one at a time (thread-safe);
-    after ``fork`` the child starts a server of its own. ``close()`` (or garbage collection,
-    or the interpreter's exit) stops the server.
+    ``warn=False``); ``mode="strict"`` raises :class:`SandboxError` instead, at construction.
+    Batches run one at a time (thread-safe); after ``fork`` the child starts a server of its
+    own. ``close()`` (or garbage collection, or the interpreter's exit) stops the server.
     """
 
     def __init__(self, mode: str = "auto", python: str | None = None, *, warn: bool = True) -> None:

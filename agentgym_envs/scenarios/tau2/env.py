@@ -95,10 +95,14 @@ class Tau2Env(ToolUseEnv):
     and `metrics`: the contract's plus `db` and `communicate` (the components, 1/0) and
     `nl_not_evaluated` (1 when the task's NL assertions could not be judged offline).
 
-    The simulated user is rule based: it answers questions about the facts it holds, confirms
-    when asked, accepts a refusal while its goal is unmet and ends the conversation once every
-    reference write was made and every `communicate_info` said. It does not follow upstream
-    instructions' conditions ("if the agent says X, do Y").
+    **Deviations from upstream.** The simulated user is rule based: it answers questions about
+    the facts it holds, confirms when asked, accepts a refusal while its goal is unmet and ends
+    the conversation once every reference write was made and every `communicate_info` said; it
+    never volunteers facts and does not follow upstream instructions' conditions ("if the
+    agent says X, do Y"). NL assertions are not evaluated. The episode does not stop after 10
+    tool errors (`max_invalid_calls` is available) and is limited to 40 agent calls instead
+    of 200 messages. `respond` and the list builders are agentgym tools the evaluator skips.
+    The generated tasks cover a subset of the real tasks' variety.
 
     ## Version History
 
