@@ -5,8 +5,10 @@ that RLlib's default MLP encoder reads); the structured ``MultiDiscrete`` action
 as is (RLlib's default catalog has a distribution for it; invalid calls cost their penalty, as
 for SB3's plain PPO). The script registers the env with ``ray.tune``, trains PPO for
 ``--iterations`` and writes the mean episode return of each iteration (RLlib's
-``env_runners/episode_return_mean``) beside the random policy's mean return on the same
-environment (``agentgym_envs.policies.evaluate``, same split and reward).
+``env_runners/episode_return_mean``) beside two random policies' mean returns on the same
+environment (``agentgym_envs.policies.evaluate``, same split and reward): uniform over the whole
+action space (what PPO's first, untrained policy is close to) and uniform within the action
+masks (``RandomPolicy``).
 
 Needs ``pip install 'agentgym[rllib]'`` (RLlib pins its gymnasium; see docs/ray.md).
 
@@ -35,6 +37,15 @@ from agentgym_envs.scale.rllib import ppo_config  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def random_returns(env_id: str, seed: int) -> dict[str, float]:
+    """Mean returns over 100 train episodes of uniformly random actions, unmasked and masked."""
+    env = gym.make(env_id, split="train")
+    env.action_space.seed(seed)
+    uniform = evaluate(env, lambda observation, info: env.action_space.sample(), episodes=100, seed=seed)["return"]
+    masked = evaluate(env_id, "random", episodes=100, split="train", seed=seed)["return"]
+    return {"uniform": uniform, "masked": masked}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="AgentGym/CustomerSupport-v0")
@@ -59,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(rows[-1], flush=True)
     algo.stop()
     ray.shutdown()
-    random_return = evaluate(args.env, "random", episodes=100, split="train", seed=args.seed)["return"]
+    baselines = random_returns(args.env, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / f"{args.name}.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -71,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
              f"`{command.strip()}` on {platform.machine()}, {os.cpu_count()} CPU cores, ray {ray.__version__}, "
              f"gymnasium {gym.__version__}; load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}. "
              f"Observation `BagOfTokensObservation`, structured `MultiDiscrete` actions, train split, the env's "
-             f"default reward. Random policy's mean return on the same env (100 episodes): {random_return:.1f}.", "",
+             f"default reward. Mean return of random policies on the same env (100 episodes each): uniform over the "
+             f"action space {baselines['uniform']:.1f}, uniform within the action masks {baselines['masked']:.1f}.", "",
              "| iteration | env steps | episode return mean | wall s |", "| --- | --- | --- | --- |"]
     lines += [f"| {r['iteration']} | {r['env_steps']} | {r['episode_return_mean']} | {r['wall_s']} |" for r in rows]
     text = "\n".join(lines) + "\n"
