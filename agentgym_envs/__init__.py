@@ -81,3 +81,8 @@ def success_criteria(env_id: str) -> dict[str, float]:
 for _entry in ENVIRONMENTS:
     if _entry.env_id not in registry:
         register(id=_entry.env_id, entry_point=_entry.entry_point)
+
+# The PettingZoo support team as one single-agent env (one network acting for every agent),
+# for trainers; the team itself is made with ``agentgym_envs.multiagent.support_team_v0``.
+if "AgentGym/SupportTeam-v0" not in registry:
+    register(id="AgentGym/SupportTeam-v0", entry_point="agentgym_envs.multiagent.support_team_v0:single_agent_env")

@@ -10,12 +10,26 @@ from typing import Sequence
 
 import gymnasium as gym
 
+from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no torch at import
+
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
 from .policies import POLICIES, evaluate
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
-DEFAULT_TRAIN_STEPS = 20_000  # `agentgym train` budget: a few minutes of PPO on an idle 2-core CPU
+TRAIN_DESCRIPTION = """Train an agent. Every algorithm goes through the same run lifecycle:
+
+  1. the env is resolved (name or id) and built once: a bad name, argument or missing data set
+     fails here and writes nothing;
+  2. the run directory <run-dir>/<EnvName>__<algo>__seed<N> is created (emptied unless --resume)
+     with run.json (the request), TensorBoard events, the checkpoint and, at the end, result.json;
+  3. the algorithm trains for --total-steps environment steps (rounded up to whole rollouts) on
+     the scenario's training reward (see --set training_reward);
+  4. the greedy policy is evaluated on the train and test splits on the env's own reward, and
+     one table and the scenario's success criteria are printed.
+
+`agentgym eval <run-dir>/<run>/checkpoint.pt` (or checkpoint.zip, or the run directory)
+evaluates any checkpoint it wrote. See docs/training.md."""
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -57,15 +71,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainers.registry import ALGORITHMS, RunSpec, run
+    from trainers.lifecycle import TrainRequest, train
 
-    if args.algo not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {args.algo!r}; choose from {list(ALGORITHMS)}")
     overrides = dict(parse_override(item) for item in args.set)
-    spec = RunSpec(args.env, seed=args.seed, total_steps=args.total_steps, device=args.device, run_dir=args.run_dir,
-                   eval_episodes=args.eval_episodes, resume=args.resume, overrides=overrides)
-    result = run(args.algo, spec)
-    print(f"\nrun directory: {result.run_dir}  (tensorboard --logdir {args.run_dir})")
+    train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
+                       run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
+                       progress=not args.no_progress, overrides=overrides))
     return 0
 
 
@@ -83,7 +94,7 @@ def parse_override(item: str) -> tuple[str, object]:
 def cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    if Path(args.env).is_file():
+    if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
     rows = []
@@ -100,19 +111,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:
-    from trainers import common
+    from trainers.lifecycle import evaluate_policy, load_trained_policy
 
-    payload = common.load_checkpoint(args.env)
-    env_id = payload["config"]["env_id"]
-    device = common.resolve_device(args.device)
-    policy = common.policy_from_checkpoint(payload, device)
-    metrics = common.evaluate_policy(policy, env_id, args.split, args.episodes, device, seed=args.seed,
-                                     env_kwargs=payload["config"].get("env_kwargs"))
-    print(f"\n{args.env} ({payload.get('algo', '?')}, {payload.get('global_step', '?')} steps) on {env_id}, "
-          f"split={args.split}, {args.episodes} episodes, seeds {args.seed}..{args.seed + args.episodes - 1}")
+    policy = load_trained_policy(args.env, args.device)
+    metrics = evaluate_policy(policy, args.split, args.episodes, seed=args.seed)
+    print(f"\n{args.env} on {policy.env_id}, split={args.split}, {args.episodes} episodes, "
+          f"seeds {args.seed}..{args.seed + args.episodes - 1}; return: the env's own reward")
     columns = [c for c in DEFAULT_COLUMNS if c in metrics]
     print(format_table([{"policy": "checkpoint", **metrics}], ["policy", *columns]))
-    criteria = success_criteria(env_id)
+    criteria = success_criteria(policy.env_id)
     if criteria:
         print(f"\nsuccess criteria:\n{criteria_report(metrics, criteria)}")
     return 0
@@ -129,18 +136,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("env", nargs="?", help="an environment name or id, or support_team")
     p.add_argument("--schemas", action="store_true", help="print the tools' JSON schemas")
     p.set_defaults(func=cmd_info)
-    p = sub.add_parser("train", help="train an agent (PPO by default) and report its metrics on both splits")
+    p = sub.add_parser("train", help="train an agent (PPO by default) and report its metrics on both splits",
+                       description=TRAIN_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("env", help="an environment name or id, e.g. customer_support; support_team (the PettingZoo team, "
-                   "one shared network); or a gymnasium id: CartPole-v1")
-    p.add_argument("--algo", default="ppo", help="ppo | grpo | bc | bc-ppo | bc-grpo | sb3-ppo | sb3-a2c | sb3-dqn | sb3-maskable-ppo")
+                   "one shared network); or any gymnasium id, e.g. CartPole-v1")
+    p.add_argument("--algo", default="ppo", help=f"one of: {', '.join(ALGORITHMS)} (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--total-steps", type=int, default=DEFAULT_TRAIN_STEPS, help="environment steps (default: %(default)s, a few minutes of PPO on 2 CPU cores)")
+    p.add_argument("--total-steps", type=int, default=DEFAULT_TOTAL_STEPS,
+                   help="environment steps, for every algorithm (default: %(default)s, a few minutes of PPO on 2 CPU cores)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
-    p.add_argument("--run-dir", default="runs", help="root of the run directories (TensorBoard logs, checkpoint.pt)")
+    p.add_argument("--run-dir", default="runs", help="root of the run directories (default: %(default)s)")
     p.add_argument("--eval-episodes", type=int, default=100, help="final evaluation episodes per split")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a field of the algorithm's config, e.g. --set learning_rate=3e-4 (repeatable)")
+                   help="a setting: env_kwargs={...} (gym.make arguments), training_reward={...} (reward_config fields "
+                   "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "
+                   "config, e.g. --set learning_rate=3e-4 (repeatable; values are JSON where they parse)")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")

@@ -3,8 +3,8 @@
     python benchmarks/compare_algorithms.py --envs customer_support --seeds 3
     python benchmarks/compare_algorithms.py --algos sb3-ppo random expert --total-steps 50000
 
-Every run goes through ``trainers.registry.run`` and keeps its TensorBoard logs, checkpoint
-and ``result.json`` under ``<out>/runs/<env>/<algo>/seed<k>``. The script writes
+Every run goes through ``trainers.lifecycle.train`` and keeps its TensorBoard logs, checkpoint
+and ``result.json`` under ``<out>/runs/<Env>__<algo>__seed<k>``. The script writes
 ``<out>/<name>.csv`` (one row per run), ``<out>/<name>.md`` (mean +/- sample std over seeds,
 the exact command in its header) and ``<out>/<name>_<env>.png`` (test success against
 environment steps). Algorithms whose module is not in the tree yet are reported as skipped;
@@ -34,8 +34,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs import ENVIRONMENTS, resolve_env_id  # noqa: E402
-from trainers.protocol import RESULT_FILE, TARGET_SUCCESS, load_result  # noqa: E402
-from trainers.registry import ALGORITHMS, RunSpec, TrainResult, run  # noqa: E402
+from trainers.lifecycle import ALGORITHMS, RESULT_FILE, TARGET_SUCCESS, TrainRequest, TrainResult, load_result, run_dir_for, \
+    train  # noqa: E402
 
 REFERENCE_ALGOS = ("random", "expert")  # evaluated, not trained: drawn as horizontal lines
 CSV_FIELDS = (
@@ -58,7 +58,7 @@ class Outcome:
 
 def unavailable_reason(algo: str) -> str | None:
     """Why ``algo`` cannot run in this tree (its module or function is missing), or None."""
-    module, _, function = ALGORITHMS[algo].partition(":")
+    module, _, function = ALGORITHMS[algo].train.partition(":")
     try:
         loaded = importlib.import_module(module)
     except ModuleNotFoundError as exc:
@@ -69,18 +69,19 @@ def unavailable_reason(algo: str) -> str | None:
 
 
 def run_cell(algo: str, env_id: str, seed: int, args: argparse.Namespace) -> Outcome:
-    run_dir = Path(args.out) / "runs" / env_id.split("/")[-1] / algo / f"seed{seed}"
+    run_dir = run_dir_for(Path(args.out) / "runs", env_id, algo, seed)
     if args.resume and (run_dir / RESULT_FILE).exists():
         finished = load_result(run_dir)
         if finished.total_steps >= args.total_steps or algo in REFERENCE_ALGOS:
             print(f"[{algo} {env_id} seed {seed}] reusing {run_dir / RESULT_FILE}")
             return Outcome(env_id, algo, seed, "ok", finished)
-    spec = RunSpec(env_id, seed=seed, total_steps=args.total_steps, device=args.device, run_dir=str(run_dir),
-                   eval_episodes=args.eval_episodes, resume=args.resume)
+    request = TrainRequest(env_id, algo=algo, seed=seed, total_steps=args.total_steps, device=args.device,
+                           run_root=str(Path(args.out) / "runs"), eval_episodes=args.eval_episodes, resume=args.resume,
+                           progress=False)
     doing = "evaluating" if algo in REFERENCE_ALGOS else f"training {args.total_steps} steps"
     print(f"[{algo} {env_id} seed {seed}] {doing} -> {run_dir}", flush=True)
     try:
-        return Outcome(env_id, algo, seed, "ok", run(algo, spec))
+        return Outcome(env_id, algo, seed, "ok", train(request))
     except Exception as exc:  # one broken run must not lose the others
         traceback.print_exc()
         return Outcome(env_id, algo, seed, f"failed: {type(exc).__name__}: {exc}")

@@ -26,8 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs.cli import parse_override  # noqa: E402
-from trainers import bc  # noqa: E402
-from trainers.registry import RunSpec, run  # noqa: E402
+from trainers.lifecycle import DEFAULT_WARM_START_STEPS, TrainRequest, train  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STORE = RESULTS / "learning_targets"
@@ -53,14 +52,15 @@ def main() -> int:
     if not args.report_only:
         for algo in args.algos:
             for seed in args.seeds:
-                spec = RunSpec(args.env, seed=seed, total_steps=args.total_steps if algo != "bc" else overrides.get("bc_steps", bc.Config.total_steps),
-                               device=args.device, run_dir=args.run_root, eval_episodes=args.eval_episodes,
-                               overrides={k: v for k, v in overrides.items() if k != "bc_steps" or algo.startswith("bc-")})
-                result = run(algo, spec)
+                budget = args.total_steps if algo != "bc" else overrides.get("bc_steps", DEFAULT_WARM_START_STEPS)
+                request = TrainRequest(args.env, algo=algo, seed=seed, total_steps=budget, device=args.device,
+                                       run_root=args.run_root, eval_episodes=args.eval_episodes, progress=False,
+                                       overrides={k: v for k, v in overrides.items() if k != "bc_steps" or algo.startswith("bc-")})
+                result = train(request)
                 record = {"command": command, "finished_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                          "overrides": spec.overrides, **asdict(result)}
-                record["budget"] = spec.total_steps
-                (STORE / f"{algo}_{spec.total_steps}_seed{seed}.json").write_text(json.dumps(record, indent=1))
+                          "overrides": request.overrides, **asdict(result)}
+                record["budget"] = request.total_steps
+                (STORE / f"{algo}_{request.total_steps}_seed{seed}.json").write_text(json.dumps(record, indent=1))
     write_report()
     return 0
 

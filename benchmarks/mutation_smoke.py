@@ -102,7 +102,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     M("team-tool-holdings-ignored", "agentgym_envs/multiagent/env.py",
       "report = episode.call_text(action, allowed)",
       "report = episode.call_text(action, None)",
-      ("tests/multiagent/test_support_team.py",)),
+      ("tests/multiagent/test_support_team.py::test_a_tool_the_agent_does_not_hold_is_an_error_result",)),
     M("team-escalation-without-effect", "agentgym_envs/scenarios/customer_support/tools.py",
       '    world.effects.append(("escalate", team))\n',
       "",

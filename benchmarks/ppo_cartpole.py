@@ -22,7 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
-from trainers.ppo import Config, train  # noqa: E402
+from trainers.lifecycle import TrainRequest, train  # noqa: E402
+from trainers.torch_policy import TRAINING_RETURN_TAG  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STORE = RESULTS / "ppo_cartpole"
@@ -45,10 +46,9 @@ def main() -> int:
     command = "python benchmarks/ppo_cartpole.py " + shlex.join(sys.argv[1:])
     STORE.mkdir(parents=True, exist_ok=True)
     for seed in [] if args.report_only else args.seeds:
-        config = Config(env_id="CartPole-v1", seed=seed, total_steps=args.total_steps, device="cpu",
-                        run_dir=f"{args.run_root}/CartPole-v1__ppo__seed{seed}", eval_every_steps=100_000,
-                        eval_curve_episodes=10, eval_episodes=20, progress=False, **CLEANRL_CARTPOLE)
-        result = train(config, resume=args.resume)
+        result = train(TrainRequest("CartPole-v1", algo="ppo", seed=seed, total_steps=args.total_steps, device="cpu",
+                                    run_root=args.run_root, eval_episodes=20, resume=args.resume, progress=False,
+                                    overrides=dict(eval_every_steps=100_000, eval_curve_episodes=10, **CLEANRL_CARTPOLE)))
         # CleanRL reports the mean training episodic return over the final episodes
         final_train_return = _final_episodic_return(result.run_dir)
         row = {"seed": seed, "total_steps": result.total_steps, "final_episodic_return": final_train_return,
@@ -85,7 +85,7 @@ def _final_episodic_return(run_dir: str, last: int = 20) -> float:
 
     events = EventAccumulator(run_dir, size_guidance={"scalars": 0})
     events.Reload()
-    values = [e.value for e in events.Scalars("charts/episodic_return")]
+    values = [e.value for e in events.Scalars(TRAINING_RETURN_TAG)]
     return float(np.mean(values[-last:]))
 
 

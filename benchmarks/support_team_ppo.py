@@ -2,7 +2,7 @@
 an agent-id input acts for all four agents; test-split team success next to the scripted
 expert team and random agents, measured in the same run on the same tickets.
 
-Training goes through the ordinary entry point (``trainers.registry.run("ppo", ...)`` on
+Training goes through the ordinary entry point (``trainers.lifecycle.train`` on
 ``support_team``, as ``agentgym train support_team``); every finished seed is stored as JSON
 under ``benchmarks/results/support_team_ppo/`` and the CSV and markdown table are rebuilt from
 every stored seed, so seeds can be run by separate invocations.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 from agentgym_envs.multiagent import support_team_v0  # noqa: E402
 from agentgym_envs.multiagent.policies import evaluate_team  # noqa: E402
 from agentgym_envs.tables import format_table  # noqa: E402
-from trainers.registry import RunSpec, run  # noqa: E402
+from trainers.lifecycle import TrainRequest, train  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STORE = RESULTS / "support_team_ppo"
@@ -38,9 +38,9 @@ METRICS = ("success", "tool_reliability", "handoffs", "turns", "invalid_calls", 
 
 def train_seed(seed: int, args: argparse.Namespace, command: str) -> None:
     """Train one seed and store its train/test metrics and learning curve as JSON."""
-    spec = RunSpec("support_team", seed=seed, total_steps=args.total_steps, device="cpu", run_dir=args.run_root,
-                   eval_episodes=args.eval_episodes, overrides={"progress": False, "threads": 1})
-    result = run("ppo", spec)
+    result = train(TrainRequest("support_team", algo="ppo", seed=seed, total_steps=args.total_steps, device="cpu",
+                                run_root=args.run_root, eval_episodes=args.eval_episodes, progress=False,
+                                overrides={"threads": 1}))
     record = {"command": command, "finished_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **asdict(result)}
     (STORE / f"ppo_seed{seed}.json").write_text(json.dumps(record, indent=1))
 

@@ -17,39 +17,36 @@ Which return: ``reward_mode="shaped"`` (default) uses the env's shaped rewards s
 episode; ``"outcome"`` makes the env pay only the outcome score (``reward_config={"mode":
 "outcome"}``). From random weights almost every group fails every rollout, so outcome returns
 are all 0 and group-normalised advantages vanish; the shaped return still ranks the rollouts of a
-group. ``outcome`` is the right choice after BC (``init_checkpoint``), when groups mix successes
-and failures.
+group. ``outcome`` is the right choice after BC (``bc-grpo``), when groups mix successes and
+failures.
 
-    python -m trainers.grpo --env customer_support --total-steps 100000
+Tasks are chosen through the env contract only: a reset with a fresh seed draws a task and
+reports ``info["task_id"]``; the group then resets with ``options={"task_id": ...}``.
+
+    agentgym train customer_support --algo grpo --total-steps 100000
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
-from . import common
+from . import checkpoints
+from .lifecycle import Run, Trained
 from .policy import Masks, TokenPolicyFields
-from .ppo import config_for, finish, training_env_kwargs
-from .protocol import TRAINING_REWARD
-from .registry import RunSpec, TrainResult
+from .torch_policy import EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
+    kl_to_reference, trained_policy
 
 
 @dataclass
 class Config(TokenPolicyFields):
     """Every hyper-parameter of a GRPO run."""
 
-    env_id: str = "AgentGym/CustomerSupport-v0"
-    seed: int = 0
-    total_steps: int = 100_000
-    device: str = "auto"
-    run_dir: str = "runs/CustomerSupport-v0__grpo__seed0"
     group_size: int = 8  # rollouts per task
     groups_per_update: int = 8  # tasks per update
     reward_mode: str = "shaped"  # "shaped" | "outcome" (see the module docstring)
@@ -62,14 +59,9 @@ class Config(TokenPolicyFields):
     kl_coef: float = 0.0  # > 0: penalise KL to the frozen starting policy
     skip_uniform_groups: bool = False  # leave groups with equal returns (zero advantages) out of the update
     max_grad_norm: float = 0.5
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))  # as PPO's
     eval_every_steps: int = 10_000
     eval_curve_episodes: int = 50
-    eval_episodes: int = 100
     checkpoint_every: int = 10  # updates
-    init_checkpoint: str | None = None
-    progress: bool = True
     threads: int = 1
 
 
@@ -87,8 +79,17 @@ class Rollout:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
+def draw_task(env: gym.Env, seed: int) -> str:
+    """The id of the task a reset with ``seed`` draws (the env contract's ``info["task_id"]``)."""
+    _, info = env.reset(seed=seed)
+    if "task_id" not in info:
+        raise ValueError("GRPO plays groups of rollouts of one task: it needs an env whose reset reports "
+                         "info['task_id'] and accepts options={'task_id': ...}")
+    return info["task_id"]
+
+
 @torch.no_grad()
-def play_group(policy: nn.Module, envs: list, task_id: str, seed: int, device: torch.device) -> list[Rollout]:
+def play_group(policy: nn.Module, envs: list[gym.Env], task_id: str, seed: int, device: str) -> list[Rollout]:
     """Play one rollout per env, all on task ``task_id``, batching the policy over live envs."""
     rollouts = [Rollout(task_id=task_id) for _ in envs]
     current = [env.reset(seed=seed, options={"task_id": task_id}) for env in envs]
@@ -96,7 +97,7 @@ def play_group(policy: nn.Module, envs: list, task_id: str, seed: int, device: t
     while live:
         obs = np.stack([current[i][0] for i in live])
         info = {key: np.stack([current[i][1][key] for i in live]) for key in ("action_mask", "argument_mask")}
-        actions, logprobs, _, _ = policy.get_action_and_value(torch.as_tensor(obs, device=device), common.batch_masks(info, device))
+        actions, logprobs, _, _ = policy.get_action_and_value(torch.as_tensor(obs, device=device), batch_masks(info, device))
         still_live = []
         for row, i in enumerate(live):
             rollout, action = rollouts[i], actions[row].cpu().numpy()
@@ -109,7 +110,7 @@ def play_group(policy: nn.Module, envs: list, task_id: str, seed: int, device: t
             rollout.ret += float(reward)
             current[i] = (observation, step_info)
             if terminated or truncated:
-                rollout.metrics = step_info["metrics"]
+                rollout.metrics = step_info.get("metrics", {})
             else:
                 still_live.append(i)
         live = still_live
@@ -117,13 +118,14 @@ def play_group(policy: nn.Module, envs: list, task_id: str, seed: int, device: t
 
 
 def group_advantages(returns: np.ndarray, eps: float = 1e-8) -> np.ndarray:
-    """``(R - mean) / (std + eps)`` within one group (all zeros when the group's returns are equal)."""
+    """``(R - mean) / (std + eps)`` within one group, population std (all zeros when the
+    group's returns are equal)."""
     return (returns - returns.mean()) / (returns.std() + eps)
 
 
 def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.optim.Optimizer,
                    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]], config: Config,
-                   device: torch.device) -> dict[str, float]:
+                   device: str) -> dict[str, float]:
     """``update_epochs`` epochs of the clipped ratio objective (plus KL to ``reference``) over
     ``steps`` = (obs, action mask, argument mask, action, old log-prob, advantage); returns the
     last minibatch's losses under their TensorBoard tags."""
@@ -139,12 +141,11 @@ def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.opt
             _, newlogprob, entropy, _ = policy.get_action_and_value(b_obs[mb], masks, b_actions[mb])
             logratio = newlogprob - b_logprobs[mb]
             ratio = logratio.exp()
-            pg_loss = torch.max(-b_advantages[mb] * ratio,
-                                -b_advantages[mb] * torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)).mean()
+            pg_loss = clipped_surrogate(ratio, b_advantages[mb], config.clip_coef)
             loss = pg_loss - config.ent_coef * entropy.mean()
             kl = torch.zeros(())
             if config.kl_coef > 0:
-                kl = common.kl_to_reference(reference, b_obs[mb], masks, b_actions[mb], newlogprob)
+                kl = kl_to_reference(reference, b_obs[mb], masks, b_actions[mb], newlogprob)
                 loss = loss + config.kl_coef * kl
             optimizer.zero_grad()
             loss.backward()
@@ -156,58 +157,53 @@ def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.opt
             "losses/kl_to_reference": kl.item()}
 
 
-def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResult:
-    common.require_single_agent_tool_env(config.env_id, "GRPO needs a single-agent agentgym tool-use environment (task ids)")
-    config, run_dir, checkpoint_path, state, device = common.start_run(config, resume, "GRPO")
-
-    env_kwargs = training_env_kwargs(config)
-    if config.reward_mode == "outcome":
-        env_kwargs["reward_config"] = {**env_kwargs.get("reward_config", {}), "mode": "outcome"}
-    elif config.reward_mode != "shaped":
+def train(run: Run) -> Trained:
+    """Train for ``run.total_steps`` env steps (whole groups: the last update may pass it)."""
+    config: Config = run.config(Config)
+    state = run.resume_state()
+    device = run.device
+    checkpoints.seed_everything(run.seed, config.threads)
+    if config.reward_mode not in ("shaped", "outcome"):
         raise ValueError(f"reward_mode must be 'shaped' or 'outcome', got {config.reward_mode!r}")
-    envs = [common.make_env(config.env_id, "train", config.context_len, config.entity_len, env_kwargs)
-            for _ in range(config.group_size)]
-    policy = common.new_policy(envs[0], config.context_len, config.entity_len, config.token_config()).to(device)
-    if config.init_checkpoint:
-        policy.load_state_dict(common.load_checkpoint(config.init_checkpoint)["policy"])
-    reference = common.frozen_copy(policy, device)
+    if config.reward_mode == "outcome":
+        run.training_reward = {**(run.training_reward or {}), "mode": "outcome"}
+    envs = [env_factory(run, "train", True, config.context_len, config.entity_len)() for _ in range(config.group_size)]
+    policy = initial_policy(run, envs[0], config.token_config(), device)
+    reference = frozen_copy(policy, device)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)
-    task_rng = np.random.default_rng(config.seed)
-    tasks = envs[0].unwrapped.tasks
+    task_rng = np.random.default_rng(run.seed)
 
-    global_step, update, curve, elapsed = 0, 0, [], 0.0
+    global_step, update, curve, train_seconds = 0, 0, [], 0.0
     if state is not None:
         policy.load_state_dict(state["policy"])
         reference.load_state_dict(state["reference"])
         optimizer.load_state_dict(state["optimizer"])
         task_rng.bit_generator.state = state["task_rng"]
-        global_step, update, curve, elapsed = state["global_step"], state["update"], state["curve"], state["elapsed"]
-        common.set_rng_state(state["rng"])
-        print(f"resumed from {checkpoint_path} at step {global_step}")
+        global_step, update, curve, train_seconds = state["global_step"], state["update"], state["curve"], state["train_seconds"]
+        checkpoints.set_rng_state(state["rng"])
+        print(f"resumed from {run.checkpoint_path} at step {global_step}")
 
-    writer = common.make_writer(run_dir, config, global_step)
-    stats = common.EpisodeStats(writer)
-    bar = tqdm(total=config.total_steps, initial=global_step, unit="step", desc="grpo", disable=not config.progress, dynamic_ncols=True)
-    start_time, start_step = time.time(), global_step
+    writer = run.writer
+    stats = EpisodeStats(writer)
+    bar = run.progress_bar(run.total_steps, initial=global_step)
     next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None
 
-    while global_step < config.total_steps:
+    while global_step < run.total_steps:
+        update_started = time.time()
         update += 1
         if config.anneal_lr:
-            optimizer.param_groups[0]["lr"] = max(0.0, 1.0 - global_step / config.total_steps) * config.learning_rate
+            optimizer.param_groups[0]["lr"] = max(0.0, 1.0 - global_step / run.total_steps) * config.learning_rate
 
         # ---- groups of rollouts on shared tasks
         steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]] = []
         uniform = 0  # groups whose rollouts all returned the same
         for _ in range(config.groups_per_update):
-            task = tasks.sample(task_rng)
-            group = play_group(policy, envs, task.task_id, int(task_rng.integers(2**31)), device)
+            task_id = draw_task(envs[0], int(task_rng.integers(2**31)))
+            group = play_group(policy, envs, task_id, int(task_rng.integers(2**31)), device)
             advantages = group_advantages(np.array([r.ret for r in group]))
             for rollout in group:
                 global_step += len(rollout.actions)
-                stats.add("charts/episodic_return", rollout.ret, global_step)
-                for name in common.EPISODE_METRICS:
-                    stats.add(f"metrics/{name}", float(rollout.metrics[name]), global_step)
+                stats.log_episode(rollout.ret, rollout.metrics, global_step)
             if not advantages.any():
                 uniform += 1
                 if config.skip_uniform_groups:
@@ -220,35 +216,23 @@ def train(config: Config, resume: bool = False, algo: str = "grpo") -> TrainResu
         losses = clipped_update(policy, reference, optimizer, steps, config, device) if steps else {}
 
         # ---- log, evaluate, checkpoint
-        sps = (global_step - start_step) / (time.time() - start_time)
+        train_seconds += time.time() - update_started
+        sps = global_step / train_seconds
         for tag, value in (("charts/learning_rate", optimizer.param_groups[0]["lr"]), ("charts/SPS", sps),
                            ("charts/uniform_groups", uniform / config.groups_per_update), *losses.items()):
             writer.add_scalar(tag, value, global_step)
-        done = global_step >= config.total_steps
+        done = global_step >= run.total_steps
         if next_eval is not None and (global_step >= next_eval or done):
-            metrics = common.evaluate_policy(policy, config.env_id, "test", config.eval_curve_episodes, device,
-                                             seed=10_000, env_kwargs=config.env_kwargs)
-            curve.append((global_step, metrics["success"]))
-            writer.add_scalar("eval/test_success", metrics["success"], global_step)
+            curve.append((global_step, run.curve_point(trained_policy(run, policy), global_step, config.eval_curve_episodes)))
             next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps
-        bar.update(min(global_step, config.total_steps) - bar.n)
-        bar.set_postfix(sps=f"{sps:.0f}", ret=f"{stats.mean('charts/episodic_return'):.1f}",
-                        success=f"{stats.mean('metrics/success'):.2f}", refresh=False)
+        bar.update(min(global_step, run.total_steps) - bar.n)
+        bar.set_postfix(stats.postfix(sps), refresh=False)
         if update % config.checkpoint_every == 0 or done:
-            common.save_checkpoint(checkpoint_path, {
-                "algo": algo, "config": asdict(config), "policy_spec": policy.spec, "policy": policy.state_dict(),
-                "reference": reference.state_dict(), "optimizer": optimizer.state_dict(), "global_step": global_step,
-                "update": update, "curve": curve, "elapsed": elapsed + time.time() - start_time,
-                "rng": common.rng_state(), "task_rng": task_rng.bit_generator.state,
+            run.save_checkpoint({
+                "config": asdict(config), "env_kwargs": run.env_kwargs, "policy_spec": policy.spec,
+                "policy": policy.state_dict(), "reference": reference.state_dict(), "optimizer": optimizer.state_dict(),
+                "global_step": global_step, "update": update, "curve": curve, "train_seconds": train_seconds,
+                "rng": checkpoints.rng_state(), "task_rng": task_rng.bit_generator.state,
             })
     bar.close()
-    return finish(policy, config, device, writer, algo, curve, global_step, elapsed + time.time() - start_time, run_dir)
-
-
-def run(spec: RunSpec) -> TrainResult:
-    """The registry's entry point (``grpo``)."""
-    return train(config_for(spec, "grpo", Config), resume=spec.resume)
-
-
-if __name__ == "__main__":
-    common.command_line(run, __doc__, Config.total_steps)
+    return Trained(trained_policy(run, policy), global_step, curve, train_seconds)

@@ -94,11 +94,16 @@ def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -
 
 
 class MLPPolicy(nn.Module):
-    """CleanRL's PPO actor-critic for vector observations and a ``Discrete`` action space."""
+    """CleanRL's PPO actor-critic for vector observations and a ``Discrete`` (``n_actions`` an
+    int) or ``MultiDiscrete`` (``n_actions`` a list: one independent categorical per dimension,
+    as SB3's ``MlpPolicy``) action space. Masks are not used."""
 
-    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64) -> None:
+    def __init__(self, obs_dim: int, n_actions: int | Sequence[int], hidden: int = 64) -> None:
         super().__init__()
-        self.spec = {"kind": "mlp", "obs_dim": obs_dim, "n_actions": n_actions, "hidden": hidden}
+        self.discrete = isinstance(n_actions, int)
+        self.nvec = [n_actions] if self.discrete else [int(n) for n in n_actions]
+        self.spec = {"kind": "mlp", "obs_dim": obs_dim, "n_actions": n_actions if self.discrete else self.nvec,
+                     "hidden": hidden}
         self.critic = nn.Sequential(
             layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
             layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
@@ -107,7 +112,7 @@ class MLPPolicy(nn.Module):
         self.actor = nn.Sequential(
             layer_init(nn.Linear(obs_dim, hidden)), nn.Tanh(),
             layer_init(nn.Linear(hidden, hidden)), nn.Tanh(),
-            layer_init(nn.Linear(hidden, n_actions), std=0.01),
+            layer_init(nn.Linear(hidden, sum(self.nvec)), std=0.01),
         )
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
@@ -120,10 +125,14 @@ class MLPPolicy(nn.Module):
     def get_action_and_value(self, obs: torch.Tensor, masks: Masks | None = None, action: torch.Tensor | None = None,
                              deterministic: bool = False):
         obs = obs.float()
-        dist = Categorical(logits=self.actor(obs))
+        dists = [Categorical(logits=logits) for logits in self.actor(obs).split(self.nvec, dim=-1)]
         if action is None:
-            action = dist.probs.argmax(-1) if deterministic else dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(obs).squeeze(-1)
+            actions = torch.stack([d.probs.argmax(-1) if deterministic else d.sample() for d in dists], -1)
+        else:
+            actions = action[:, None] if self.discrete else action
+        log_prob = sum(d.log_prob(actions[:, i]) for i, d in enumerate(dists))
+        entropy = sum(d.entropy() for d in dists)
+        return actions[:, 0] if self.discrete else actions, log_prob, entropy, self.critic(obs).squeeze(-1)
 
 
 class TokenPolicy(nn.Module):
@@ -277,7 +286,7 @@ class TokenPolicy(nn.Module):
 def build_policy(spec: dict[str, Any]) -> nn.Module:
     """Rebuild a policy from its ``spec`` (as stored in checkpoints)."""
     if spec["kind"] == "mlp":
-        return MLPPolicy(spec["obs_dim"], spec["n_actions"], spec["hidden"])
+        return MLPPolicy(spec["obs_dim"], spec["n_actions"], spec["hidden"])  # an int (Discrete) or a list
     if spec["kind"] == "token":
         return TokenPolicy(spec["context_len"], spec["entity_len"], spec["max_entities"], spec["arities"],
                            TokenPolicyConfig(**spec["config"]), spec.get("n_agents", 0))

@@ -1,48 +1,54 @@
 """Reference "runs" with no training: the random policy (the floor) and the scripted expert
-(the ceiling), evaluated with the same protocol as every trainer so the benchmarks can table
-them beside the learners."""
+(the ceiling), through the same lifecycle as every trainer so the benchmarks can table them
+beside the learners. Their checkpoint, ``policy.json``, names the policy and its seed."""
 
 from __future__ import annotations
 
-import time
-from typing import Callable
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
 from agentgym_envs.policies import Agent, ExpertPolicy, RandomPolicy
 
-from .protocol import TARGET_SUCCESS, evaluate_splits, save_result
-from .registry import RunSpec, TrainResult
+from .lifecycle import CheckpointError, Run, Trained, make_env, write_json_atomic
 
 
-def _reference_run(algo: str, spec: RunSpec, make_agent: Callable[[gym.Env], Agent]) -> TrainResult:
-    if spec.overrides:
-        raise ValueError(f"{algo} has no config to override (got {sorted(spec.overrides)})")
-    start = time.perf_counter()
-    metrics = evaluate_splits(lambda split: gym.make(spec.env_id, split=split), make_agent, spec.eval_episodes)
-    test_success = metrics["test"]["success"]
-    result = TrainResult(
-        algo=algo,
-        env_id=spec.env_id,
-        seed=spec.seed,
-        total_steps=0,
-        wall_time_s=time.perf_counter() - start,
-        sps=float("nan"),  # nothing is trained
-        train_metrics=metrics["train"],
-        test_metrics=metrics["test"],
-        curve=[(0, test_success)],
-        steps_to_target=0 if test_success >= TARGET_SUCCESS else None,
-        run_dir=spec.run_dir,
-    )
-    save_result(result)
-    return result
+@dataclass
+class ReferencePolicy:
+    """``"random"`` (uniformly random mask-respecting calls, seeded) or ``"expert"`` (the
+    scenario's scripted oracle) as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+
+    env_id: str
+    kind: str
+    seed: int = 0
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def make_env(self, split: str) -> gym.Env:
+        return make_env(self.env_id, split, self.env_kwargs)
+
+    def agent(self, env: gym.Env) -> Agent:
+        try:
+            return RandomPolicy(env, seed=self.seed) if self.kind == "random" else ExpertPolicy(env)
+        except TypeError as exc:
+            raise ValueError(f"the {self.kind} policy needs an agentgym tool-use env: {exc}") from exc
 
 
-def run_random(spec: RunSpec) -> TrainResult:
-    """Uniformly random (mask-respecting) tool calls; ``spec.seed`` seeds the policy's RNG."""
-    return _reference_run("random", spec, lambda env: RandomPolicy(env, seed=spec.seed))
+def train(run: Run) -> Trained:
+    """Nothing to train: write ``policy.json`` and hand the policy to the final evaluation."""
+    policy = ReferencePolicy(run.env_id, run.algo, run.seed, run.env_kwargs)
+    policy.agent(policy.make_env("test"))  # an env it cannot act in fails before the evaluation
+    write_json_atomic(run.checkpoint_path, {"policy": policy.kind, "env_id": policy.env_id, "seed": policy.seed,
+                                            "env_kwargs": policy.env_kwargs})
+    return Trained(policy, 0, [], 0.0)
 
 
-def run_expert(spec: RunSpec) -> TrainResult:
-    """The scenario's scripted expert (an oracle)."""
-    return _reference_run("expert", spec, ExpertPolicy)
+def load_policy(checkpoint: str | Path, device: str) -> ReferencePolicy:
+    """The registry's loader for ``policy.json``."""
+    try:
+        data = json.loads(Path(checkpoint).read_text(encoding="utf-8"))
+        return ReferencePolicy(data["env_id"], data["policy"], data["seed"], data["env_kwargs"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise CheckpointError(f"{checkpoint} is not a reference policy file: {exc}") from exc

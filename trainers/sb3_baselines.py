@@ -10,15 +10,16 @@ sb3-maskable-ppo   structured MultiDiscrete,   token ids + :class:`TokenFeatures
 sb3-dqn            ``FlatDiscreteAction``      token ids + :class:`TokenFeaturesExtractor`
 =================  ==========================  ============================================
 
-``observation="bag"`` switches any of them to ``BagOfTokensObservation`` + SB3's ``MlpPolicy``.
-Hyper-parameters live in one dataclass per baseline (:class:`PPOConfig`, ...), set through
-``RunSpec.overrides``. Every run: TensorBoard scalars under the project's stable tags, a
-periodic test-split evaluation (``eval/test_success``, the learning curve), atomic
-checkpoints (``checkpoint.zip``, DQN's ``replay_buffer.pkl``, ``progress.json``) that
-``RunSpec(resume=True)`` continues from, and the shared final evaluation of
-:mod:`trainers.protocol`. A resumed run continues from the checkpoint's weights, optimizer,
-step count and replay buffer; the environments restart their episodes, so it is not
-bit-identical to an uninterrupted run.
+``observation="bag"`` switches any of them to ``BagOfTokensObservation`` + SB3's ``MlpPolicy``;
+an env whose observation is already a vector (``CartPole-v1``) trains ``MlpPolicy`` on it as it
+is. Hyper-parameters live in one dataclass per baseline (:class:`PPOConfig`, ...), set through
+``--set``. The lifecycle (:mod:`trainers.lifecycle`) gives the run directory, the envs (with
+the scenario's training reward), the final evaluation and report. Every run: TensorBoard
+scalars under the project's tags, a periodic test-split evaluation (``eval/test_success``, the
+learning curve), atomic checkpoints (``checkpoint.zip``, DQN's ``replay_buffer.pkl``,
+``progress.json``) that ``--resume`` continues from: the weights, optimizer, step count and
+replay buffer; the environments restart their episodes, so it is not bit-identical to an
+uninterrupted run.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
@@ -41,21 +42,16 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
-from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
-from agentgym_envs.policies import evaluate
-from agentgym_envs.tables import DEFAULT_COLUMNS, criteria_report, format_table
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .protocol import EPISODE_METRICS, EVAL_SEED, TARGET_SUCCESS, TRAINING_REWARD, evaluate_splits, first_step_at_target, save_result, write_json_atomic
-from .registry import RunSpec, TrainResult
+from .lifecycle import CheckpointError, Run, Trained, make_env as make_base_env, run_info, write_json_atomic
 
-CHECKPOINT_FILE = "checkpoint.zip"
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
+EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")  # logged as metrics/<name>
+TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
 
 
 # --------------------------------------------------------------------------- configs
@@ -83,10 +79,6 @@ class SB3Config:
     log_every: int = 1_000
     checkpoint_every: int = 20_000
     torch_threads: int = 1
-    progress: bool = True
-    # the training envs' reward_config, as our trainers' (None: the env's default); evaluation
-    # always uses the env's default reward
-    training_reward: dict[str, Any] | None = field(default_factory=lambda: dict(TRAINING_REWARD))
 
     def algo_kwargs(self) -> dict[str, Any]:
         """The SB3 constructor arguments: the fields a subclass adds."""
@@ -213,14 +205,14 @@ class TokenFeaturesExtractor(BaseFeaturesExtractor):
 
 
 # ------------------------------------------------------------------- environments
-def make_env(env_id: str, config: SB3Config, split: str, flat_actions: bool, training: bool = False) -> gym.Env:
-    """The env a baseline trains (``training``: with ``config.training_reward``) or is evaluated
-    on: the base env in structured mode, ``FlatDiscreteAction`` for DQN, then the observation
-    wrapper ``config.observation`` names."""
-    reward = {"reward_config": dict(config.training_reward)} if training and config.training_reward else {}
-    env: gym.Env = gym.make(env_id, split=split, **reward)
+def baseline_env(make_base: Callable[[], gym.Env], config: SB3Config, flat_actions: bool) -> gym.Env:
+    """The env a baseline acts in: the base env from ``make_base``, ``FlatDiscreteAction`` for
+    DQN, then a ``Text`` observation as ``config.observation`` says (a vector observation as it is)."""
+    env = make_base()
     if flat_actions:
         env = FlatDiscreteAction(env)
+    if not isinstance(env.observation_space, spaces.Text):
+        return env
     if config.observation == "tokens":
         return TokenIdsObservation(env, config.context_len, config.entity_len)
     if config.observation == "bag":
@@ -228,9 +220,9 @@ def make_env(env_id: str, config: SB3Config, split: str, flat_actions: bool, tra
     raise ValueError(f"observation must be 'tokens' or 'bag', got {config.observation!r}")
 
 
-def policy_kwargs(config: SB3Config) -> dict[str, Any]:
+def policy_kwargs(config: SB3Config, env: gym.Env) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"net_arch": list(config.net_arch)}
-    if config.observation == "tokens":
+    if isinstance(env, TokenIdsObservation):
         kwargs["features_extractor_class"] = TokenFeaturesExtractor
         kwargs["features_extractor_kwargs"] = dict(
             context_len=config.context_len,
@@ -245,7 +237,7 @@ def policy_kwargs(config: SB3Config) -> dict[str, Any]:
 
 class SB3Agent:
     """An agent callable ``(observation, info) -> action``: the model's deterministic
-    ``predict`` on an env built by :func:`make_env` (masks read from that env if needed)."""
+    ``predict`` on an env built by :func:`baseline_env` (masks read from that env if needed)."""
 
     def __init__(self, model: BaseAlgorithm, env: gym.Env, masked: bool) -> None:
         self.model, self.env, self.masked = model, env, masked
@@ -256,6 +248,23 @@ class SB3Agent:
         return action
 
 
+@dataclass
+class SB3Policy:
+    """A trained SB3 model as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+
+    env_id: str
+    model: BaseAlgorithm
+    baseline: Baseline
+    config: SB3Config
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def make_env(self, split: str) -> gym.Env:
+        return baseline_env(lambda: make_base_env(self.env_id, split, self.env_kwargs), self.config, self.baseline.flat_actions)
+
+    def agent(self, env: gym.Env) -> SB3Agent:
+        return SB3Agent(self.model, env, self.baseline.masked)
+
+
 # ------------------------------------------------------------------ run progress
 @dataclass
 class Progress:
@@ -264,17 +273,16 @@ class Progress:
 
     curve: list[tuple[int, float]] = field(default_factory=list)
     train_time_s: float = 0.0
-    wall_time_s: float = 0.0
 
     @classmethod
     def load(cls, path: Path, up_to_step: int) -> "Progress":
         data = json.loads(path.read_text(encoding="utf-8"))
         curve = [(int(s), float(v)) for s, v in data["curve"] if s <= up_to_step]
-        return cls(curve, data["train_time_s"], data["wall_time_s"])
+        return cls(curve, data["train_time_s"])
 
 
 class BaselineCallback(BaseCallback):
-    """Logs the stable TensorBoard tags, evaluates on the test split every
+    """Logs the project's TensorBoard tags, evaluates on the test split every
     ``config.eval_every`` steps, checkpoints every ``config.checkpoint_every``, shows a
     progress bar."""
 
@@ -282,7 +290,7 @@ class BaselineCallback(BaseCallback):
         super().__init__()
         self.trainer = trainer
         self.config = trainer.config
-        self.writer = trainer.writer
+        self.writer = trainer.run.writer
         self._returns: list[float] = []
         self._metrics: dict[str, list[float]] = {key: [] for key in EPISODE_METRICS}
 
@@ -291,9 +299,8 @@ class BaselineCallback(BaseCallback):
         interval = lambda every: (step // every + 1) * every  # noqa: E731
         self._next_log, self._next_eval, self._next_ckpt = interval(self.config.log_every), interval(self.config.eval_every), interval(self.config.checkpoint_every)
         self._started = time.perf_counter()
-        self._start_step = step
         self._overhead = 0.0
-        self._bar = tqdm(total=self.trainer.spec.total_steps, initial=step, desc=self.trainer.baseline.name, unit="step", disable=not self.config.progress)
+        self._bar = self.trainer.run.progress_bar(self.trainer.run.total_steps, initial=step)
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:
@@ -301,7 +308,8 @@ class BaselineCallback(BaseCallback):
                 self._returns.append(float(info["episode"]["r"]))
             if "metrics" in info:
                 for key in EPISODE_METRICS:
-                    self._metrics[key].append(float(info["metrics"][key]))
+                    if key in info["metrics"]:
+                        self._metrics[key].append(float(info["metrics"][key]))
         step = self.num_timesteps
         self._bar.update(step - self._bar.n)
         if step >= self._next_log:
@@ -322,7 +330,7 @@ class BaselineCallback(BaseCallback):
         """Seconds spent training in this process, evaluation and checkpoints excluded."""
         return time.perf_counter() - self._started - self._overhead
 
-    def _timed(self, job) -> None:
+    def _timed(self, job: Callable[[], None]) -> None:
         started = time.perf_counter()
         self.trainer.progress.train_time_s = self.trainer.train_time_before + self.train_time_s()
         job()
@@ -330,153 +338,102 @@ class BaselineCallback(BaseCallback):
 
     def _log(self, step: int) -> None:
         if self._returns:
-            self.writer.add_scalar("charts/episodic_return", float(np.mean(self._returns)), step)
+            self.writer.add_scalar(TRAINING_RETURN_TAG, float(np.mean(self._returns)), step)
+            self._bar.set_postfix(train_reward_ret=f"{np.mean(self._returns):.1f}",
+                                  success=f"{np.mean(self._metrics['success']) if self._metrics['success'] else float('nan'):.2f}",
+                                  refresh=False)
         for key, values in self._metrics.items():
             if values:
                 self.writer.add_scalar(f"metrics/{key}", float(np.mean(values)), step)
                 values.clear()
         self._returns.clear()
-        elapsed = self.train_time_s()
+        elapsed = self.trainer.train_time_before + self.train_time_s()
         if elapsed > 0:
-            self.writer.add_scalar("charts/SPS", (step - self._start_step) / elapsed, step)
+            self.writer.add_scalar("charts/SPS", step / elapsed, step)
 
 
 class BaselineRun:
-    """One training run of a baseline, from spec to :class:`TrainResult`."""
+    """One training run of a baseline inside the lifecycle's :class:`~trainers.lifecycle.Run`."""
 
-    def __init__(self, baseline: Baseline, spec: RunSpec) -> None:
-        self.baseline, self.spec = baseline, spec
-        self.config = build_config(baseline, spec.overrides)
-        self.run_dir = Path(spec.run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.writer = SummaryWriter(str(self.run_dir))
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.baseline = BASELINES[run.algo]
+        self.config = run.config(self.baseline.config)
         self.progress = Progress()
         self.train_time_before = 0.0
-        self.curve_env = make_env(spec.env_id, self.config, "test", baseline.flat_actions)
+        self.policy: SB3Policy | None = None
 
-    def make_model(self, venv: VecEnv) -> BaseAlgorithm:
-        checkpoint = self.run_dir / CHECKPOINT_FILE
-        algorithm = self.baseline.algorithm
-        if self.spec.resume and checkpoint.exists():
-            model = algorithm.load(checkpoint, env=venv, device=self.spec.device)
-            if self.baseline.flat_actions and (self.run_dir / REPLAY_BUFFER_FILE).exists():
-                model.load_replay_buffer(self.run_dir / REPLAY_BUFFER_FILE)
-            progress_file = self.run_dir / PROGRESS_FILE
+    def make_model(self, venv: Any, env: gym.Env) -> BaseAlgorithm:
+        run, algorithm = self.run, self.baseline.algorithm
+        if run.resume and run.checkpoint_path.exists():
+            model = algorithm.load(run.checkpoint_path, env=venv, device=run.device)
+            if self.baseline.flat_actions and (run.run_dir / REPLAY_BUFFER_FILE).exists():
+                model.load_replay_buffer(run.run_dir / REPLAY_BUFFER_FILE)
+            progress_file = run.run_dir / PROGRESS_FILE
             if progress_file.exists():
                 self.progress = Progress.load(progress_file, model.num_timesteps)
             self.train_time_before = self.progress.train_time_s
-            print(f"resuming {self.baseline.name} from {checkpoint} at step {model.num_timesteps}")
+            print(f"resuming {run.algo} from {run.checkpoint_path} at step {model.num_timesteps}")
             return model
-        if self.spec.resume:
-            print(f"no checkpoint in {self.run_dir}: starting {self.baseline.name} from scratch")
-        policy = "MlpPolicy"
-        return algorithm(policy, venv, seed=self.spec.seed, device=self.spec.device, policy_kwargs=policy_kwargs(self.config), verbose=0, **self.config.algo_kwargs())
+        return algorithm("MlpPolicy", venv, seed=run.seed, device=run.device, policy_kwargs=policy_kwargs(self.config, env),
+                         verbose=0, **self.config.algo_kwargs())
 
-    def train(self) -> TrainResult:
-        started = time.perf_counter()
+    def train(self) -> Trained:
+        run = self.run
         torch.set_num_threads(self.config.torch_threads)
-        venv = make_vec_env(
-            lambda: make_env(self.spec.env_id, self.config, "train", self.baseline.flat_actions, training=True),
-            n_envs=self.config.n_envs,
-            seed=self.spec.seed,
-        )
-        self.model = self.make_model(venv)
-        self.model.set_logger(configure(str(self.run_dir), ["tensorboard"]))  # SB3's own train/* scalars
-        config_text = f"{self.baseline.name} on {self.spec.env_id}, seed {self.spec.seed}\n{self.config}"
-        print(config_text)
-        self.writer.add_text("config", config_text.replace("\n", "  \n"), self.model.num_timesteps)
-        wall_before = self.progress.wall_time_s
-        remaining = self.spec.total_steps - self.model.num_timesteps
+        factory = run.env_factory("train", training=True)
+        make = lambda: baseline_env(factory, self.config, self.baseline.flat_actions)  # noqa: E731
+        probe = make()
+        venv = make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed)
+        self.model = self.make_model(venv, probe)
+        probe.close()
+        self.model.set_logger(configure(str(run.run_dir), ["tensorboard"]))  # SB3's own train/* scalars
+        self.policy = SB3Policy(run.env_id, self.model, self.baseline, self.config, run.env_kwargs)
+        self.curve_env = self.policy.make_env("test")
+        print(f"{self.baseline.name}: {self.config}")
+        run.writer.add_text("config", str(self.config), self.model.num_timesteps)
+        remaining = run.total_steps - self.model.num_timesteps
         callback = BaselineCallback(self)
         if remaining > 0:
             self.model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=False)
             self.progress.train_time_s = self.train_time_before + callback.train_time_s()
-        self.progress.wall_time_s = wall_before + time.perf_counter() - started
         self.checkpoint()
         venv.close()
-        return self.finish(started, wall_before)
+        self.curve_env.close()
+        steps = int(self.model.num_timesteps)
+        return Trained(self.policy, steps, self.progress.curve, self.progress.train_time_s)
 
     def evaluate_curve_point(self) -> None:
         """Test-split success now, as a curve point and ``eval/test_success``."""
-        agent = SB3Agent(self.model, self.curve_env, self.baseline.masked)
-        metrics = evaluate(self.curve_env, agent, episodes=self.config.curve_eval_episodes, seed=EVAL_SEED)
         step = self.model.num_timesteps
-        self.progress.curve.append((step, metrics["success"]))
-        self.writer.add_scalar("eval/test_success", metrics["success"], step)
-        self.writer.add_scalar("eval/test_tool_reliability", metrics["tool_reliability"], step)
+        self.progress.curve.append((step, self.run.curve_point(self.policy, step, self.config.curve_eval_episodes)))
 
     def checkpoint(self) -> None:
         """Model (with its optimizer), DQN's replay buffer and :class:`Progress`, each replaced atomically."""
+        run_dir = self.run.run_dir
         if self.baseline.flat_actions:
-            tmp = self.run_dir / f"tmp_{REPLAY_BUFFER_FILE}"
+            tmp = run_dir / f"tmp_{REPLAY_BUFFER_FILE}"
             self.model.save_replay_buffer(tmp)
-            os.replace(tmp, self.run_dir / REPLAY_BUFFER_FILE)
-        tmp = self.run_dir / f"tmp_{CHECKPOINT_FILE}"
+            os.replace(tmp, run_dir / REPLAY_BUFFER_FILE)
+        tmp = run_dir / f"tmp_{self.run.checkpoint_path.name}"
         self.model.save(tmp)
-        os.replace(tmp, self.run_dir / CHECKPOINT_FILE)
-        write_json_atomic(self.run_dir / PROGRESS_FILE, asdict(self.progress))
-        self.writer.flush()
-
-    def finish(self, started: float, wall_before: float) -> TrainResult:
-        """The shared final evaluation, the metrics table, ``result.json``."""
-        make = lambda split: make_env(self.spec.env_id, self.config, split, self.baseline.flat_actions)  # noqa: E731
-        metrics = evaluate_splits(make, lambda env: SB3Agent(self.model, env, self.baseline.masked), self.spec.eval_episodes)
-        steps = int(self.model.num_timesteps)
-        curve = [point for point in self.progress.curve if point[0] < steps] + [(steps, metrics["test"]["success"])]
-        self.writer.add_scalar("eval/test_success", metrics["test"]["success"], steps)
-        self.writer.close()
-        self.curve_env.close()
-        trained = self.progress.train_time_s
-        result = TrainResult(
-            algo=self.baseline.name,
-            env_id=self.spec.env_id,
-            seed=self.spec.seed,
-            total_steps=steps,
-            wall_time_s=wall_before + time.perf_counter() - started,
-            sps=steps / trained if trained > 0 else float("nan"),
-            train_metrics=metrics["train"],
-            test_metrics=metrics["test"],
-            curve=curve,
-            steps_to_target=first_step_at_target(curve, TARGET_SUCCESS),
-            run_dir=str(self.run_dir),
-        )
-        save_result(result)
-        print(format_table([{"split": s, **metrics[s]} for s in ("train", "test")], ["split", *DEFAULT_COLUMNS]))
-        criteria = {"success": TARGET_SUCCESS, **self.curve_env.unwrapped.scenario.success_criteria}
-        print(f"success criteria (test split):\n{criteria_report(metrics['test'], criteria)}")
-        return result
+        os.replace(tmp, self.run.checkpoint_path)
+        write_json_atomic(run_dir / PROGRESS_FILE, asdict(self.progress))
+        self.run.writer.flush()
 
 
-def build_config(baseline: Baseline, overrides: dict[str, Any]) -> SB3Config:
-    """The baseline's default config with ``overrides`` applied (unknown names: ValueError)."""
-    config = baseline.config()
-    names = {f.name for f in fields(config)}
-    unknown = sorted(set(overrides) - names)
-    if unknown:
-        raise ValueError(f"unknown {baseline.name} config field(s) {unknown}; fields: {sorted(names)}")
-    return replace(config, **overrides)
+def train(run: Run) -> Trained:
+    """The registry's entry point of every SB3 baseline (``run.algo`` names which)."""
+    return BaselineRun(run).train()
 
 
-def train_baseline(name: str, spec: RunSpec) -> TrainResult:
-    """Train baseline ``name`` (a key of :data:`BASELINES`) as ``spec`` says."""
-    return BaselineRun(BASELINES[name], spec).train()
-
-
-def run_ppo(spec: RunSpec) -> TrainResult:
-    """SB3 PPO, structured MultiDiscrete actions, token-id features."""
-    return train_baseline("sb3-ppo", spec)
-
-
-def run_a2c(spec: RunSpec) -> TrainResult:
-    """SB3 A2C, structured MultiDiscrete actions, token-id features."""
-    return train_baseline("sb3-a2c", spec)
-
-
-def run_dqn(spec: RunSpec) -> TrainResult:
-    """SB3 DQN over ``FlatDiscreteAction`` (unmasked), token-id features."""
-    return train_baseline("sb3-dqn", spec)
-
-
-def run_maskable_ppo(spec: RunSpec) -> TrainResult:
-    """sb3-contrib MaskablePPO, structured actions masked by ``action_masks()``, token-id features."""
-    return train_baseline("sb3-maskable-ppo", spec)
+def load_policy(checkpoint: str | Path, device: str) -> SB3Policy:
+    """The registry's loader: the model in ``checkpoint.zip``, its config from the run's ``run.json``."""
+    info = run_info(checkpoint)
+    baseline = BASELINES[info["algo"]]
+    try:
+        model = baseline.algorithm.load(checkpoint, device=device)
+    except Exception as exc:
+        raise CheckpointError(f"{checkpoint} is not a readable {baseline.name} model: {type(exc).__name__}: {exc}") from exc
+    config = baseline.config(**info.get("overrides", {}))  # checked when the run started
+    return SB3Policy(info["env_id"], model, baseline, config, info.get("env_kwargs", {}))

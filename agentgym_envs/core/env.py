@@ -108,6 +108,8 @@ class ToolUseEnv(gym.Env[str, Any]):
         self.render_mode = render_mode
         self.tool_schemas: list[dict[str, Any]] = [tool.schema() for tool in scenario.tools]
         self.tool_names: list[str] = [tool.name for tool in scenario.tools]
+        self.tool_arities: list[int] = [len(tool.args) for tool in scenario.tools]
+        self.training_reward: dict[str, Any] = dict(scenario.training_rewards)
         n_slots = max((len(t.args) for t in scenario.tools), default=0)
         self._bounds = [len(scenario.tools)] + [scenario.max_entities] * n_slots
         if action_mode == "structured":

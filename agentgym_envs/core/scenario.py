@@ -45,6 +45,9 @@ class Scenario(ABC):
     baseline_seconds: ClassVar[float] = 240.0
     success_criteria: ClassVar[dict[str, float]] = {}
     default_rewards: ClassVar[RewardConfig] = RewardConfig()
+    training_rewards: ClassVar[dict[str, Any]] = {}
+    """``reward_config`` fields that trainers train on, over :attr:`default_rewards` (empty: the
+    scenario's own reward); evaluation always uses :attr:`default_rewards`."""
     instructions: ClassVar[str] = ""
     static_entities: ClassVar[tuple[tuple[str, Any], ...]] = ()
     """``(kind, value)`` rows every episode's entity table starts with (enum values...),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
@@ -12,6 +13,7 @@ from agentgym_envs.scenarios.customer_support import CustomerSupportScenario
 
 from .env import ToolTeamParallelEnv
 from .team import TeamScenario
+from .wrappers import ActiveAgentEnv, AgentIdTokens
 
 ROSTER: dict[str, tuple[str, ...]] = {
     "triage": ("lookup_user", "search_kb", "update_ticket"),
@@ -147,6 +149,14 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 def parallel_env(**kwargs: Any) -> SupportTeamParallelEnv:
     """The Parallel API environment (see the module docstring for the arguments)."""
     return SupportTeamParallelEnv(**kwargs)
+
+
+def single_agent_env(context_len: int = 256, entity_len: int = 12, **kwargs: Any) -> gym.Env:
+    """The team as one gymnasium env for parameter-shared training, registered as
+    ``AgentGym/SupportTeam-v0``: each step is the ticket holder's call, the observation
+    ``[agent_id, *token ids]`` (:class:`~agentgym_envs.multiagent.wrappers.ActiveAgentEnv` through
+    :class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens`); ``kwargs`` go to :func:`parallel_env`."""
+    return AgentIdTokens(ActiveAgentEnv(parallel_env(**kwargs), context_len=context_len, entity_len=entity_len))
 
 
 def env(**kwargs: Any) -> AECEnv:

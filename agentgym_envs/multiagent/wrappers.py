@@ -79,6 +79,10 @@ class ActiveAgentEnv(gym.Env):
     ``next_agent``, ``action_mask`` and ``argument_mask`` (``[tool, slot, entity]``, zero for
     tools the next agent does not hold); at the end ``metrics`` (the team's metrics, as the
     single-agent env) and ``agent_metrics`` (per agent).
+
+    Public attributes for trainers: the token layout (``context_len``, ``entity_len``,
+    ``max_entities``), ``tool_arities`` (arguments per tool) and ``training_reward`` (the
+    scenario's, as :class:`~agentgym_envs.core.ToolUseEnv` has them).
     """
 
     metadata = {"render_modes": []}
@@ -89,6 +93,10 @@ class ActiveAgentEnv(gym.Env):
             raise ValueError("ActiveAgentEnv needs a team env with action_mode='structured'")
         self.team = TeamTokenIds(team, context_len, entity_len)
         self.agents = list(self.base.possible_agents)
+        self.context_len, self.entity_len = context_len, entity_len
+        self.max_entities = self.base.scenario.max_entities
+        self.tool_arities = [len(tool.args) for tool in self.base.scenario.tools]
+        self.training_reward = dict(self.base.scenario.training_rewards)
         self.observation_space = spaces.Dict({"tokens": self.team.token_space, "agent_id": spaces.Discrete(len(self.agents))})
         self.action_space = spaces.MultiDiscrete(self.base.nvec)
 

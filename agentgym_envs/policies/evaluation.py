@@ -17,14 +17,14 @@ POLICIES: dict[str, Callable[[gym.Env, int], Agent]] = {
 
 
 def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
-    """Play one episode; return its return and ``info["metrics"]``."""
+    """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
     observation, info = env.reset(seed=seed, options=options)
     total, done = 0.0, False
     while not done:
         observation, reward, terminated, truncated, info = env.step(agent(observation, info))
         total += float(reward)
         done = terminated or truncated
-    return total, info["metrics"]
+    return total, info.get("metrics", {})
 
 
 def evaluate(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trainers import registry
+from trainers import lifecycle
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_algorithms.py"
 
@@ -21,7 +21,8 @@ def compare(monkeypatch):
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "compare_algorithms", module)  # dataclasses look their module up there
     spec.loader.exec_module(module)
-    monkeypatch.setitem(registry.ALGORITHMS, "not-built-yet", "trainers.not_built_yet:run")
+    monkeypatch.setitem(lifecycle.ALGORITHMS, "not-built-yet", lifecycle.Algorithm("trainers.not_built_yet:train",
+                                                                                    "trainers.not_built_yet:load_policy"))
     return module
 
 
@@ -45,7 +46,7 @@ def test_harness_writes_csv_table_and_curves(compare, tmp_path):
     assert "| expert | 1 | 1.000 | 1.000 |" in table
     assert "not-built-yet seed 0: skipped" in table
     assert (tmp_path / "compare_CustomerSupport-v0.png").stat().st_size > 0
-    assert list((tmp_path / "runs" / "CustomerSupport-v0" / "sb3-ppo" / "seed0").glob("events.out.tfevents.*"))
+    assert list((tmp_path / "runs" / "CustomerSupport-v0__sb3-ppo__seed0").glob("events.out.tfevents.*"))
 
 
 def test_resume_reuses_finished_runs_and_tables_mean_and_std(compare, tmp_path, capsys):
@@ -57,14 +58,14 @@ def test_resume_reuses_finished_runs_and_tables_mean_and_std(compare, tmp_path, 
 
 
 def test_a_failing_run_is_reported_and_the_others_still_run(compare, tmp_path, monkeypatch):
-    real_run = compare.run
+    real_train = compare.train
 
-    def run(algo, spec):
-        if algo == "random":
+    def train(request):
+        if request.algo == "random":
             raise RuntimeError("boom")
-        return real_run(algo, spec)
+        return real_train(request)
 
-    monkeypatch.setattr(compare, "run", run)
+    monkeypatch.setattr(compare, "train", train)
     argv = ["--algos", "random", "expert", "--seeds", "1", "--eval-episodes", "2", "--out", str(tmp_path), "--envs", "customer_support"]
     assert compare.main(argv) == 1
     rows = read_csv(tmp_path / "compare.csv")

@@ -12,6 +12,7 @@ import agentgym_envs
 from agentgym_envs.cli import main as agentgym_main
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import ExpertTeam, RandomTeam, evaluate_team, run_team_episode
+from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
 from agentgym_envs.scenarios.customer_support import generate_ticket, resolution_plan
 
 AGENTS = ["triage", "billing", "technical", "accounts"]
@@ -296,10 +297,11 @@ def test_random_team_is_far_below_the_expert(split):
     assert result["success"] <= 0.05 and result["tool_reliability"] < 0.2
 
 
-# ----------------------------------------------------------------- nothing registered
-def test_agentgym_list_and_the_gymnasium_registry_are_unaffected(capsys):
+# ----------------------------------------------------------------- registered for trainers only
+def test_agentgym_list_and_the_gymnasium_registry_hold_only_the_training_adapter(capsys):
     assert not any("team" in entry.env_id.lower() or "team" in entry.name for entry in agentgym_envs.ENVIRONMENTS)
-    assert not any("team" in env_id.lower() for env_id in gym.registry)
+    assert [env_id for env_id in gym.registry if "team" in env_id.lower()] == ["AgentGym/SupportTeam-v0"]
+    assert isinstance(gym.make("AgentGym/SupportTeam-v0").unwrapped, ActiveAgentEnv)  # the single-agent adapter
     assert agentgym_main(["list"]) == 0
     listing = capsys.readouterr().out
     assert "AgentGym/CustomerSupport-v0" in listing and "support_team" not in listing

@@ -8,7 +8,9 @@ import torch
 from agentgym_envs.core.tokens import encode
 from agentgym_envs.policies import tool_env
 from agentgym_envs.wrappers import PAD_ID
-from trainers import augment, bc, common, ppo
+from trainers import augment, bc
+from trainers.lifecycle import make_env
+from trainers.torch_policy import network_env
 from trainers.policy import TokenPolicy
 
 
@@ -53,9 +55,9 @@ def test_no_token_changes_without_augmentation():
 
 
 def test_expert_dataset_records_how_many_leading_ids_are_the_task_prompt():
-    config = bc.Config(total_steps=12, context_len=64, entity_len=8)
-    env = common.make_env(config.env_id, "train", config.context_len, config.entity_len)
-    data = bc.expert_dataset(config, env)
+    config = bc.Config(context_len=64, entity_len=8)
+    env = network_env(lambda: make_env("AgentGym/CustomerSupport-v0", "train", {}), config.context_len, config.entity_len)
+    data = bc.expert_dataset(env, 12, seed=0)
     env.reset(seed=0)
     prompt = encode(tool_env(env).episode.prompt)
     first = int(data["task_len"][0])
@@ -63,7 +65,7 @@ def test_expert_dataset_records_how_many_leading_ids_are_the_task_prompt():
     assert data["obs"][0][:first].tolist() == list(prompt[:first])
 
 
-def test_ppo_rollouts_act_on_perturbed_task_prompts(tmp_path, tiny_ppo, monkeypatch):
+def test_ppo_rollouts_act_on_perturbed_task_prompts(train_tiny, tiny_ppo, monkeypatch):
     calls, perturb = [], augment.perturb_task_tokens
 
     def spy(obs, task_len, swap, hide, blank):
@@ -71,27 +73,24 @@ def test_ppo_rollouts_act_on_perturbed_task_prompts(tmp_path, tiny_ppo, monkeypa
         return perturb(obs, task_len, swap, hide, blank)
 
     monkeypatch.setattr(augment, "perturb_task_tokens", spy)
-    config = ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), task_token_swap=0.2, task_token_dropout=0.1,
-                        context_len=64, **tiny_ppo)
-    ppo.train(config)
-    assert len(calls) == config.num_steps  # once per rollout step, for every env at once
+    train_tiny("ppo", 32, task_token_swap=0.2, task_token_dropout=0.1, context_len=64, **tiny_ppo)
+    assert len(calls) == tiny_ppo["num_steps"]  # once per rollout step, for every env at once
     for task_len, swap, hide in calls:
         assert (swap, hide) == (0.2, 0.1)
-        assert task_len.shape == (config.num_envs,) and ((task_len > 0) & (task_len <= 32)).all()
+        assert task_len.shape == (tiny_ppo["num_envs"],) and ((task_len > 0) & (task_len <= 32)).all()
 
 
-def test_ppo_without_augmentation_leaves_observations_alone(tmp_path, tiny_ppo, monkeypatch):
+def test_ppo_without_augmentation_leaves_observations_alone(train_tiny, tiny_ppo, monkeypatch):
     monkeypatch.setattr(augment, "perturb_task_tokens", lambda *args: pytest.fail("perturbed without augmentation"))
-    ppo.train(ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), task_token_swap=0.0, task_token_dropout=0.0, **tiny_ppo))
+    train_tiny("ppo", 32, task_token_swap=0.0, task_token_dropout=0.0, **tiny_ppo)
 
 
-def test_ppo_on_an_env_without_a_task_prompt_trains_on_plain_observations(tmp_path, tiny_ppo, monkeypatch):
+def test_ppo_on_an_env_without_a_task_prompt_trains_on_plain_observations(train_tiny, tiny_ppo, monkeypatch):
     monkeypatch.setattr(augment, "perturb_task_tokens", lambda *args: pytest.fail("CartPole has no task prompt"))
-    config = ppo.Config(env_id="CartPole-v1", total_steps=32, run_dir=str(tmp_path / "cp"), task_token_swap=0.1, **tiny_ppo)
-    assert ppo.train(config).total_steps == 32
+    assert train_tiny("ppo", 32, env="CartPole-v1", task_token_swap=0.1, **tiny_ppo).total_steps == 32
 
 
-def test_ppo_acts_and_updates_on_the_perturbed_prompt_but_evaluates_on_the_plain_one(tmp_path, tiny_ppo, monkeypatch):
+def test_ppo_acts_and_updates_on_the_perturbed_prompt_but_evaluates_on_the_plain_one(train_tiny, tiny_ppo, monkeypatch):
     seen = {True: [], False: []}  # deterministic (evaluation) or not (rollouts and updates) -> first ids
     score = TokenPolicy.get_action_and_value
 
@@ -100,7 +99,6 @@ def test_ppo_acts_and_updates_on_the_perturbed_prompt_but_evaluates_on_the_plain
         return score(self, obs, masks, action, deterministic)
 
     monkeypatch.setattr(TokenPolicy, "get_action_and_value", record)
-    ppo.train(ppo.Config(total_steps=32, run_dir=str(tmp_path / "run"), task_token_swap=0.0, task_token_dropout=1.0,
-                         **tiny_ppo))
+    train_tiny("ppo", 32, task_token_swap=0.0, task_token_dropout=1.0, **tiny_ppo)
     assert seen[False] and all((first == PAD_ID).all() for first in seen[False])  # the prompt's "TICKET" hidden
     assert seen[True] and all((first != PAD_ID).all() for first in seen[True])

@@ -14,26 +14,24 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import agentgym_envs  # noqa: F401
 from trainers import sb3_baselines
-from trainers.protocol import TRAINING_REWARD, load_result
-from trainers.registry import RunSpec, run
-from trainers.sb3_baselines import PPOConfig, TokenFeaturesExtractor, make_env
+from trainers.lifecycle import TrainRequest, load_result, make_env, start, train
+from trainers.sb3_baselines import PPOConfig, TokenFeaturesExtractor, baseline_env
 
 ENV_ID = "AgentGym/CustomerSupport-v0"
-STABLE_TAGS = {"charts/episodic_return", "charts/SPS", "metrics/success", "metrics/tool_reliability",
-               "metrics/tokens_used", "metrics/cost_reduction", "eval/test_success"}
+STABLE_TAGS = {"charts/episodic_return_training_reward", "charts/SPS", "metrics/success", "metrics/tool_reliability",
+               "metrics/tokens_used", "metrics/cost_reduction", "eval/test_success", "final/test_success"}
 TINY = {  # a few hundred steps, evaluations and checkpoints inside them
     "sb3-ppo": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1},
     "sb3-maskable-ppo": {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1},
     "sb3-a2c": {"n_envs": 2, "n_steps": 8},
     "sb3-dqn": {"buffer_size": 500, "learning_starts": 64, "target_update_interval": 100},
 }
-COMMON = {"eval_every": 128, "checkpoint_every": 128, "log_every": 64, "curve_eval_episodes": 3, "progress": False}
+COMMON = {"eval_every": 128, "checkpoint_every": 128, "log_every": 64, "curve_eval_episodes": 3}
 
 
-def tiny_spec(algo: str, run_dir: Path, total_steps: int = 256, **kwargs) -> RunSpec:
-    overrides = {**TINY[algo], **COMMON, **kwargs.pop("overrides", {})}
-    return RunSpec(ENV_ID, seed=0, total_steps=total_steps, device="cpu", run_dir=str(run_dir), eval_episodes=3,
-                   overrides=overrides, **kwargs)
+def tiny_request(algo: str, root: Path, total_steps: int = 256, resume: bool = False, **overrides) -> TrainRequest:
+    return TrainRequest(ENV_ID, algo=algo, seed=0, total_steps=total_steps, device="cpu", run_root=str(root), eval_episodes=3,
+                        resume=resume, progress=False, overrides={**TINY[algo], **COMMON, **overrides})
 
 
 def scalar_tags(run_dir: Path) -> set[str]:
@@ -47,17 +45,18 @@ def scalar_tags(run_dir: Path) -> set[str]:
 
 @pytest.mark.parametrize("algo", list(TINY))
 def test_baseline_trains_end_to_end_and_logs_stable_tags(algo, tmp_path):
-    result = run(algo, tiny_spec(algo, tmp_path))
+    result = train(tiny_request(algo, tmp_path))
+    run_dir = Path(result.run_dir)
     assert result.algo == algo and result.total_steps >= 256
     assert result.sps > 0 and result.wall_time_s > 0
     assert {"success", "tool_reliability", "tokens_used"} <= set(result.test_metrics) & set(result.train_metrics)
     assert result.test_metrics["episodes"] == 3
     assert [s for s, _ in result.curve] == sorted(s for s, _ in result.curve) and result.curve[-1][0] == result.total_steps
     assert result.curve[0][0] == 128 and len(result.curve) >= 2  # periodic test evaluations, then the final one
-    assert (tmp_path / "checkpoint.zip").exists() and (tmp_path / "result.json").exists()
-    assert (tmp_path / "replay_buffer.pkl").exists() == (algo == "sb3-dqn")
-    assert load_result(tmp_path) == result
-    assert STABLE_TAGS <= scalar_tags(tmp_path)
+    assert (run_dir / "checkpoint.zip").exists() and (run_dir / "result.json").exists()
+    assert (run_dir / "replay_buffer.pkl").exists() == (algo == "sb3-dqn")
+    assert load_result(run_dir) == result
+    assert STABLE_TAGS <= scalar_tags(run_dir)
 
 
 class MaskViolations(gym.Wrapper):
@@ -78,58 +77,60 @@ class MaskViolations(gym.Wrapper):
 @pytest.fixture
 def count_mask_violations(monkeypatch):
     MaskViolations.violations = MaskViolations.actions = 0
-    monkeypatch.setattr(sb3_baselines, "make_env", lambda *args, **kwargs: MaskViolations(make_env(*args, **kwargs)))
+    monkeypatch.setattr(sb3_baselines, "baseline_env", lambda make, *args: baseline_env(lambda: MaskViolations(make()), *args))
     return MaskViolations
 
 
 def test_maskable_ppo_never_takes_a_masked_action(count_mask_violations, tmp_path):
-    run("sb3-maskable-ppo", tiny_spec("sb3-maskable-ppo", tmp_path))
+    train(tiny_request("sb3-maskable-ppo", tmp_path))
     assert count_mask_violations.actions > 256  # training and evaluation both went through the check
     assert count_mask_violations.violations == 0
 
 
 def test_unmasked_ppo_does_take_masked_actions(count_mask_violations, tmp_path):
     """The check above can fail: the same untrained network without masks picks masked entities."""
-    run("sb3-ppo", tiny_spec("sb3-ppo", tmp_path))
+    train(tiny_request("sb3-ppo", tmp_path))
     assert count_mask_violations.violations > 0
 
 
 def test_resume_continues_from_the_last_checkpoint(tmp_path):
-    first = run("sb3-ppo", tiny_spec("sb3-ppo", tmp_path, total_steps=256))
-    saved = PPO.load(tmp_path / "checkpoint.zip").policy.state_dict()
-    again = run("sb3-ppo", tiny_spec("sb3-ppo", tmp_path, total_steps=256, resume=True))
+    first = train(tiny_request("sb3-ppo", tmp_path, total_steps=256))
+    checkpoint = Path(first.run_dir) / "checkpoint.zip"
+    saved = PPO.load(checkpoint).policy.state_dict()
+    again = train(tiny_request("sb3-ppo", tmp_path, total_steps=256, resume=True))
     assert again.total_steps == first.total_steps  # nothing left to train
-    reloaded = PPO.load(tmp_path / "checkpoint.zip").policy.state_dict()
+    reloaded = PPO.load(checkpoint).policy.state_dict()
     assert all(torch.equal(saved[k], reloaded[k]) for k in saved)
-    longer = run("sb3-ppo", tiny_spec("sb3-ppo", tmp_path, total_steps=512, resume=True))
+    longer = train(tiny_request("sb3-ppo", tmp_path, total_steps=512, resume=True))
     assert longer.total_steps == 512
     assert [p for p in first.curve if p[0] < first.total_steps] == [p for p in longer.curve if p[0] < first.total_steps]
     assert any(s > first.total_steps for s, _ in longer.curve)
-    trained = PPO.load(tmp_path / "checkpoint.zip").policy.state_dict()
+    trained = PPO.load(checkpoint).policy.state_dict()
     assert not all(torch.equal(saved[k], trained[k]) for k in saved)
 
 
 def test_dqn_resume_restores_the_replay_buffer(tmp_path):
-    first = run("sb3-dqn", tiny_spec("sb3-dqn", tmp_path, total_steps=200))
-    resumed = sb3_baselines.BaselineRun(sb3_baselines.BASELINES["sb3-dqn"], tiny_spec("sb3-dqn", tmp_path, total_steps=200, resume=True))
+    first = train(tiny_request("sb3-dqn", tmp_path, total_steps=200))
+    resumed = sb3_baselines.BaselineRun(start(tiny_request("sb3-dqn", tmp_path, total_steps=200, resume=True)))
     n_envs = resumed.config.n_envs
-    venv = sb3_baselines.make_vec_env(lambda: make_env(ENV_ID, resumed.config, "train", True), n_envs=n_envs)
-    model = resumed.make_model(venv)
+    make = lambda: baseline_env(resumed.run.env_factory("train"), resumed.config, True)  # noqa: E731
+    venv = sb3_baselines.make_vec_env(make, n_envs=n_envs)
+    model = resumed.make_model(venv, make())
     assert model.num_timesteps == first.total_steps == model.replay_buffer.size() * n_envs  # one row per vector step
 
 
 def test_bag_of_tokens_observation_trains_with_mlp_policy(tmp_path):
-    result = run("sb3-a2c", tiny_spec("sb3-a2c", tmp_path, overrides={"observation": "bag"}))
+    result = train(tiny_request("sb3-a2c", tmp_path, observation="bag"))
     assert result.total_steps >= 256
 
 
 def test_unknown_override_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="unknown sb3-ppo config field.*n_step"):
-        run("sb3-ppo", tiny_spec("sb3-ppo", tmp_path, overrides={"n_step": 3}))
+    with pytest.raises(ValueError, match="unknown sb3-ppo setting.*n_step"):
+        train(tiny_request("sb3-ppo", tmp_path, n_step=3))
 
 
 def test_features_extractor_sees_entity_rows_by_position():
-    env = make_env(ENV_ID, PPOConfig(), "train", flat_actions=False)
+    env = baseline_env(lambda: make_env(ENV_ID, "train", {}), PPOConfig(), flat_actions=False)
     observation, _ = env.reset(seed=0)
     extractor = TokenFeaturesExtractor(env.observation_space)
     rows = observation[256:].reshape(-1, 12)
@@ -141,9 +142,10 @@ def test_features_extractor_sees_entity_rows_by_position():
     assert not torch.allclose(features[0], features[1])
 
 
-def test_baselines_train_on_the_training_reward_and_evaluate_on_the_default():
-    config = PPOConfig()
-    training = make_env(ENV_ID, config, "train", flat_actions=False, training=True).unwrapped.reward_config
-    evaluation = make_env(ENV_ID, config, "test", flat_actions=False).unwrapped.reward_config
-    assert (training.incorrect_call, training.failure) == (TRAINING_REWARD["incorrect_call"], TRAINING_REWARD["failure"])
-    assert evaluation == gym.make(ENV_ID).unwrapped.reward_config
+def test_baselines_train_on_the_scenarios_training_reward_and_evaluate_on_the_default(tmp_path):
+    run = start(tiny_request("sb3-ppo", tmp_path))
+    declared = gym.make(ENV_ID).unwrapped.training_reward
+    training = baseline_env(run.env_factory("train", training=True), PPOConfig(), False).unwrapped.reward_config
+    evaluation = sb3_baselines.SB3Policy(ENV_ID, None, sb3_baselines.BASELINES["sb3-ppo"], PPOConfig()).make_env("test")
+    assert declared and all(getattr(training, name) == value for name, value in declared.items())
+    assert evaluation.unwrapped.reward_config == gym.make(ENV_ID).unwrapped.reward_config

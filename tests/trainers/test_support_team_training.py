@@ -3,7 +3,7 @@ the agent-id input of the token policy, and masks that keep agents to the tools 
 
 from __future__ import annotations
 
-import importlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,18 +12,20 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from agentgym_envs.cli import main
 from agentgym_envs.multiagent.policies import ExpertTeam
-from trainers import common, ppo
+from trainers import checkpoints
+from trainers.lifecycle import canonical_env_id, make_env, start, TrainRequest
 from trainers.policy import Masks, TokenPolicyConfig, build_policy
+from trainers.torch_policy import TRAINING_RETURN_TAG, network_env, new_policy
 
-TEAM = "support_team_v0"
+TEAM = "AgentGym/SupportTeam-v0"
 TINY_CONFIG = TokenPolicyConfig(embed_dim=16, layers=1, heads=2, ff_dim=32)
 
 
 def expert_states(episodes: int = 5):
     """The team env as trainers see it, a fresh shared policy, and the observations and masks
     along expert-team episodes (every agent holds the ticket at some point)."""
-    env = common.make_env(TEAM, "train", context_len=64, entity_len=8)
-    policy = common.new_policy(env, 64, 8, TINY_CONFIG)
+    env = network_env(lambda: make_env(TEAM, "train", {"context_len": 64, "entity_len": 8}), 320, 12)  # the env's layout wins
+    policy = new_policy(env, TINY_CONFIG)
     active = env.unwrapped
     expert = ExpertTeam(active.team)
     obs, action_masks, argument_masks = [], [], []
@@ -41,8 +43,7 @@ def expert_states(episodes: int = 5):
 
 
 def test_team_names_resolve_and_observations_carry_the_agent_id_first():
-    assert common.canonical_env_id("support_team") == TEAM == common.canonical_env_id(TEAM)
-    assert common.is_tool_env(TEAM)
+    assert canonical_env_id("support_team") == TEAM == canonical_env_id("SupportTeam-v0")
     env, policy, obs, _ = expert_states()
     agents = env.unwrapped.agents
     assert policy.spec["n_agents"] == len(agents) == 4
@@ -54,8 +55,8 @@ def test_team_names_resolve_and_observations_carry_the_agent_id_first():
 
 
 def test_unknown_env_name_is_a_clear_error():
-    with pytest.raises(ValueError, match="team env"):
-        common.canonical_env_id("support_tema")
+    with pytest.raises(ValueError, match="unknown environment 'support_tema'"):
+        canonical_env_id("support_tema")
 
 
 def test_the_agent_id_changes_the_policy_output():
@@ -88,48 +89,40 @@ def test_the_shared_policy_never_samples_a_tool_or_entity_the_holder_may_not_use
         assert allowed[active].all(), f"an entity the argument mask forbids was sampled for slot {slot}"
 
 
-def test_ppo_trains_the_team_and_reports_team_metrics(tmp_path, tiny_ppo):
-    run_dir = tmp_path / "team"
-    result = ppo.train(ppo.Config(env_id=TEAM, total_steps=256, run_dir=str(run_dir), **tiny_ppo))
+def test_ppo_trains_the_team_and_reports_team_metrics(train_tiny, tiny_ppo):
+    result = train_tiny("ppo", 256, env="support_team", **tiny_ppo)
+    run_dir = Path(result.run_dir)
     events = EventAccumulator(str(run_dir))
     events.Reload()
     tags = set(events.Tags()["scalars"])
-    assert {"charts/episodic_return", "losses/policy_loss", "metrics/success", "metrics/tool_reliability",
+    assert {TRAINING_RETURN_TAG, "losses/policy_loss", "metrics/success", "metrics/tool_reliability",
             "eval/test_success"} <= tags
-    assert result.total_steps == 256
+    assert result.total_steps == 256 and run_dir.name == "SupportTeam-v0__ppo__seed0"
     assert {"success", "tool_reliability", "handoffs"} <= set(result.test_metrics) and result.test_metrics["episodes"] == 2
-    payload = common.load_checkpoint(run_dir / common.CHECKPOINT_NAME)
+    payload = checkpoints.load(run_dir / "checkpoint.pt")
     assert payload["policy_spec"]["n_agents"] == 4
     restored = build_policy(payload["policy_spec"])
     restored.load_state_dict(payload["policy"])
 
 
-def test_training_envs_use_the_milder_training_reward():
-    config = ppo.Config(env_id=TEAM)
-    env = common.make_env(TEAM, env_kwargs=ppo.training_env_kwargs(config))
-    rewards = env.unwrapped.base.reward_config
-    assert rewards.incorrect_call == ppo.TRAINING_REWARD["incorrect_call"] and rewards.failure == ppo.TRAINING_REWARD["failure"]
+def test_training_envs_use_the_scenarios_training_reward(tmp_path):
+    run = start(TrainRequest("support_team", run_root=str(tmp_path)))
+    rewards = run.make_env("train", training=True).unwrapped.base.reward_config
+    declared = make_env(TEAM, "train", {}).unwrapped.training_reward
+    assert declared and all(getattr(rewards, name) == value for name, value in declared.items())
 
 
 def test_agentgym_train_support_team_reports_handoffs_on_both_splits(tmp_path, capsys):
     tiny = ["--set", "num_envs=2", "--set", "num_steps=16", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2",
-            "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--set", "progress=false", "--eval-episodes", "2"]
+            "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--no-progress", "--eval-episodes", "2"]
     assert main(["train", "support_team", "--total-steps", "32", "--device", "cpu", "--run-dir", str(tmp_path), *tiny]) == 0
     out = capsys.readouterr().out
-    assert "support_team_v0, ppo" in out and "| test" in out and "| train" in out and "handoffs" in out
-    checkpoint = tmp_path / "support_team_v0__ppo__seed0" / "checkpoint.pt"
+    assert "SupportTeam-v0, ppo" in out and "| test" in out and "| train" in out and "handoffs" in out
+    checkpoint = tmp_path / "SupportTeam-v0__ppo__seed0" / "checkpoint.pt"
     assert main(["eval", str(checkpoint), "--split", "test", "--episodes", "2"]) == 0
     assert "success" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("algo", ["grpo", "bc", "sb3-ppo"])
-def test_single_agent_algorithms_on_the_team_are_a_clear_error(tmp_path, capsys, algo):
-    assert main(["train", "support_team", "--algo", algo, "--run-dir", str(tmp_path)]) == 2
-    assert "team env trains with ppo" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("module", ["grpo", "bc"])
-def test_single_agent_trainers_called_directly_reject_the_team(tmp_path, module):
-    trainer = importlib.import_module(f"trainers.{module}")
-    with pytest.raises(ValueError, match="single-agent"):
-        trainer.train(trainer.Config(env_id="support_team_v0", run_dir=str(tmp_path), progress=False))
+def test_behaviour_cloning_on_the_team_is_a_clear_error(tmp_path, capsys):
+    assert main(["train", "support_team", "--algo", "bc", "--run-dir", str(tmp_path), "--no-progress"]) == 2
+    assert "needs an env with a scripted expert" in capsys.readouterr().err

@@ -9,7 +9,8 @@ from torch import nn
 
 from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.core.tokens import encode
-from trainers import common
+from trainers.lifecycle import make_env
+from trainers.torch_policy import frozen_copy, kl_to_reference, network_env, new_policy
 from agentgym_envs.wrappers import PAD_ID
 from trainers.policy import Masks, TokenPolicy, TokenPolicyConfig
 
@@ -18,7 +19,7 @@ CS = "AgentGym/CustomerSupport-v0"
 
 def collect_states(n_episodes: int = 6):
     """Token observations and masks along expert episodes (entity tables of every size)."""
-    env = common.make_env(CS, "train", context_len=64, entity_len=8)
+    env = network_env(lambda: make_env(CS, "train", {}), context_len=64, entity_len=8)
     expert = ExpertPolicy(env)
     obs, action_masks, argument_masks = [], [], []
     for seed in range(n_episodes):
@@ -30,7 +31,7 @@ def collect_states(n_episodes: int = 6):
             argument_masks.append(info["argument_mask"])
             observation, _, terminated, truncated, info = env.step(expert(observation, info))
             done = terminated or truncated
-    policy = common.new_policy(env, 64, 8, TokenPolicyConfig(embed_dim=16, layers=1, heads=2, ff_dim=32))
+    policy = new_policy(env, TokenPolicyConfig(embed_dim=16, layers=1, heads=2, ff_dim=32))
     return policy, torch.as_tensor(np.stack(obs)), Masks(torch.as_tensor(np.stack(action_masks)), torch.as_tensor(np.stack(argument_masks)))
 
 
@@ -88,10 +89,10 @@ def test_log_prob_of_a_sampled_action_equals_its_rescored_log_prob():
 def test_kl_to_reference_is_zero_for_equal_weights_and_its_gradient_pulls_towards_the_reference():
     torch.manual_seed(0)
     policy, obs, masks = collect_states()
-    reference = common.frozen_copy(policy, torch.device("cpu"))
+    reference = frozen_copy(policy, "cpu")
     with torch.no_grad():
         action, logprob, _, _ = policy.get_action_and_value(obs, masks)
-    assert common.kl_to_reference(reference, obs, masks, action, logprob).item() == pytest.approx(0.0, abs=1e-6)
+    assert kl_to_reference(reference, obs, masks, action, logprob).item() == pytest.approx(0.0, abs=1e-6)
     with torch.no_grad():
         for parameter in policy.parameters():
             parameter.add_(0.3 * torch.randn_like(parameter))
@@ -99,7 +100,7 @@ def test_kl_to_reference_is_zero_for_equal_weights_and_its_gradient_pulls_toward
     kls = []
     for _ in range(3):
         _, logprob, _, _ = policy.get_action_and_value(obs, masks, action)
-        kl = common.kl_to_reference(reference, obs, masks, action, logprob)
+        kl = kl_to_reference(reference, obs, masks, action, logprob)
         kls.append(kl.item())
         optimizer.zero_grad()
         kl.backward()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentgym_envs.cli import main
 
 TINY = ["--set", "num_envs=2", "--set", "num_steps=16", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2",
-        "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--set", "progress=false", "--eval-episodes", "2"]
+        "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--no-progress", "--eval-episodes", "2"]
 
 
 def test_train_then_eval_the_checkpoint_on_the_test_split(tmp_path, capsys):
@@ -13,11 +13,11 @@ def test_train_then_eval_the_checkpoint_on_the_test_split(tmp_path, capsys):
                  "--run-dir", str(tmp_path), *TINY]) == 0
     out = capsys.readouterr().out
     assert "success criteria" in out and "| test" in out
-    checkpoint = tmp_path / "CustomerSupport-v0__ppo__seed3" / "checkpoint.pt"
-    assert checkpoint.is_file()
-    assert main(["eval", str(checkpoint), "--split", "test", "--episodes", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "split=test" in out and "tool_reliability" in out
+    run_dir = tmp_path / "CustomerSupport-v0__ppo__seed3"
+    for target in (run_dir / "checkpoint.pt", run_dir):  # the checkpoint, or its run directory
+        assert main(["eval", str(target), "--split", "test", "--episodes", "2"]) == 0
+        out = capsys.readouterr().out
+        assert "split=test" in out and "tool_reliability" in out
 
 
 def test_train_resume_continues_an_existing_run(tmp_path, capsys):
@@ -28,9 +28,12 @@ def test_train_resume_continues_an_existing_run(tmp_path, capsys):
 
 
 def test_eval_of_a_corrupt_checkpoint_is_a_clear_error(tmp_path, capsys):
-    bad = tmp_path / "checkpoint.pt"
-    bad.write_bytes(b"garbage")
-    assert main(["eval", str(bad)]) == 2
+    assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--eval-episodes", "1"]) == 0
+    bad = tmp_path / "CustomerSupport-v0__ppo__seed0"
+    bad.mkdir()
+    (bad / "run.json").write_text('{"algo": "ppo", "env_id": "AgentGym/CustomerSupport-v0"}')
+    (bad / "checkpoint.pt").write_bytes(b"garbage")
+    assert main(["eval", str(bad / "checkpoint.pt")]) == 2
     assert "not a readable checkpoint" in capsys.readouterr().err
 
 
@@ -44,3 +47,12 @@ def test_unknown_algorithm_and_config_field_are_clear_errors(tmp_path, capsys):
 def test_eval_of_reference_policies_still_works(capsys):
     assert main(["eval", "customer_support", "--policy", "expert", "--episodes", "3"]) == 0
     assert "expert" in capsys.readouterr().out
+
+
+def test_a_misspelt_setting_loses_nothing_of_an_earlier_run(tmp_path, capsys):
+    assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--eval-episodes", "1"]) == 0
+    run_dir = tmp_path / "CustomerSupport-v0__expert__seed0"
+    before = sorted(path.name for path in run_dir.iterdir())
+    assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--set", "lr=1"]) == 2
+    assert "unknown expert setting(s) ['lr']" in capsys.readouterr().err
+    assert sorted(path.name for path in run_dir.iterdir()) == before

@@ -1,0 +1,228 @@
+"""What the torch trainers (PPO, GRPO, BC) share: envs as the networks read them, the network
+chosen by observation and action space, batched masks, episode logging, the clipped surrogate,
+and the trained policy as a :class:`~trainers.lifecycle.TrainedPolicy` (``load_policy``).
+
+Networks by space (never by env identity):
+
+- a ``Text`` observation with a ``MultiDiscrete`` tool-call action (a tool-use env) is read
+  through :class:`~agentgym_envs.wrappers.TokenIdsObservation`, and a ``Box`` of token ids
+  that declares its layout (``context_len``, ``entity_len``, ``max_entities``: a team adapter)
+  as it is: both train the token policy, sized by the env's ``tool_arities`` and, for a team,
+  ``n_agents``;
+- a ``Box`` observation with a ``Discrete`` or ``MultiDiscrete`` action (``CartPole-v1``, or a
+  tool-use env read as a bag of tokens: ``observation="bag"``) trains CleanRL's MLP.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from agentgym_envs.wrappers import BagOfTokensObservation, TokenIdsObservation
+
+from . import checkpoints
+from .lifecycle import Run, make_env
+from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+
+TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics", "task_id", "task_tokens")
+EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")  # logged as metrics/<name>
+TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
+
+
+class TrainerInfo(gym.Wrapper):
+    """Keep only the ``info`` keys trainers read (masks, episode metrics, the task id): vector
+    envs then stack small arrays instead of whole conversations."""
+
+    def reset(self, **kwargs: Any):
+        observation, info = self.env.reset(**kwargs)
+        return observation, {k: info[k] for k in TRAINER_INFO_KEYS if k in info}
+
+    def step(self, action: Any):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return observation, reward, terminated, truncated, {k: info[k] for k in TRAINER_INFO_KEYS if k in info}
+
+
+def is_tool_call_env(env: gym.Env) -> bool:
+    """A ``MultiDiscrete`` tool-call action over a ``Text`` observation or a token-id ``Box``."""
+    return isinstance(env.action_space, gym.spaces.MultiDiscrete) and (
+        isinstance(env.observation_space, gym.spaces.Text) or has_attr(env, "context_len"))
+
+
+def has_attr(env: gym.Env, name: str) -> bool:
+    try:
+        env.get_wrapper_attr(name)
+    except AttributeError:
+        return False
+    return True
+
+
+def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens") -> gym.Env:
+    """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info``: a
+    ``Text`` observation as token ids (``observation="tokens"``, the ``context_len`` /
+    ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP)."""
+    env = make_base()
+    if isinstance(env.observation_space, gym.spaces.Text):
+        if observation == "tokens":
+            env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
+        elif observation == "bag":
+            env = BagOfTokensObservation(env)
+        else:
+            raise ValueError(f"observation must be 'tokens' or 'bag', got {observation!r}")
+    return TrainerInfo(env)
+
+
+def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int,
+                observation: str = "tokens") -> Callable[[], gym.Env]:
+    """A picklable factory of :func:`network_env` envs of the run's env (exact resume pickles them)."""
+    return functools.partial(network_env, run.env_factory(split, training), context_len, entity_len, observation)
+
+
+def new_policy(env: gym.Env, token_config: TokenPolicyConfig) -> nn.Module:
+    """The network for an env from :func:`network_env`, chosen by its spaces (see the module docstring)."""
+    if is_tool_call_env(env):
+        layout = {name: env.get_wrapper_attr(name) for name in ("context_len", "entity_len", "max_entities", "tool_arities")}
+        n_agents = env.get_wrapper_attr("n_agents") if has_attr(env, "n_agents") else 0
+        return TokenPolicy(layout["context_len"], layout["entity_len"], layout["max_entities"], layout["tool_arities"],
+                           token_config, n_agents)
+    obs_space, act_space = env.observation_space, env.action_space
+    if isinstance(obs_space, gym.spaces.Box) and isinstance(act_space, gym.spaces.Discrete):
+        return MLPPolicy(int(np.prod(obs_space.shape)), int(act_space.n))
+    if isinstance(obs_space, gym.spaces.Box) and isinstance(act_space, gym.spaces.MultiDiscrete):
+        return MLPPolicy(int(np.prod(obs_space.shape)), act_space.nvec.tolist())
+    raise ValueError(f"no network for observation space {obs_space} and action space {act_space}: the torch trainers "
+                     "take a tool-call env (Text observation, MultiDiscrete action, tool_arities) or Box -> (Multi)Discrete")
+
+
+def initial_policy(run: Run, env: gym.Env, token_config: TokenPolicyConfig, device: str) -> nn.Module:
+    """A fresh network for ``env``, or the warm start's (``run.init_checkpoint``: its size and weights)."""
+    if run.init_checkpoint is None:
+        return new_policy(env, token_config).to(device)
+    return policy_from_checkpoint(checkpoints.load(run.init_checkpoint), device).train()
+
+
+def batch_masks(info: dict[str, Any], device: torch.device | str) -> Masks | None:
+    return masks_from_info(info, device) if "action_mask" in info else None
+
+
+def policy_from_checkpoint(payload: dict[str, Any], device: torch.device | str) -> nn.Module:
+    policy = build_policy(payload["policy_spec"])
+    policy.load_state_dict(payload["policy"])
+    return policy.to(device).eval()
+
+
+def frozen_copy(policy: nn.Module, device: torch.device | str) -> nn.Module:
+    """A copy of ``policy``'s current weights in eval mode: the reference of a KL penalty."""
+    return policy_from_checkpoint({"policy_spec": policy.spec, "policy": policy.state_dict()}, device)
+
+
+def kl_to_reference(reference: nn.Module, obs: torch.Tensor, masks: Masks | None, actions: torch.Tensor,
+                    logprob: torch.Tensor) -> torch.Tensor:
+    """The k3 estimate of KL(policy || reference), ``mean(r - log r - 1)`` with ``r = pi_ref / pi``,
+    on the sampled ``actions`` whose log-probability under the trained policy is ``logprob``
+    (non-negative, unbiased; Schulman's "Approximating KL divergence")."""
+    with torch.no_grad():
+        _, ref_logprob, _, _ = reference.get_action_and_value(obs, masks, actions)
+    log_ratio = ref_logprob - logprob
+    return (log_ratio.exp() - log_ratio - 1).mean()
+
+
+def clipped_surrogate(ratio: torch.Tensor, advantages: torch.Tensor, clip_coef: float) -> torch.Tensor:
+    """PPO's clipped policy loss ``mean(max(-A r, -A clip(r, 1 - eps, 1 + eps)))`` (to minimise)."""
+    return torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
+
+
+class EpisodeStats:
+    """Logs finished episodes: :data:`TRAINING_RETURN_TAG` (the training reward's return),
+    ``charts/episodic_length`` and ``metrics/<name>`` for the tool-use metrics; keeps the last
+    100 values of each for the progress bar."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+        self.recent: dict[str, list[float]] = {}
+
+    def log_vector(self, info: dict[str, Any], global_step: int) -> None:
+        """The episodes a vector env's ``info`` reports finished."""
+        if "episode" in info:
+            for i in np.flatnonzero(info["_episode"]):
+                self.add(TRAINING_RETURN_TAG, float(info["episode"]["r"][i]), global_step)
+                self.writer.add_scalar("charts/episodic_length", float(info["episode"]["l"][i]), global_step)
+        final = info.get("final_info", {})
+        if "metrics" in final:
+            for i in np.flatnonzero(final["_metrics"]):
+                self.log_metrics({name: final["metrics"][name][i] for name in EPISODE_METRICS if name in final["metrics"]},
+                                 global_step)
+
+    def log_episode(self, episode_return: float, metrics: dict[str, Any], global_step: int) -> None:
+        self.add(TRAINING_RETURN_TAG, episode_return, global_step)
+        self.log_metrics(metrics, global_step)
+
+    def log_metrics(self, metrics: dict[str, Any], global_step: int) -> None:
+        for name in EPISODE_METRICS:
+            if name in metrics:
+                self.add(f"metrics/{name}", float(metrics[name]), global_step)
+
+    def add(self, tag: str, value: float, step: int) -> None:
+        self.writer.add_scalar(tag, value, step)
+        self.recent.setdefault(tag, []).append(value)
+        del self.recent[tag][:-100]
+
+    def mean(self, tag: str) -> float:
+        values = self.recent.get(tag)
+        return float(np.mean(values)) if values else float("nan")
+
+    def postfix(self, sps: float) -> dict[str, str]:
+        """The progress bar's fields: steps/s, the mean training-reward return, the success rate."""
+        return {"sps": f"{sps:.0f}", "train_reward_ret": f"{self.mean(TRAINING_RETURN_TAG):.1f}",
+                "success": f"{self.mean('metrics/success'):.2f}"}
+
+
+# --------------------------------------------------------------- the trained policy
+class GreedyAgent:
+    """A network as an agent callable ``(observation, info) -> action`` (argmax actions)."""
+
+    def __init__(self, policy: nn.Module, device: torch.device | str) -> None:
+        self.policy, self.device = policy, device
+
+    @torch.no_grad()
+    def __call__(self, observation: Any, info: dict[str, Any]) -> Any:
+        obs = torch.as_tensor(np.asarray(observation)[None], device=self.device)
+        action, *_ = self.policy.get_action_and_value(obs, batch_masks(info, self.device), deterministic=True)
+        action = action[0].cpu().numpy()
+        return int(action) if action.ndim == 0 else action
+
+
+@dataclass
+class TorchPolicy:
+    """A torch network trained on ``env_id`` as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+
+    env_id: str
+    network: nn.Module
+    device: torch.device | str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    observation: str = "tokens"  # how a Text observation is read (network_env)
+
+    def make_env(self, split: str) -> gym.Env:
+        spec = self.network.spec
+        base = functools.partial(make_env, self.env_id, split, self.env_kwargs)
+        return network_env(base, spec.get("context_len", 0), spec.get("entity_len", 0), self.observation)
+
+    def agent(self, env: gym.Env) -> GreedyAgent:
+        return GreedyAgent(self.network, self.device)
+
+
+def trained_policy(run: Run, network: nn.Module, observation: str = "tokens") -> TorchPolicy:
+    return TorchPolicy(run.env_id, network, run.device, run.env_kwargs, observation)
+
+
+def load_policy(checkpoint: str | Path, device: str) -> TorchPolicy:
+    """The registry's loader for checkpoints of the torch trainers."""
+    payload = checkpoints.load(checkpoint)
+    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, payload.get("env_kwargs", {}),
+                       payload["config"].get("observation", "tokens"))
