@@ -74,9 +74,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     from trainers.lifecycle import TrainRequest, train
 
     overrides = dict(parse_override(item) for item in args.set)
+    if args.num_workers is not None or args.ray_address is not None:
+        if overrides.setdefault("vectorization", "ray") != "ray":
+            raise ValueError("--num-workers / --ray-address run the vector env on Ray: drop --set vectorization")
     train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
                        run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
-                       progress=not args.no_progress, overrides=overrides))
+                       progress=not args.no_progress, overrides=overrides, num_workers=args.num_workers,
+                       ray_address=args.ray_address))
     return 0
 
 
@@ -95,12 +99,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
+        if args.num_workers is not None or args.ray_address is not None:
+            raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
     rows = []
     for policy in args.policy:
-        metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed,
-                           action_mode=args.action_mode, progress=True)
+        if args.num_workers is None and args.ray_address is None:
+            metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed,
+                               action_mode=args.action_mode, progress=True)
+        else:
+            metrics = _eval_on_ray(args, env_id, policy)
         rows.append({"policy": policy, **metrics})
     print(f"\n{env_id}, split={args.split}, {args.episodes} episodes, seeds {args.seed}..{args.seed + args.episodes - 1}")
     print(format_table(rows, ["policy", *DEFAULT_COLUMNS]))
@@ -108,6 +117,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"\nsuccess criteria, {row['policy']}:\n{criteria_report(row, criteria)}")
     return 0
+
+
+def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str) -> dict[str, float]:
+    """The episodes fanned out over Ray workers, each with a fresh agent seeded by its episode."""
+    from .scale import SeededEpisodes, fan_out, init_ray, summarize
+
+    init_ray(args.ray_address)
+    episodes = SeededEpisodes(env_id, POLICIES[policy], args.split, {"action_mode": args.action_mode})
+    seeds = range(args.seed, args.seed + args.episodes)
+    return summarize(fan_out(episodes, seeds, args.num_workers))
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:
@@ -123,6 +142,14 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
     if criteria:
         print(f"\nsuccess criteria:\n{criteria_report(metrics, criteria)}")
     return 0
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--num-workers", type=int, default=None, metavar="N",
+                        help=f"{what}; default with --ray-address: one per CPU of the Ray cluster (needs agentgym[ray])")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="the Ray to use: 'auto' joins this machine's cluster, ray://host:port a remote one "
+                             "(default: a local Ray started on demand)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a setting: env_kwargs={...} (gym.make arguments), training_reward={...} (reward_config fields "
                    "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "
                    "config, e.g. --set learning_rate=3e-4 (repeatable; values are JSON where they parse)")
+    add_ray_arguments(p, "run PPO's vector env in N Ray actors (vectorization=ray)")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
@@ -162,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--action-mode", default="structured", choices=["structured", "text"])
     p.add_argument("--device", default="auto", help="for checkpoints: auto | cpu | cuda")
+    add_ray_arguments(p, "play the episodes on N Ray workers, each with a fresh agent seeded by its episode "
+                      "(reference policies)")
     p.set_defaults(func=cmd_eval)
     return parser
 

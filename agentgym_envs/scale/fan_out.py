@@ -72,14 +72,14 @@ def summarize(records: Sequence[Record]) -> dict[str, float]:
 def fan_out(
     shard_fn: ShardFn,
     keys: Sequence[Any],
-    num_workers: int,
+    num_workers: int | None = None,
     shard_size: int | None = None,
     worker_options: dict[str, Any] | None = None,
     on_records: Callable[[list[Record]], None] | None = None,
     max_retries: int = 3,
 ) -> list[Record]:
     """``shard_fn`` over ``keys`` (picklable episode keys: seeds for :class:`SeededEpisodes`)
-    on at most ``num_workers`` Ray workers at once.
+    on at most ``num_workers`` Ray workers at once (default: one per CPU of the Ray cluster).
 
     Keys are cut into shards of ``shard_size`` consecutive keys (default: one shard per
     worker). ``worker_options`` are Ray task options (default ``num_cpus=1``; an endpoint
@@ -89,12 +89,13 @@ def fan_out(
     warning. Without a Ray connection (:func:`~agentgym_envs.scale.init_ray`), a local Ray is
     started. Returns the records in the order of ``keys``.
     """
-    if num_workers < 1:
+    if num_workers is not None and num_workers < 1:
         raise ValueError(f"num_workers must be at least 1, got {num_workers}")
     keys = list(keys)
     if not keys:
         return []
     init_ray()
+    num_workers = num_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     shard_size = shard_size or math.ceil(len(keys) / num_workers)
     shards = [keys[start : start + shard_size] for start in range(0, len(keys), shard_size)]
     task = ray.remote(_run_shard).options(**{"num_cpus": 1, **(worker_options or {}), "max_retries": 0})
