@@ -8,7 +8,9 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test clean
+RLLIB_VENV ?= .venv-rllib
+
+.PHONY: setup run test test-rllib clean
 
 setup: $(STAMP)
 
@@ -25,5 +27,13 @@ run: setup
 test: setup
 	$(VENV)/bin/python -m pytest -n 2
 
+# RLlib pins an older gymnasium: a second environment with it runs the whole suite, RLlib's tests included.
+test-rllib:
+	test -x $(RLLIB_VENV)/bin/python || $(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RLLIB_VENV)/bin/python -c "import torch" 2>/dev/null || $(RLLIB_VENV)/bin/python -m pip install --quiet $(TORCH)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[dev,rllib]"
+	$(RLLIB_VENV)/bin/python -m pytest -n 2
+
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(RLLIB_VENV) runs

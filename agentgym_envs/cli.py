@@ -74,9 +74,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     from trainers.lifecycle import TrainRequest, train
 
     overrides = dict(parse_override(item) for item in args.set)
+    if args.num_workers is not None or args.ray_address is not None:
+        if overrides.setdefault("vectorization", "ray") != "ray":
+            raise ValueError("--num-workers / --ray-address run the vector env on Ray: drop --set vectorization")
     train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
                        run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
-                       progress=not args.no_progress, overrides=overrides))
+                       progress=not args.no_progress, overrides=overrides, num_workers=args.num_workers,
+                       ray_address=args.ray_address))
     return 0
 
 
@@ -95,6 +99,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
+        if args.num_workers is not None or args.ray_address is not None:
+            raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
     llm = [policy for policy in args.policy if policy in MODEL_POLICIES]
@@ -114,6 +120,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from agentgym_envs.scenarios.tau2 import get_domain
 
             task_ids = [task.id for task in get_domain(domain).load_tasks(args.split, args.data_dir)][: args.episodes]
+    on_ray = args.num_workers is not None or args.ray_address is not None
+    if on_ray and (llm or args.trials != 1 or args.output or task_ids is not None):
+        raise ValueError("--num-workers / --ray-address fan out reference policies' seeded episodes, one trial each, "
+                         "without --output")
     rows = []
     for name in args.policy:
         policy = name
@@ -124,9 +134,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         output = args.output or (default_results_path(env_id, name, args.model, args.split, args.seed) if llm else None)
         if output:
             print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
-        metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
-                           trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
-                           task_ids=task_ids, **make_kwargs)
+        if not on_ray:
+            metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
+                               trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
+                               task_ids=task_ids, **make_kwargs)
+        else:
+            metrics = _eval_on_ray(args, env_id, name, make_kwargs)
         rows.append({"policy": name, **metrics})
     if task_ids is not None:
         print(f"\n{env_id}, split={args.split}, its {len(task_ids)} real tasks x {args.trials} trials")
@@ -176,6 +189,16 @@ def write_tau2_leaderboard(args: argparse.Namespace, domain: str, row: dict[str,
     print(f"leaderboard results ({domain}): {path}")
 
 
+def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str, make_kwargs: dict[str, object]) -> dict[str, float]:
+    """The episodes fanned out over Ray workers, each with a fresh agent seeded by its episode."""
+    from .scale import SeededEpisodes, fan_out, init_ray, summarize
+
+    init_ray(args.ray_address)
+    episodes = SeededEpisodes(env_id, POLICIES[policy], args.split, make_kwargs)
+    seeds = range(args.seed, args.seed + args.episodes)
+    return summarize(fan_out(episodes, seeds, args.num_workers))
+
+
 def _eval_checkpoint(args: argparse.Namespace) -> int:
     from trainers.lifecycle import evaluate_policy, load_trained_policy
 
@@ -196,6 +219,14 @@ def cmd_llm_build_model(args: argparse.Namespace) -> int:
 
     run_from_args(args)
     return 0
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--num-workers", type=int, default=None, metavar="N",
+                        help=f"{what}; default with --ray-address: one per CPU of the Ray cluster (needs agentgym[ray])")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="the Ray to use: 'auto' joins this machine's cluster, ray://host:port a remote one "
+                             "(default: a local Ray started on demand)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -228,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a setting: env_kwargs={...} (gym.make arguments), training_reward={...} (reward_config fields "
                    "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "
                    "config, e.g. --set learning_rate=3e-4 (repeatable; values are JSON where they parse)")
+    add_ray_arguments(p, "run PPO's vector env in N Ray actors (vectorization=ray)")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
@@ -268,6 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="upstream: tool arguments handled as upstream's Python tools handle them")
     tau2.add_argument("--leaderboard", help="the leaderboard-style results file, per domain and k "
                       "(default: evals/tau2__<policy>__<model>__<split>__seed<N>.json)")
+    add_ray_arguments(p, "play the episodes on N Ray workers, each with a fresh agent seeded by its episode "
+                      "(reference policies)")
     p.set_defaults(func=cmd_eval)
     p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
                        "SFT warm start on expert trajectories (needs the llm extra)")

@@ -97,6 +97,8 @@ class TrainRequest:
     resume: bool = False
     progress: bool = True
     overrides: dict[str, Any] = field(default_factory=dict)
+    num_workers: int | None = None  # Ray workers of a vector env made with vectorization="ray" (None: one per CPU)
+    ray_address: str | None = None  # None: a local Ray started on demand; "auto": the cluster of this machine
 
 
 @dataclass
@@ -280,17 +282,25 @@ def merged_training_reward(declared: dict[str, Any] | None, override: Any) -> di
     return {**(declared or {}), **override}
 
 
-def make_vector_env(factories: list[Callable[[], gym.Env]], vectorization: str = "sync") -> gym.vector.VectorEnv:
+def make_vector_env(factories: list[Callable[[], gym.Env]], vectorization: str = "sync", num_workers: int | None = None,
+                    ray_address: str | None = None) -> gym.vector.VectorEnv:
     """The vector env of ``factories`` with episode statistics. ``"sync"``: one process
-    (``SyncVectorEnv``); ``"async"``: one subprocess per env. Both reset a finished sub-env in
-    the same step, so the returned observations and masks are always the next decision's."""
+    (``SyncVectorEnv``); ``"async"``: one subprocess per env; ``"ray"``: the envs in
+    ``num_workers`` Ray actors (``RayVectorEnv``, on the Ray at ``ray_address``). All reset a
+    finished sub-env in the same step, so the returned observations and masks are always the
+    next decision's."""
     mode = gym.vector.AutoresetMode.SAME_STEP
     if vectorization == "sync":
         envs = gym.vector.SyncVectorEnv(factories, autoreset_mode=mode)
     elif vectorization == "async":
         envs = gym.vector.AsyncVectorEnv(factories, autoreset_mode=mode)
+    elif vectorization == "ray":
+        from agentgym_envs.scale import RayVectorEnv, init_ray
+
+        init_ray(ray_address)
+        envs = RayVectorEnv(factories, num_workers=num_workers, autoreset_mode=mode)
     else:
-        raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}")
+        raise ValueError(f"vectorization must be 'sync', 'async' or 'ray', got {vectorization!r}")
     return gym.wrappers.vector.RecordEpisodeStatistics(envs)
 
 
@@ -340,7 +350,7 @@ class Run:
         return self.env_factory(split, training)()
 
     def make_vector_env(self, factories: list[Callable[[], gym.Env]], vectorization: str = "sync") -> gym.vector.VectorEnv:
-        return make_vector_env(factories, vectorization)
+        return make_vector_env(factories, vectorization, self.request.num_workers, self.request.ray_address)
 
     # -------------------------------------------------------------- logging
     @property

@@ -39,7 +39,7 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     observation: str = "tokens"  # a Text observation as token ids (the token policy) or "bag" (hashed counts, the MLP)
     num_envs: int = 16
     num_steps: int = 32  # steps per env per rollout
-    vectorization: str = "sync"  # "sync" | "async": how the num_envs envs run (trainers.lifecycle.make_vector_env)
+    vectorization: str = "sync"  # "sync" | "async" | "ray": how the num_envs envs run (trainers.lifecycle.make_vector_env)
     learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.99

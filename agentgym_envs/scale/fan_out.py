@@ -1,0 +1,132 @@
+"""Evaluation fanned out over Ray workers, with the same per-episode records as a local run.
+
+:func:`fan_out` cuts a list of episode keys (seeds, or ``(seed, trial)`` pairs) into shards,
+runs a shard function on each in a Ray task (at most ``num_workers`` at once) and returns the
+records in the order of the keys. The shard function is anything that maps keys to one record
+per key: :class:`SeededEpisodes`
+for an agent factory (reference policies, checkpoints, LLM agents), or an evaluator with its
+own concurrency for endpoints, so each worker keeps its own concurrent requests. When a record
+depends on its seed alone (a fresh, seeded agent per episode, as :class:`SeededEpisodes`
+makes), the records are identical to those of ``shard_fn(keys)`` run locally.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agentgym_envs.policies import Agent, run_episode
+
+from .runtime import init_ray, ray
+
+logger = logging.getLogger(__name__)
+
+Record = dict[str, Any]
+ShardFn = Callable[[list[Any]], list[Record]]
+WORKER_LOST = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError)
+
+
+@dataclass(frozen=True)
+class SeededEpisodes:
+    """Plays one episode of ``env_id`` per seed, each with a fresh agent
+    ``agent_factory(env, seed)``, so that an episode's record depends on its seed alone.
+
+    A record is ``{"seed", "return", **info["metrics"]}``. ``agent_factory`` has the signature
+    of :data:`agentgym_envs.policies.POLICIES`' values and is shipped to the workers (Ray
+    pickles it with cloudpickle, so lambdas and closures work).
+    """
+
+    env_id: str
+    agent_factory: Callable[[gym.Env, int], Agent]
+    split: str = "test"
+    make_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, seeds: Sequence[int]) -> list[Record]:
+        env = gym.make(self.env_id, split=self.split, **self.make_kwargs)
+        try:
+            records = []
+            for seed in seeds:
+                total, metrics = run_episode(env, self.agent_factory(env, seed), seed=seed)
+                records.append({"seed": seed, "return": total, **metrics})
+            return records
+        finally:
+            env.close()
+
+
+def summarize(records: Sequence[Record]) -> dict[str, float]:
+    """The mean of every numeric field but ``seed``, plus ``episodes``."""
+    if not records:
+        raise ValueError("no episode records to summarize")
+    keys = [key for key, value in records[0].items() if key != "seed" and isinstance(value, (int, float, np.number))]
+    summary = {key: float(np.mean([record[key] for record in records])) for key in keys}
+    summary["episodes"] = float(len(records))
+    return summary
+
+
+def fan_out(
+    shard_fn: ShardFn,
+    keys: Sequence[Any],
+    num_workers: int | None = None,
+    shard_size: int | None = None,
+    worker_options: dict[str, Any] | None = None,
+    on_records: Callable[[list[Record]], None] | None = None,
+    max_retries: int = 3,
+) -> list[Record]:
+    """``shard_fn`` over ``keys`` (picklable episode keys: seeds for :class:`SeededEpisodes`)
+    on at most ``num_workers`` Ray workers at once (default: one per CPU of the Ray cluster).
+
+    Keys are cut into shards of ``shard_size`` consecutive keys (default: one shard per
+    worker). ``worker_options`` are Ray task options (default ``num_cpus=1``; an endpoint
+    evaluator that mostly waits on the network can take a fraction). ``on_records`` is called
+    with each shard's records as the shard finishes (to write them as they come, for resume).
+    A shard whose worker dies is run again, up to ``max_retries`` times in all, with a logged
+    warning. Without a Ray connection (:func:`~agentgym_envs.scale.init_ray`), a local Ray is
+    started. Returns the records in the order of ``keys``.
+    """
+    if num_workers is not None and num_workers < 1:
+        raise ValueError(f"num_workers must be at least 1, got {num_workers}")
+    keys = list(keys)
+    if not keys:
+        return []
+    init_ray()
+    num_workers = num_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    shard_size = shard_size or math.ceil(len(keys) / num_workers)
+    shards = [keys[start : start + shard_size] for start in range(0, len(keys), shard_size)]
+    task = ray.remote(_run_shard).options(**{"num_cpus": 1, **(worker_options or {}), "max_retries": 0})
+    shard_ref = ray.put(shard_fn)
+    results: dict[int, list[Record]] = {}
+    running: dict[Any, int] = {}
+    queue, retries = list(range(len(shards))), 0
+    while queue or running:
+        while queue and len(running) < num_workers:
+            index = queue.pop(0)
+            running[task.remote(shard_ref, shards[index])] = index
+        [done], _ = ray.wait(list(running), num_returns=1)
+        index = running.pop(done)
+        try:
+            records = ray.get(done)
+        except WORKER_LOST as error:
+            if retries >= max_retries:
+                raise RuntimeError(f"a Ray worker died running episodes {shards[index][0]}..{shards[index][-1]} and "
+                                   f"the {max_retries} retries allowed are spent: {error}") from error
+            retries += 1
+            logger.warning("a Ray worker died running episodes %s..%s (%s); running them again (retry %d of %d)",
+                           shards[index][0], shards[index][-1], type(error).__name__, retries, max_retries)
+            queue.insert(0, index)
+            continue
+        if len(records) != len(shards[index]):
+            raise RuntimeError(f"the shard function returned {len(records)} records for {len(shards[index])} episodes")
+        results[index] = records
+        if on_records is not None:
+            on_records(records)
+    return [record for index in range(len(shards)) for record in results[index]]
+
+
+def _run_shard(shard_fn: ShardFn, keys: list[Any]) -> list[Record]:
+    return shard_fn(keys)

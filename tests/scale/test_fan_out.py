@@ -1,0 +1,54 @@
+"""Evaluation fanned out over Ray workers gives the records of a local run, in seed order,
+and runs a shard again when its worker dies."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from agentgym_envs.policies import POLICIES
+from agentgym_envs.scale import SeededEpisodes, fan_out, summarize
+
+pytestmark = pytest.mark.xdist_group("ray")
+CS = "AgentGym/CustomerSupport-v0"
+
+
+def test_fanned_out_records_equal_a_local_run():
+    episodes = SeededEpisodes(CS, POLICIES["random"], split="test")
+    seeds = list(range(10, 17))
+    local = episodes(seeds)
+    streamed = []
+    remote = fan_out(episodes, seeds, num_workers=2, shard_size=3, on_records=streamed.extend)
+    assert remote == local and [record["seed"] for record in remote] == seeds
+    assert sorted(streamed, key=lambda record: record["seed"]) == local
+    assert summarize(remote) == summarize(local)
+    assert len({record["return"] for record in local}) > 1  # the episodes differ
+
+
+class DiesOnce:
+    """A shard function whose process exits abruptly the first time it is called."""
+
+    def __init__(self, episodes: SeededEpisodes, marker: Path) -> None:
+        self.episodes, self.marker = episodes, marker
+
+    def __call__(self, seeds):
+        if not self.marker.exists():
+            self.marker.touch()
+            os._exit(1)
+        return self.episodes(seeds)
+
+
+def test_a_shard_whose_worker_dies_runs_again(tmp_path, caplog):
+    episodes = SeededEpisodes(CS, POLICIES["expert"])
+    with caplog.at_level(logging.WARNING, logger="agentgym_envs.scale.fan_out"):
+        records = fan_out(DiesOnce(episodes, tmp_path / "died"), [0, 1, 2, 3], num_workers=2)
+    assert records == episodes([0, 1, 2, 3])
+    assert "a Ray worker died running episodes" in caplog.text and "retry 1 of 3" in caplog.text
+
+
+def test_bad_worker_count_is_a_clear_error():
+    with pytest.raises(ValueError, match="num_workers"):
+        fan_out(SeededEpisodes(CS, POLICIES["expert"]), [0], num_workers=0)
