@@ -9,15 +9,19 @@ from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction
 CS = "AgentGym/CustomerSupport-v0"
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_make_vec_runs(mode):
-    envs = gym.make_vec(CS, num_envs=2, vectorization_mode=mode)
-    obs, info = envs.reset(seed=0)
-    assert len(obs) == 2 and info["action_mask"].shape == (2, 75)
+def test_async_vector_env_gives_the_sync_observations_step_by_step():
+    sync = gym.make_vec(CS, num_envs=2, vectorization_mode="sync")
+    asynchronous = gym.make_vec(CS, num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False})
+    observations = [sync.reset(seed=0)[0], asynchronous.reset(seed=0)[0]]
+    assert tuple(observations[0]) == tuple(observations[1]) and observations[0][0].startswith("TICKET")
+    rng = np.random.default_rng(0)
     for _ in range(15):
-        obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
-    assert reward.shape == (2,)
-    envs.close()
+        action = np.stack([rng.integers(sync.single_action_space.nvec) for _ in range(2)])
+        sync_step, async_step = sync.step(action), asynchronous.step(action)
+        assert tuple(sync_step[0]) == tuple(async_step[0])
+        assert np.array_equal(sync_step[1], async_step[1]) and np.array_equal(sync_step[4]["action_mask"], async_step[4]["action_mask"])
+    sync.close()
+    asynchronous.close()
 
 
 def test_sb3_ppo_trains_a_few_thousand_steps():
