@@ -9,58 +9,7 @@
   reveal, reads, list builders, generator).
 """
 
-from .upstream import (
-    AIRLINE,
-    DATA_DIR_ENV,
-    DOMAINS,
-    RETAIL,
-    CommunicateCheck,
-    EvaluationCriteria,
-    Tau2Action,
-    Tau2DataError,
-    Tau2DB,
-    Tau2Domain,
-    Tau2FormatError,
-    Tau2MissingDataError,
-    Tau2Score,
-    Tau2SplitError,
-    Tau2Task,
-    Tau2TaskError,
-    Tau2World,
-    ToolOutcome,
-    dict_hash,
-    get_domain,
-    gold_changes,
-    gold_state,
-    replay_writes,
-    run_tool,
-    score_episode,
-)
+from . import upstream
+from .upstream import *  # noqa: F403  (the port's public names, re-exported)
 
-__all__ = [
-    "AIRLINE",
-    "DATA_DIR_ENV",
-    "DOMAINS",
-    "RETAIL",
-    "CommunicateCheck",
-    "EvaluationCriteria",
-    "Tau2Action",
-    "Tau2DB",
-    "Tau2DataError",
-    "Tau2Domain",
-    "Tau2FormatError",
-    "Tau2MissingDataError",
-    "Tau2Score",
-    "Tau2SplitError",
-    "Tau2Task",
-    "Tau2TaskError",
-    "Tau2World",
-    "ToolOutcome",
-    "dict_hash",
-    "get_domain",
-    "gold_changes",
-    "gold_state",
-    "replay_writes",
-    "run_tool",
-    "score_episode",
-]
+__all__ = list(upstream.__all__)
