@@ -119,7 +119,8 @@ def evaluate(
 
     ``env`` is an env id (made with ``split`` and ``make_kwargs``, ``concurrency`` copies) or one
     env. ``policy`` is ``"expert"``, ``"random"``, an agent callable (one env), or a batch policy
-    with ``respond`` (the LLM agents), which answers the ``concurrency`` envs together. A batch
+    with ``respond`` (the LLM agents), which answers the ``concurrency`` envs together, or a
+    :class:`ModelSpec` (its agent is built here, and closed at the end). A batch
     policy's failed turn ends its episode as a recorded failure with the error.
     ``output`` names a JSONL file that receives each episode as it finishes; ``resume``
     continues such a file, skipping the episodes it holds. ``progress`` shows a progress bar.
@@ -157,13 +158,16 @@ def evaluate(
     store = ResultsFile(output, config, resume)
     keys = [(task, trial) for task in tasks for trial in range(trials)]
     pending = [key for key in keys if not store.done(key)]
-    if pending:
-        with tqdm(total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress) as bar:
-            if spec is None:
-                _play_keys(env, policy, pending, split, seed, concurrency, make_kwargs, store, bar)
-            else:
-                getattr(policy, "close", lambda: None)()  # the workers build their own
-                _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs), pending, num_workers, store, bar)
+    try:
+        if pending:
+            with tqdm(total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress) as bar:
+                if num_workers is None:
+                    _play_keys(env, policy, pending, split, seed, concurrency, make_kwargs, store, bar)
+                else:  # the workers build their own agents
+                    _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs), pending, num_workers, store, bar)
+    finally:
+        if spec is not None:  # the agent built here from the spec
+            getattr(policy, "close", lambda: None)()
     return summarize((store.records[key] for key in keys), trials)
 
 
