@@ -14,7 +14,8 @@ from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no t
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .policies import MODEL_POLICIES, POLICIES, default_results_path, evaluate, model_policy
+from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate
+from .policies.results import summarize
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
 TRAIN_DESCRIPTION = """Train an agent. Every algorithm goes through the same run lifecycle:
@@ -121,25 +122,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
             task_ids = [task.id for task in get_domain(domain).load_tasks(args.split, args.data_dir)][: args.episodes]
     on_ray = args.num_workers is not None or args.ray_address is not None
-    if on_ray and (llm or args.trials != 1 or args.output or task_ids is not None):
+    if on_ray and not llm and (args.trials != 1 or args.output or task_ids is not None):
         raise ValueError("--num-workers / --ray-address fan out reference policies' seeded episodes, one trial each, "
-                         "without --output")
+                         "without --output (a language model's episodes fan out with all of them)")
     rows = []
     for name in args.policy:
         policy = name
         if name in MODEL_POLICIES:
-            policy = model_policy(name, args.model, base_url=args.base_url, api_key=args.api_key, device=args.device,
-                                  concurrency=args.concurrency, timeout=args.timeout, max_retries=args.max_retries,
-                                  temperature=args.temperature, max_tokens=args.max_tokens)
+            policy = ModelSpec(name, args.model, {"base_url": args.base_url, "api_key": args.api_key, "device": args.device,
+                                                  "timeout": args.timeout, "max_retries": args.max_retries,
+                                                  "temperature": args.temperature, "max_tokens": args.max_tokens})
         output = args.output or (default_results_path(env_id, name, args.model, args.split, args.seed) if llm else None)
         if output:
             print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
-        if not on_ray:
+        if on_ray and not llm:
+            metrics = _eval_on_ray(args, env_id, name, make_kwargs)
+        else:
             metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
                                trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
-                               task_ids=task_ids, **make_kwargs)
-        else:
-            metrics = _eval_on_ray(args, env_id, name, make_kwargs)
+                               task_ids=task_ids, num_workers=ray_workers(args) if on_ray else None, **make_kwargs)
         rows.append({"policy": name, **metrics})
     if task_ids is not None:
         print(f"\n{env_id}, split={args.split}, its {len(task_ids)} real tasks x {args.trials} trials")
@@ -189,14 +190,22 @@ def write_tau2_leaderboard(args: argparse.Namespace, domain: str, row: dict[str,
     print(f"leaderboard results ({domain}): {path}")
 
 
-def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str, make_kwargs: dict[str, object]) -> dict[str, float]:
-    """The episodes fanned out over Ray workers, each with a fresh agent seeded by its episode."""
-    from .scale import SeededEpisodes, fan_out, init_ray, summarize
+def ray_workers(args: argparse.Namespace) -> int:
+    """Connect to ``--ray-address`` (or a local Ray); ``--num-workers``, default one per CPU of the cluster."""
+    from .scale import init_ray
+    from .scale.runtime import ray
 
     init_ray(args.ray_address)
+    return args.num_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str, make_kwargs: dict[str, object]) -> dict[str, float]:
+    """The episodes fanned out over Ray workers, each with a fresh agent seeded by its episode."""
+    from .scale import SeededEpisodes, fan_out
+
     episodes = SeededEpisodes(env_id, POLICIES[policy], args.split, make_kwargs)
     seeds = range(args.seed, args.seed + args.episodes)
-    return summarize(fan_out(episodes, seeds, args.num_workers))
+    return summarize(fan_out(episodes, seeds, ray_workers(args)), trials=1)
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:
@@ -300,8 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="upstream: tool arguments handled as upstream's Python tools handle them")
     tau2.add_argument("--leaderboard", help="the leaderboard-style results file, per domain and k "
                       "(default: evals/tau2__<policy>__<model>__<split>__seed<N>.json)")
-    add_ray_arguments(p, "play the episodes on N Ray workers, each with a fresh agent seeded by its episode "
-                      "(reference policies)")
+    add_ray_arguments(p, "play the episodes on N Ray workers: a reference policy with a fresh agent seeded by "
+                      "each episode; a language model with one agent and --concurrency envs per worker")
     p.set_defaults(func=cmd_eval)
     p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
                        "SFT warm start on expert trajectories (needs the llm extra)")

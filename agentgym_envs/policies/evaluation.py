@@ -1,6 +1,7 @@
 """Evaluating a policy: seeded tasks, each played ``trials`` times, several environments at
 once, every finished episode recorded (optionally to JSONL, which ``resume`` continues), and a
-summary of mean metrics and pass^k."""
+summary of mean metrics and pass^k. With ``num_workers``, the episodes fan out over Ray workers
+(:mod:`agentgym_envs.scale`), each building its own language-model agent from a :class:`ModelSpec`."""
 
 from __future__ import annotations
 
@@ -38,6 +39,41 @@ def model_policy(name: str, model: str | None, *, base_url: str | None = None, a
     return TransformersAgent(model, device=device, max_new_tokens=max_tokens, temperature=temperature or 0.0)
 
 
+@dataclass(frozen=True)
+class ModelSpec:
+    """:func:`model_policy`'s arguments (``options``: its keywords but ``concurrency``), picklable:
+    each Ray worker builds its own agent from them, with its own concurrency."""
+
+    name: str
+    model: str | None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def build(self, concurrency: int) -> BatchPolicy:
+        return model_policy(self.name, self.model, concurrency=concurrency, **self.options)
+
+
+@dataclass(frozen=True)
+class ShardEvaluation:
+    """Plays given ``(task, trial)`` episodes with its own agent and ``concurrency`` envs, and
+    returns their records in the order given: one Ray worker's share of a fanned-out evaluation."""
+
+    env_id: str
+    spec: ModelSpec
+    split: str
+    seed: int
+    concurrency: int
+    make_kwargs: dict[str, Any]
+
+    def __call__(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
+        policy = self.spec.build(self.concurrency)
+        store = ResultsFile(None, {})
+        try:
+            _play_keys(self.env_id, policy, keys, self.split, self.seed, self.concurrency, self.make_kwargs, store)
+        finally:
+            getattr(policy, "close", lambda: None)()
+        return [store.records[tuple(key)] for key in keys]
+
+
 def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
     """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
     observation, info = env.reset(seed=seed, options=options)
@@ -65,7 +101,7 @@ class _Slot:
 
 def evaluate(
     env: str | gym.Env,
-    policy: str | Agent | BatchPolicy,
+    policy: str | Agent | BatchPolicy | ModelSpec,
     episodes: int = 100,
     split: str = "test",
     seed: int = 0,
@@ -76,21 +112,33 @@ def evaluate(
     output: str | None = None,
     resume: bool = False,
     task_ids: Sequence[str] | None = None,
+    num_workers: int | None = None,
     **make_kwargs: Any,
 ) -> dict[str, float]:
     """Summary metrics of ``policy`` over tasks seeded ``seed .. seed+episodes-1``, each played ``trials`` times.
 
     ``env`` is an env id (made with ``split`` and ``make_kwargs``, ``concurrency`` copies) or one
     env. ``policy`` is ``"expert"``, ``"random"``, an agent callable (one env), or a batch policy
-    with ``respond`` (the LLM agents), which answers the ``concurrency`` envs together. A batch
+    with ``respond`` (the LLM agents), which answers the ``concurrency`` envs together, or a
+    :class:`ModelSpec` (its agent is built here, and closed at the end). A batch
     policy's failed turn ends its episode as a recorded failure with the error.
     ``output`` names a JSONL file that receives each episode as it finishes; ``resume``
     continues such a file, skipping the episodes it holds. ``progress`` shows a progress bar.
     ``task_ids`` plays exactly these tasks (``reset(options={"task_id": ...})``, seed ``seed``
     + trial), each ``trials`` times, in place of ``episodes`` seeded draws: a benchmark's
     protocol (every task of a split, k times); results then key on the task id.
+    ``num_workers`` fans the episodes out over that many Ray workers (a local Ray unless
+    :func:`~agentgym_envs.scale.init_ray` connected one), each playing its share with its own
+    agent built from ``policy`` (a :class:`ModelSpec`) and ``concurrency`` envs; the records,
+    hence the summary, are those of a local run when the model decodes greedily.
     Returns :func:`~agentgym_envs.policies.results.summarize` of the requested episodes.
     """
+    if num_workers is not None and not (isinstance(policy, ModelSpec) and isinstance(env, str)):
+        raise ValueError("num_workers fans out a ModelSpec on an env id; reference policies fan out with "
+                         "agentgym_envs.scale.SeededEpisodes")
+    spec = policy if isinstance(policy, ModelSpec) else None
+    if spec is not None:
+        policy = spec.build(concurrency)
     if episodes < 1 or trials < 1 or concurrency < 1:
         raise ValueError("episodes, trials and concurrency must be at least 1")
     env_id = env if isinstance(env, str) else env.spec.id if env.spec else type(env.unwrapped).__name__
@@ -109,17 +157,47 @@ def evaluate(
         config["task_ids"] = tasks
     store = ResultsFile(output, config, resume)
     keys = [(task, trial) for task in tasks for trial in range(trials)]
-    pending = deque(key for key in keys if not store.done(key))
-    if pending:
-        envs = [gym.make(env, split=split, **make_kwargs) for _ in range(min(concurrency, len(pending)))] if isinstance(env, str) else [env]
-        agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
-        label = config["policy"].get("name", "agent")
-        with tqdm(total=len(pending), desc=label, disable=not progress) as bar:
-            _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], pending, store, bar)
+    pending = [key for key in keys if not store.done(key)]
+    try:
+        if pending:
+            with tqdm(total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress) as bar:
+                if num_workers is None:
+                    _play_keys(env, policy, pending, split, seed, concurrency, make_kwargs, store, bar)
+                else:  # the workers build their own agents
+                    _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs), pending, num_workers, store, bar)
+    finally:
+        if spec is not None:  # the agent built here from the spec
+            getattr(policy, "close", lambda: None)()
     return summarize((store.records[key] for key in keys), trials)
 
 
-def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm) -> None:
+def _play_keys(env: str | gym.Env, policy: str | Agent | BatchPolicy, keys: Sequence[Key], split: str, seed: int,
+               concurrency: int, make_kwargs: dict[str, Any], store: ResultsFile, bar: tqdm | None = None) -> None:
+    """Play ``keys`` here on ``concurrency`` envs, recording each episode in ``store``."""
+    batch = hasattr(policy, "respond")
+    envs = [gym.make(env, split=split, **make_kwargs) for _ in range(min(concurrency, len(keys)))] if isinstance(env, str) else [env]
+    agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
+    try:
+        _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar)
+    finally:
+        if isinstance(env, str):
+            for made in envs:
+                made.close()
+
+
+def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, store: ResultsFile, bar: tqdm) -> None:
+    """Play ``keys`` on Ray workers, recording each shard's episodes in ``store`` as it returns."""
+    from agentgym_envs.scale import fan_out
+
+    def record(records: list[dict[str, Any]]) -> None:
+        for entry in records:
+            store.add(entry)
+        bar.update(len(records))
+
+    fan_out(shard, keys, num_workers, on_records=record)
+
+
+def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm | None) -> None:
     """Run every pending episode, each slot taking the next task when its episode ends."""
     finished, successes = 0, 0.0
     for slot in slots:
@@ -142,8 +220,9 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
             if metrics is not None:
                 store.add({"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics, "error": turn.error})
                 finished, successes = finished + 1, successes + metrics.get("success", 0.0)
-                bar.update()
-                bar.set_postfix(success=f"{successes / finished:.3f}")
+                if bar is not None:
+                    bar.update()
+                    bar.set_postfix(success=f"{successes / finished:.3f}")
                 _start(slot, pending)
 
 

@@ -3,9 +3,9 @@
 :func:`fan_out` cuts a list of episode keys (seeds, or ``(seed, trial)`` pairs) into shards,
 runs a shard function on each in a Ray task (at most ``num_workers`` at once) and returns the
 records in the order of the keys. The shard function is anything that maps keys to one record
-per key: :class:`SeededEpisodes`
-for an agent factory (reference policies, checkpoints, LLM agents), or an evaluator with its
-own concurrency for endpoints, so each worker keeps its own concurrent requests. When a record
+per key: :class:`SeededEpisodes` for an agent factory (reference policies, checkpoints), or
+:class:`agentgym_envs.policies.evaluation.ShardEvaluation` for language models, which plays
+its ``(task, trial)`` keys with its own agent and concurrency (``evaluate(..., num_workers=N)``). When a record
 depends on its seed alone (a fresh, seeded agent per episode, as :class:`SeededEpisodes`
 makes), the records are identical to those of ``shard_fn(keys)`` run locally.
 """
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from agentgym_envs.policies import Agent, run_episode
 
@@ -37,7 +36,8 @@ class SeededEpisodes:
     """Plays one episode of ``env_id`` per seed, each with a fresh agent
     ``agent_factory(env, seed)``, so that an episode's record depends on its seed alone.
 
-    A record is ``{"seed", "return", **info["metrics"]}``. ``agent_factory`` has the signature
+    A record is that of :mod:`agentgym_envs.policies.results` (``{"task": seed, "trial": 0,
+    "return", "metrics", "error": None}``), which its ``summarize`` summarizes. ``agent_factory`` has the signature
     of :data:`agentgym_envs.policies.POLICIES`' values and is shipped to the workers (Ray
     pickles it with cloudpickle, so lambdas and closures work).
     """
@@ -53,20 +53,10 @@ class SeededEpisodes:
             records = []
             for seed in seeds:
                 total, metrics = run_episode(env, self.agent_factory(env, seed), seed=seed)
-                records.append({"seed": seed, "return": total, **metrics})
+                records.append({"task": seed, "trial": 0, "return": total, "metrics": metrics, "error": None})
             return records
         finally:
             env.close()
-
-
-def summarize(records: Sequence[Record]) -> dict[str, float]:
-    """The mean of every numeric field but ``seed``, plus ``episodes``."""
-    if not records:
-        raise ValueError("no episode records to summarize")
-    keys = [key for key, value in records[0].items() if key != "seed" and isinstance(value, (int, float, np.number))]
-    summary = {key: float(np.mean([record[key] for record in records])) for key in keys}
-    summary["episodes"] = float(len(records))
-    return summary
 
 
 def fan_out(

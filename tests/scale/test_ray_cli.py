@@ -10,7 +10,8 @@ import pytest
 
 from agentgym_envs.cli import _eval_on_ray, build_parser, main
 from agentgym_envs.policies import POLICIES
-from agentgym_envs.scale import RayVectorEnv, SeededEpisodes, summarize
+from agentgym_envs.policies.results import summarize
+from agentgym_envs.scale import RayVectorEnv, SeededEpisodes
 from trainers.lifecycle import make_vector_env
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -43,5 +44,5 @@ def test_train_rejects_ray_workers_with_another_vectorization(tmp_path, capsys):
 
 def test_eval_on_ray_gives_the_records_of_a_local_run_of_the_same_seeds():
     args = build_parser().parse_args(["eval", "customer_support", "--episodes", "5", "--seed", "7", "--num-workers", "2"])
-    local = summarize(SeededEpisodes(CS, POLICIES["random"], "test", {"action_mode": "structured"})(range(7, 12)))
-    assert _eval_on_ray(args, CS, "random") == local
+    local = summarize(SeededEpisodes(CS, POLICIES["random"], "test", {"action_mode": "structured"})(range(7, 12)), trials=1)
+    assert _eval_on_ray(args, CS, "random", {"action_mode": "structured"}) == local
