@@ -188,8 +188,9 @@ ALGORITHMS: dict[str, Algorithm] = {
                             ("sb3-maskable-ppo", "MaskablePPOConfig"))},
     **{name: Algorithm("trainers.reference:train", "trainers.reference:load_policy", "policy.json")
        for name in ("random", "expert")},
-    "llm-grpo": Algorithm("trainers.llm.grpo:train", "trainers.llm.runtime:load_policy", "llm_state.ckpt",
-                          config="trainers.llm.grpo:Config"),
+    **{name: Algorithm(f"trainers.llm.{module}:train", "trainers.llm.runtime:load_policy", "llm_state.ckpt",
+                       config=f"trainers.llm.{module}:Config")
+       for name, module in (("llm-grpo", "grpo"), ("llm-sft", "sft"))},
 }
 
 

@@ -1,4 +1,6 @@
-"""llm-sft: assistant-only labels, a falling loss, clear errors on bad data, stated truncation."""
+"""llm-sft: assistant-only labels, a falling loss, clear errors on bad data, stated truncation; the
+lifecycle run (expert data recorded when none is given, total_steps as demonstration env
+steps, exact resume, agentgym eval of the checkpoint)."""
 
 from __future__ import annotations
 
@@ -6,11 +8,17 @@ import json
 
 import pytest
 import torch
+from safetensors.torch import load_file
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from transformers import AutoTokenizer
 
+from agentgym_envs.cli import main as agentgym
+from trainers.lifecycle import TrainRequest, train
 from trainers.llm import runtime, sft
 from trainers.llm.chat import ChatFormat
-from trainers.llm.model import load, read_trajectories
+from trainers.llm.model import env_steps, load, read_trajectories
+
+SMALL = {"epochs": 2, "batch_size": 2, "micro_batch": 2, "env_kwargs": {"max_turns": 2}}
 
 
 def test_labels_cover_exactly_the_assistant_turns(micro_model):
@@ -45,7 +53,7 @@ def test_training_lowers_the_assistant_loss(micro_model, tmp_path):
         return float(total) / count
 
     before = loss(network)
-    out = sft.train(sft.Config(model=str(micro_model), data=[str(data)], run_dir=str(tmp_path / "run"), epochs=3,
+    out = sft.fine_tune(sft.Config(model=str(micro_model), data=[str(data)], run_dir=str(tmp_path / "run"), epochs=3,
                                batch_size=4, micro_batch=2, device="cpu"))
     after = loss(load(out)[0])
     assert after < before
@@ -60,3 +68,61 @@ def test_malformed_trajectory_file_names_the_line(tmp_path):
     path.write_text(json.dumps({"turns": []}) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.jsonl:1: a record needs a 'messages' list"):
         read_trajectories(path)
+
+
+def test_the_first_conversations_holding_the_step_budget_are_used(micro_model):
+    records = read_trajectories(micro_model / "expert_train.jsonl")
+    taken = sft.first_env_steps(records, 5)
+    held = [env_steps(r) for r in taken]
+    assert taken == records[: len(taken)] and sum(held) >= 5 > sum(held[:-1])
+    assert sft.first_env_steps(records, 0) == records == sft.first_env_steps(records, 10**9)
+
+
+def test_cli_trains_llm_sft_on_recorded_expert_steps_and_eval_reads_its_checkpoint(micro_model, tmp_path, capsys):
+    code = agentgym(["train", "math", "--algo", "llm-sft", "--total-steps", "6", "--run-dir", str(tmp_path), "--device",
+                     "cpu", "--eval-episodes", "1", "--no-progress", f"--set=model={micro_model / 'base'}",
+                     '--set=env_kwargs={"max_turns": 2}', "--set=epochs=1", "--set=batch_size=2"])
+    assert code == 0 and "success criteria (test split)" in capsys.readouterr().out
+    run_dir = tmp_path / "Math-v0__llm-sft__seed0"
+    recorded = read_trajectories(run_dir / sft.EXPERT_DATA)
+    steps = sum(env_steps(r) for r in recorded)
+    assert steps >= 6 > steps - env_steps(recorded[-1])  # whole expert episodes up to the budget
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["total_steps"] == steps and set(result["test_metrics"]) >= {"success", "return"}
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    assert {"losses/sft_loss", "llm/update_tokens_per_s", "final/test_success"} <= set(events.Tags()["scalars"])
+    assert agentgym(["eval", str(run_dir / runtime.STATE_FILE), "--episodes", "1", "--device", "cpu"]) == 0
+    assert "split=test" in capsys.readouterr().out
+
+
+def test_given_data_is_learnt_from_up_to_the_step_budget(micro_model, tmp_path):
+    data = micro_model / "expert_train.jsonl"
+    result = train(TrainRequest("math", algo="llm-sft", total_steps=4, device="cpu", run_root=str(tmp_path),
+                                eval_episodes=1, progress=False,
+                                overrides={**SMALL, "model": str(micro_model / "base"), "data": [str(data)]}))
+    assert result.total_steps == sum(env_steps(r) for r in sft.first_env_steps(read_trajectories(data), 4))
+    assert not (tmp_path / "Math-v0__llm-sft__seed0" / sft.EXPERT_DATA).exists()
+
+
+def test_an_interrupted_lifecycle_run_resumes_exactly(micro_model, tmp_path, monkeypatch):
+    def run(root, resume=False):
+        return train(TrainRequest("math", algo="llm-sft", total_steps=8, device="cpu", run_root=str(tmp_path / root),
+                                  eval_episodes=1, resume=resume, progress=False,
+                                  overrides={**SMALL, "model": str(micro_model / "base"), "checkpoint_every": 1}))
+
+    saved = runtime.save_state
+
+    def save_then_stop(run_dir, *args):
+        saved(run_dir, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runtime, "save_state", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        run("a")
+    assert runtime.load_state(tmp_path / "a" / "Math-v0__llm-sft__seed0")["progress"] == {"step": 1}
+    monkeypatch.setattr(runtime, "save_state", saved)
+    resumed, straight = run("a", resume=True), run("b")
+    assert resumed.total_steps == straight.total_steps
+    weights = [load_file(tmp_path / root / "Math-v0__llm-sft__seed0" / "model" / "model.safetensors") for root in "ab"]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

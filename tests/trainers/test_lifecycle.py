@@ -31,6 +31,9 @@ TINY = {  # per algorithm: a few dozen env steps, a tiny network, no curve evalu
     "sb3-dqn": dict(n_envs=2, learning_starts=8, buffer_size=64, eval_every=10**6),
     "random": {},
     "expert": {},
+    # language models: the micro chat model (added by tiny_overrides), two tool calls per episode
+    "llm-sft": dict(epochs=1, batch_size=4, micro_batch=4, env_kwargs={"max_turns": 2}),
+    "llm-grpo": dict(group_size=2, tasks_per_update=1, max_new_tokens=16, micro_batch=2, env_kwargs={"max_turns": 2}),
 }
 TORCH_NET = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, context_len=64, entity_len=8)
 
@@ -109,9 +112,10 @@ if CONTRACT_ENV not in gym.registry:
     gym.register(CONTRACT_ENV, entry_point=make_pick_colour)
 
 
-def tiny_overrides(algo: str) -> dict[str, Any]:
+def tiny_overrides(algo: str, request: pytest.FixtureRequest) -> dict[str, Any]:
     torch_trainer = algo in ("ppo", "grpo", "bc", "bc-ppo", "bc-grpo")
-    return {**TINY[algo], **(TORCH_NET if torch_trainer else {})}
+    language_model = {"model": str(request.getfixturevalue("micro_model"))} if algo.startswith("llm-") else {}
+    return {**TINY[algo], **(TORCH_NET if torch_trainer else {}), **language_model}
 
 
 def test_every_registered_algorithm_has_a_tiny_configuration():
@@ -119,9 +123,9 @@ def test_every_registered_algorithm_has_a_tiny_configuration():
 
 
 @pytest.mark.parametrize("algo", list(TINY))
-def test_an_env_that_only_follows_the_contract_trains_with_every_algorithm(tmp_path, algo):
+def test_an_env_that_only_follows_the_contract_trains_with_every_algorithm(tmp_path, request, algo):
     result = train(TrainRequest(CONTRACT_ENV, algo=algo, total_steps=16, device="cpu", run_root=str(tmp_path),
-                                eval_episodes=2, progress=False, overrides=tiny_overrides(algo)))
+                                eval_episodes=2, progress=False, overrides=tiny_overrides(algo, request)))
     run_dir = Path(result.run_dir)
     assert run_dir.name == f"PickColour-v0__{algo}__seed0"
     assert result.test_metrics["episodes"] == 2 and 0.0 <= result.test_metrics["success"] <= 1.0
@@ -133,21 +137,22 @@ def test_an_env_that_only_follows_the_contract_trains_with_every_algorithm(tmp_p
 
 
 # ------------------------------------------------------------------ the CLI
-def cli_settings(algo: str) -> list[str]:
-    settings = tiny_overrides(algo)
+def cli_settings(algo: str, request: pytest.FixtureRequest) -> list[str]:
+    settings = tiny_overrides(algo, request)
     settings.pop("context_len", None), settings.pop("entity_len", None)
     return [item for name, value in settings.items() for item in ("--set", f"{name}={json.dumps(value)}")]
 
 
 @pytest.mark.parametrize("algo", list(TINY))
 def test_agentgym_train_gives_every_algorithm_one_run_layout_and_agentgym_eval_reads_its_checkpoint(tmp_path, capsys,
-                                                                                                    monkeypatch, algo):
+                                                                                                    monkeypatch, request,
+                                                                                                    algo):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     layouts = []
     for seed, env in enumerate(("customer_support", "AgentGym/CustomerSupport-v0")):
         assert main(["train", env, "--algo", algo, "--seed", str(seed), "--total-steps", "16", "--device", "cpu",
-                     "--run-dir", str(tmp_path / "runs"), "--eval-episodes", "1", "--no-progress", *cli_settings(algo)]) == 0
+                     "--run-dir", str(tmp_path / "runs"), "--eval-episodes", "1", "--no-progress", *cli_settings(algo, request)]) == 0
         out = capsys.readouterr().out
         assert "success criteria (test split)" in out and "return: the env's own reward" in out
         run_dir = tmp_path / "runs" / f"CustomerSupport-v0__{algo}__seed{seed}"

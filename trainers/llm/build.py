@@ -40,7 +40,7 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     shutil.move(base / "expert_train.jsonl", data)
     config = sft.Config(model=str(base), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
                         epochs=epochs or recipe["epochs"], batch_size=recipe["batch_size"])
-    trained = sft.train(config)
+    trained = sft.fine_tune(config)
     for item in trained.iterdir():
         shutil.copy2(item, out / item.name)
     return out

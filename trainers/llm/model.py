@@ -22,7 +22,6 @@ from typing import Any, Iterable, Sequence
 
 import gymnasium as gym
 
-from agentgym_envs import resolve_env_id
 from agentgym_envs.policies import ExpertPolicy, run_episode
 from agentgym_envs.wrappers.recorder import TrajectoryRecorder
 
@@ -95,18 +94,41 @@ DEFAULT_ENVS = ("math", "customer_support")
 
 
 def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
-                               split: str = "train", seed: int = 0) -> Path:
-    """Play the scripted expert in text mode on each env and record the episodes (OpenAI chat
-    JSONL, :class:`TrajectoryRecorder`) to ``path``, replacing any earlier file."""
+                               split: str = "train", seed: int = 0, *, steps: int | None = None,
+                               env_kwargs: dict[str, Any] | None = None) -> Path:
+    """Play the scripted expert in text mode on each env (an agentgym name or any registered
+    id, made with ``env_kwargs``) and record the episodes (OpenAI chat JSONL,
+    :class:`TrajectoryRecorder`) to ``path``, replacing any earlier file: ``episodes`` episodes
+    per env seeded ``seed, seed + 1, ...``, or, given ``steps``, whole episodes until each env
+    has recorded at least that many env steps."""
+    from ..lifecycle import canonical_env_id
+
     path = Path(path)
     path.unlink(missing_ok=True)
     for name in envs:
-        env = TrajectoryRecorder(gym.make(resolve_env_id(name), action_mode="text", split=split), path)
-        expert = ExpertPolicy(env)
-        for episode in range(episodes):
-            run_episode(env, expert, seed=seed + episode)
+        env = TrajectoryRecorder(gym.make(canonical_env_id(name), **{**(env_kwargs or {}), "action_mode": "text",
+                                                                    "split": split}), path)
+        try:
+            expert = ExpertPolicy(env)
+        except TypeError as exc:
+            raise ValueError(f"recording expert trajectories needs an env with a scripted expert: {exc}") from exc
+        played = episode = 0
+
+        def counted(observation: Any, info: dict[str, Any]) -> Any:
+            nonlocal played
+            played += 1
+            return expert(observation, info)
+
+        while (played < steps) if steps is not None else (episode < episodes):
+            run_episode(env, counted, seed=seed + episode)
+            episode += 1
         env.close()
     return path
+
+
+def env_steps(record: dict[str, Any]) -> int:
+    """The env steps a recorded conversation holds: its assistant turns (one tool call each)."""
+    return sum(message.get("role") == "assistant" for message in record["messages"])
 
 
 def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]:

@@ -129,9 +129,11 @@ class LLMPolicy:
 
 
 def load_policy(checkpoint: str | Path, device: str = "auto") -> LLMPolicy:
-    """The trained model of the run whose checkpoint this is (its ``model/`` beside it)."""
-    state = load_state(Path(checkpoint).parent)
-    if state is None:
+    """The trained model of the run whose checkpoint this is (its ``model/`` beside it), on the
+    env and env arguments its ``run.json`` records."""
+    from ..lifecycle import run_info
+
+    if not Path(checkpoint).is_file():
         raise CheckpointError(f"no LLM checkpoint at {checkpoint}")
-    config = state["config"]
-    return LLMPolicy(config["env_id"], Path(checkpoint).parent / MODEL_DIR, config.get("env_kwargs"), device)
+    info = run_info(checkpoint)
+    return LLMPolicy(info["env_id"], Path(checkpoint).parent / MODEL_DIR, info.get("env_kwargs"), device)

@@ -10,6 +10,15 @@ end-of-turn token), averaged over those tokens.
 A conversation longer than ``max_length`` (default: the model's window) is cut to its first
 ``max_length`` tokens; how many were cut is printed and logged (``llm/truncated_sequences``).
 
+Through the lifecycle (``agentgym train ENV --algo llm-sft --set model=PATH``), ``total_steps``
+counts the env steps of the demonstrations learnt from, as for ``bc``: without ``data`` the
+env's scripted expert plays whole train-split episodes in text mode until it has taken
+``total_steps`` env steps, recorded to ``<run_dir>/expert_train.jsonl``; with ``data``, SFT
+learns from the first conversations of the files that hold ``total_steps`` env steps (assistant
+turns; all of them when the files hold fewer). Each conversation is seen ``epochs`` times.
+
+    agentgym train math --algo llm-sft --set model=models/agentgym-tiny/base --total-steps 2000
+    agentgym train math --algo llm-sft --set model=PATH --set 'data=["trajectories.jsonl"]'
     python -m trainers.llm.sft --model models/agentgym-tiny --data expert.jsonl --run-dir runs/sft
 """
 
@@ -17,17 +26,19 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 import torch
 
 from .. import checkpoints
-from ..lifecycle import resolve_device
+from ..lifecycle import Run, Trained, resolve_device
 from . import runtime
 from .chat import ChatFormat
-from .model import read_trajectories
+from .model import env_steps, read_trajectories, record_expert_trajectories
+
+EXPERT_DATA = "expert_train.jsonl"  # the expert trajectories a lifecycle run without data records
 
 IGNORE = -100
 
@@ -37,7 +48,8 @@ class Config:
     """Every hyper-parameter of an SFT run."""
 
     model: str = "models/agentgym-tiny"  # a local path or a Hugging Face hub id
-    data: list[str] = field(default_factory=list)  # chat JSONL files
+    data: list[str] = field(default_factory=list)  # chat JSONL files (lifecycle: none records the expert)
+    env_steps: int = 0  # learn from the first conversations holding this many env steps; 0: all
     run_dir: str = "runs/llm-sft"
     seed: int = 0
     device: str = "auto"
@@ -90,10 +102,34 @@ def assistant_loss(network: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.
     return loss, int((targets != IGNORE).sum())
 
 
-def train(config: Config, resume: bool = False) -> Path:
-    """Run SFT; return the directory of the saved model (``<run_dir>/model``)."""
+def fine_tune(config: Config, resume: bool = False) -> Path:
+    """Run SFT on its own (no lifecycle); return the directory of the saved model (``<run_dir>/model``)."""
     run_dir = runtime.prepare_run_dir(config.run_dir, resume)
     state = runtime.load_state(run_dir) if resume else None
+    writer = runtime.writer_for(run_dir, state["progress"]["step"] if state is not None else None)
+    model_dir, _, _ = learn(config, state, run_dir, writer)
+    writer.close()
+    return model_dir
+
+
+def train(run: Run) -> Trained:
+    """The lifecycle's entry point (``agentgym train ENV --algo llm-sft --set model=PATH``): SFT on
+    ``data``, or on ``run.total_steps`` env steps of expert trajectories recorded first."""
+    state = runtime.load_state(run.run_dir) if run.resume else None
+    config = replace(run.config(Config), seed=run.seed, device=run.device, run_dir=str(run.run_dir),
+                     env_steps=run.total_steps)
+    if state is None and not config.data:
+        data = record_expert_trajectories(run.run_dir / EXPERT_DATA, [run.env_id], split="train", seed=run.seed * 10**6,
+                                          steps=run.total_steps, env_kwargs=run.env_kwargs)
+        config = replace(config, data=[str(data)])
+    model_dir, steps, seconds = learn(config, state, run.run_dir, run.writer)
+    return Trained(runtime.LLMPolicy(run.env_id, model_dir, run.env_kwargs, run.device), steps, [], seconds)
+
+
+def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: Any) -> tuple[Path, int, float]:
+    """The SFT loop (``state``: a checkpoint of ``run_dir`` to continue, whose config it keeps);
+    saves the model to ``<run_dir>/model``; returns its directory, the env steps of the
+    conversations learnt from and the seconds spent."""
     if state is not None:
         config = Config(**state["config"])
     device = torch.device(resolve_device(config.device))
@@ -101,7 +137,8 @@ def train(config: Config, resume: bool = False) -> Path:
     network, tokenizer = runtime.load_for_training(config.model, device, config.lora_rank)
     fmt = ChatFormat(tokenizer)
     max_length = config.max_length or runtime.window(network, tokenizer)
-    encoded = [encode(fmt, record, max_length) for record in read_trajectories(config.data)]
+    records = first_env_steps(read_trajectories(config.data), config.env_steps)
+    encoded = [encode(fmt, record, max_length) for record in records]
     truncated = sum(cut for _, _, cut in encoded)
     if truncated:
         print(f"llm-sft: {truncated} of {len(encoded)} conversations exceed {max_length} tokens; "
@@ -113,7 +150,6 @@ def train(config: Config, resume: bool = False) -> Path:
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
     schedule = lambda step: min(1.0, (step + 1) / max(1, config.warmup_steps)) * max(0.0, 1 - step / total_steps)
     step = runtime.restore(state, network, optimizer)["step"] if state is not None else 0
-    writer = runtime.writer_for(run_dir, step if state is not None else None)
     writer.add_scalar("llm/truncated_sequences", truncated, step)
     network.train()
     start, tokens_seen = time.time(), 0
@@ -144,9 +180,24 @@ def train(config: Config, resume: bool = False) -> Path:
         writer.add_scalar("llm/update_tokens_per_s", tokens_seen / max(elapsed, 1e-9), step)
         if step % config.checkpoint_every == 0 or step == total_steps:
             runtime.save_state(run_dir, network, optimizer, {"step": step}, asdict(config))
-    writer.close()
     network.eval()
-    return runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
+    model_dir = runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
+    return model_dir, sum(env_steps(record) for record in records), time.time() - start
+
+
+def first_env_steps(records: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:
+    """The first conversations of ``records`` that hold ``steps`` env steps (all: 0 or fewer held)."""
+    if steps <= 0:
+        return records
+    taken, held = [], 0
+    for record in records:
+        if held >= steps:
+            break
+        taken.append(record)
+        held += env_steps(record)
+    return taken
+
+
 
 
 def main() -> None:
@@ -159,7 +210,7 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
-    out = train(Config(model=args.model, data=args.data, run_dir=args.run_dir, epochs=args.epochs, seed=args.seed,
+    out = fine_tune(Config(model=args.model, data=args.data, run_dir=args.run_dir, epochs=args.epochs, seed=args.seed,
                        device=args.device), resume=args.resume)
     print(f"saved {out}")
 
