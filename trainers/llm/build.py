@@ -22,7 +22,7 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # Per size: expert episodes per env, SFT epochs and conversations per SFT step, sized to
 # minutes of a shared 2-core CPU; the micro model only has to exist, load and run.
 RECIPES = {"micro": {"episodes": 8, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 125, "epochs": 2, "batch_size": 8}}
+           "tiny": {"episodes": 125, "epochs": 3, "batch_size": 4}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
