@@ -5,9 +5,11 @@ summary of mean metrics and pass^k. With ``num_workers``, the episodes fan out o
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import gymnasium as gym
 from tqdm import tqdm
@@ -68,7 +70,8 @@ class ShardEvaluation:
         policy = self.spec.build(self.concurrency)
         store = ResultsFile(None, {})
         try:
-            _play_keys(self.env_id, policy, keys, self.split, self.seed, self.concurrency, self.make_kwargs, store)
+            with _made_envs(self.env_id, self.split, self.make_kwargs, min(self.concurrency, len(keys))) as envs:
+                _play_keys(envs, policy, keys, self.seed, store)
         finally:
             getattr(policy, "close", lambda: None)()
         return [store.records[tuple(key)] for key in keys]
@@ -159,30 +162,42 @@ def evaluate(
     keys = [(task, trial) for task in tasks for trial in range(trials)]
     pending = [key for key in keys if not store.done(key)]
     try:
-        if pending:
-            with tqdm(total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress) as bar:
-                if num_workers is None:
-                    _play_keys(env, policy, pending, split, seed, concurrency, make_kwargs, store, bar)
-                else:  # the workers build their own agents
-                    _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs), pending, num_workers, store, bar)
+        bar = functools.partial(tqdm, total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress)
+        if pending and num_workers is None:  # the envs first: an env that cannot be made fails before the bar shows
+            with _made_envs(env, split, make_kwargs, min(concurrency, len(pending))) as envs, bar() as progress_bar:
+                _play_keys(envs, policy, pending, seed, store, progress_bar)
+        elif pending:  # the workers build their own envs and agents
+            with bar() as progress_bar:
+                _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs), pending, num_workers, store,
+                         progress_bar)
     finally:
         if spec is not None:  # the agent built here from the spec
             getattr(policy, "close", lambda: None)()
     return summarize((store.records[key] for key in keys), trials)
 
 
-def _play_keys(env: str | gym.Env, policy: str | Agent | BatchPolicy, keys: Sequence[Key], split: str, seed: int,
-               concurrency: int, make_kwargs: dict[str, Any], store: ResultsFile, bar: tqdm | None = None) -> None:
-    """Play ``keys`` here on ``concurrency`` envs, recording each episode in ``store``."""
-    batch = hasattr(policy, "respond")
-    envs = [gym.make(env, split=split, **make_kwargs) for _ in range(min(concurrency, len(keys)))] if isinstance(env, str) else [env]
-    agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
+@contextlib.contextmanager
+def _made_envs(env: str | gym.Env, split: str, make_kwargs: dict[str, Any], count: int) -> Iterator[list[gym.Env]]:
+    """``count`` envs made from an env id (closed afterwards), or the one env instance given."""
+    if not isinstance(env, str):
+        yield [env]
+        return
+    envs: list[gym.Env] = []
     try:
-        _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar)
+        for _ in range(count):
+            envs.append(gym.make(env, split=split, **make_kwargs))
+        yield envs
     finally:
-        if isinstance(env, str):
-            for made in envs:
-                made.close()
+        for made in envs:
+            made.close()
+
+
+def _play_keys(envs: list[gym.Env], policy: str | Agent | BatchPolicy, keys: Sequence[Key], seed: int,
+               store: ResultsFile, bar: tqdm | None = None) -> None:
+    """Play ``keys`` here on ``envs``, recording each episode in ``store``."""
+    batch = hasattr(policy, "respond")
+    agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
+    _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar)
 
 
 def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, store: ResultsFile, bar: tqdm) -> None:
