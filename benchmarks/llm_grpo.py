@@ -10,16 +10,20 @@ updates.
 greedy decoding from the same weights on the same episodes is the same. "After" is each
 seed's GRPO run (``trainers.llm.grpo``), evaluated the same way. Goals (issue of record):
 GRPO beats its SFT start on test success in every seed; CustomerSupport test success >= 0.95.
-Writes ``<out>/llm_grpo_<Env>.csv`` and ``.md`` (with this command line).
+Writes ``<out>/llm_grpo_<Env>.csv`` and ``.md`` (with this command line), and each seed's
+learning curve (per update: return, success and parse errors of the sampled episodes) to
+``<out>/llm_grpo_<Env>_curves.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing
 import platform
 import shlex
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -37,20 +41,49 @@ from trainers.lifecycle import EVAL_SEED, resolve_device  # noqa: E402
 COLUMNS = ("success", "tool_reliability", "parse_error_rate", "response_length", "context_overflow")
 
 
-def tensorboard_mean(run_dir: str, tag: str) -> float:
-    """The mean of a scalar over a run's TensorBoard events (NaN when never logged)."""
+def tensorboard_scalars(run_dir: str) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar of a run's TensorBoard events: ``{tag: [(step, value), ...]}``."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(run_dir)
     events.Reload()
-    if tag not in events.Tags()["scalars"]:
-        return float("nan")
-    return float(np.mean([e.value for e in events.Scalars(tag)]))
+    return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def mean_of(scalars: dict[str, list[tuple[int, float]]], tag: str) -> float:
+    """The mean of one logged scalar (NaN when never logged)."""
+    return float(np.mean([value for _, value in scalars[tag]])) if tag in scalars else float("nan")
 
 
 def rows_for(stage: str, seed: int | str, metrics: dict[str, dict[str, float]], extra: dict[str, float]) -> list[dict]:
     return [{"stage": stage, "seed": seed, "split": split, **{c: metrics[split].get(c, float("nan")) for c in COLUMNS},
              "generated_tokens_per_s": metrics[split]["generated_tokens_per_s"], **extra} for split in ("train", "test")]
+
+
+CURVE_TAGS = {"charts/episodic_return": "train_return", "metrics/success": "train_success",
+              "llm/parse_error_rate": "parse_error_rate", "charts/learning_groups": "learning_groups"}
+
+
+def grpo_seed(args: argparse.Namespace, seed: int) -> tuple[list[dict], list[dict]]:
+    """One seed's GRPO run from the SFT model, evaluated on both splits: its two rows, and its
+    learning curve (one row per update: the sampled episodes' return, success, parse errors)."""
+    env_id = resolve_env_id(args.env)
+    run_dir = Path(args.runs_dir or Path(args.out) / "runs") / "llm_grpo" / f"{env_id.split('/')[1]}__seed{seed}"
+    reward = {"mode": args.reward_mode} if args.reward_mode == "outcome" else None
+    result = grpo.train_and_evaluate(grpo.Config(
+        model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
+        run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
+        learning_rate=args.learning_rate, kl_coef=args.kl_coef, training_reward=reward,
+        eval_episodes=args.eval_episodes, checkpoint_every=1_000, threads=args.threads))
+    scalars = tensorboard_scalars(str(run_dir))
+    speed = {"env_steps": result["env_steps"], "wall_time_s": result["wall_time_s"],
+             "rollout_tokens_per_s": mean_of(scalars, "llm/rollout_tokens_per_s"),
+             "update_tokens_per_s": mean_of(scalars, "llm/update_tokens_per_s")}
+    steps = [step for step, _ in scalars.get("charts/episodic_return", [])]
+    curve = [{"seed": seed, "env_steps": step,
+              **{name: dict(scalars.get(tag, [])).get(step, float("nan")) for tag, name in CURVE_TAGS.items()}}
+             for step in steps]
+    return rows_for("grpo", seed, {"train": result["train_metrics"], "test": result["test_metrics"]}, speed), curve
 
 
 def main() -> None:
@@ -62,15 +95,23 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--tasks-per-update", type=int, default=2)
     parser.add_argument("--learning-rate", type=float, default=grpo.Config.learning_rate)
+    parser.add_argument("--kl-coef", type=float, default=grpo.Config.kl_coef)
+    parser.add_argument("--reward-mode", choices=("env", "outcome"), default="env",
+                        help="GRPO's return: the env's own reward, or the outcome score alone (0..1 at the end)")
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="seeds trained at once, each in its own process (the SFT evaluation runs beside them)")
     parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--runs-dir", default=None, help="where the GRPO runs go (default: <out>/runs)")
     args = parser.parse_args()
     env_id = resolve_env_id(args.env)
     name = env_id.split("/")[1]
     out = Path(args.out)
     device = torch.device(resolve_device(args.device))
+    pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) if args.jobs > 1 else None
+    pending = [pool.submit(grpo_seed, args, seed) for seed in args.seeds] if pool else []
     seed_everything(0, args.threads)
 
     network, tokenizer = runtime.load_for_training(args.model, device)
@@ -78,32 +119,34 @@ def main() -> None:
     window = runtime.window(network, tokenizer)
     before = {split: evaluate_model(network, fmt, env_id, split, args.eval_episodes, device, window, EVAL_SEED)
               for split in ("train", "test")}
-    rows = rows_for("sft", "all", before, {})
+    rows, curves = rows_for("sft", "all", before, {}), []
     write(out, name, rows, args)  # after every stage, so that a stopped run keeps what it measured
     print(rows)
-    for seed in args.seeds:
-        run_dir = out / "runs" / "llm_grpo" / f"{name}__seed{seed}"
-        result = grpo.train_and_evaluate(grpo.Config(
-            model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
-            run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
-            learning_rate=args.learning_rate, eval_episodes=args.eval_episodes, checkpoint_every=1_000,
-            threads=args.threads))
-        speed = {"env_steps": result["env_steps"], "wall_time_s": result["wall_time_s"],
-                 "rollout_tokens_per_s": tensorboard_mean(str(run_dir), "llm/rollout_tokens_per_s"),
-                 "update_tokens_per_s": tensorboard_mean(str(run_dir), "llm/update_tokens_per_s")}
-        rows += rows_for("grpo", seed, {"train": result["train_metrics"], "test": result["test_metrics"]}, speed)
+    for index, seed in enumerate(args.seeds):
+        seed_rows, curve = pending[index].result() if pool else grpo_seed(args, seed)
+        rows += seed_rows
+        curves += curve
         write(out, name, rows, args)
-        print(rows[-2:])
+        write_csv(out / f"llm_grpo_{name}_curves.csv", curves)
+        print(seed_rows)
+    if pool:
+        pool.shutdown()
+
+
+def write_csv(path: Path, rows: list[dict]) -> list[str]:
+    """Write ``rows`` (their keys in first-seen order) to ``path``; return the keys."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+    return keys
 
 
 def write(out: Path, name: str, rows: list[dict], args: argparse.Namespace) -> None:
     """``llm_grpo_<name>.csv`` and a markdown table with the goals checked."""
     out.mkdir(parents=True, exist_ok=True)
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    with (out / f"llm_grpo_{name}.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
+    keys = write_csv(out / f"llm_grpo_{name}.csv", rows)
     fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)
     lines = [f"# LLM SFT -> GRPO on {name} (text mode)", "",
              f"`python benchmarks/llm_grpo.py {shlex.join(sys.argv[1:])}` on {platform.machine()} "

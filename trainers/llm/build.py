@@ -19,10 +19,12 @@ from typing import Sequence
 
 from .model import DEFAULT_ENVS, SIZES, build_base
 
-# Per size: expert episodes per env, SFT epochs and conversations per SFT step, sized to
-# minutes of a shared 2-core CPU; the micro model only has to exist, load and run.
+# Per size: expert episodes per env and the SFT hyper-parameters that differ from
+# ``sft.Config``'s. micro and tiny are sized to a shared 2-core CPU (the micro model only has
+# to exist, load and run); small to a few minutes of one GPU (2,000 optimizer steps).
 RECIPES = {"micro": {"episodes": 8, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 125, "epochs": 3, "batch_size": 4}}
+           "tiny": {"episodes": 125, "epochs": 3, "batch_size": 4},
+           "small": {"episodes": 2000, "epochs": 8, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 100}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
@@ -33,13 +35,16 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
         raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
     from . import sft  # torch and transformers load only when a model is built
 
-    recipe = RECIPES[size]
+    settings = dict(RECIPES[size])
+    recipe_episodes = settings.pop("episodes")
+    if epochs:
+        settings["epochs"] = epochs
     out = Path(out)
-    base = build_base(out / "base", size, envs, episodes or recipe["episodes"], seed)
+    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed)
     data = out / "expert_train.jsonl"
     shutil.move(base / "expert_train.jsonl", data)
     config = sft.Config(model=str(base), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
-                        epochs=epochs or recipe["epochs"], batch_size=recipe["batch_size"])
+                        **settings)
     trained = sft.fine_tune(config)
     for item in trained.iterdir():
         shutil.copy2(item, out / item.name)

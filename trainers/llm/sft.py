@@ -152,7 +152,7 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
     step = runtime.restore(state, network, optimizer)["step"] if state is not None else 0
     writer.add_scalar("llm/truncated_sequences", truncated, step)
     network.train()
-    start, tokens_seen = time.time(), 0
+    start, tokens_seen, losses = time.time(), 0, []
     while step < total_steps:
         epoch, index = divmod(step, steps_per_epoch)
         order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed * 1000 + epoch))
@@ -174,12 +174,17 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
         optimizer.step()
         step += 1
         elapsed = time.time() - start
-        writer.add_scalar("losses/sft_loss", total_loss / max(1, labelled), step)
+        losses.append(total_loss / max(1, labelled))
+        writer.add_scalar("losses/sft_loss", losses[-1], step)
         writer.add_scalar("losses/grad_norm", float(grad_norm), step)
         writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
         writer.add_scalar("llm/update_tokens_per_s", tokens_seen / max(elapsed, 1e-9), step)
         if step % config.checkpoint_every == 0 or step == total_steps:
             runtime.save_state(run_dir, network, optimizer, {"step": step}, asdict(config))
+    if losses:
+        print(f"llm-sft: {step} optimizer steps, loss on assistant tokens {losses[0]:.3f} -> "
+              f"{sum(losses[-20:]) / len(losses[-20:]):.3f} (mean of the last 20 steps), "
+              f"{tokens_seen / max(time.time() - start, 1e-9):.0f} tokens/s")
     network.eval()
     model_dir = runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
     return model_dir, sum(env_steps(record) for record in records), time.time() - start
