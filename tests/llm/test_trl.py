@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import gymnasium as gym
@@ -109,7 +108,7 @@ def test_the_project_tokenizer_lets_trl_parse_its_tool_calls(micro_model):
     assert environment.metrics["success"] == 1.0
 
 
-def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, tmp_path):
+def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, tmp_path, monkeypatch):
     """Two GRPO steps of TRL on Math-v0 through the adapter. On its own the micro model writes
     noise, never a tool call: every rollout would earn the same invalid-call penalty and leave
     GRPO nothing to learn. ``sequence_bias`` (a transformers generation setting) steers its
@@ -145,7 +144,7 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
     data = task_dataset("math", 1)
     assert data[0]["task_id"] == record["task_id"]
     before = {k: v.clone() for k, v in load(micro_model)[0].state_dict().items()}
-    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     trainer = GRPOTrainer(model=str(micro_model), reward_funcs=env_return, args=args, train_dataset=data,
                           processing_class=tokenizer, environment_factory=factory)
     trainer.train()
@@ -165,3 +164,21 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
         assert sum(replay.step(action)[1] for action in actions) == pytest.approx(instance.episode_return)
     after = trainer.model.state_dict()
     assert any(not torch.equal(before[k], after[k].cpu()) for k in before)
+
+
+def test_the_example_trains_and_writes_tensorboard_events_and_the_model(micro_model, tmp_path, monkeypatch):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from trainers.llm import trl_grpo
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    trl_grpo.main(["--model", str(micro_model), "--env", "customer_support", "--max-steps", "1", "--tasks", "1",
+                   "--tasks-per-step", "1", "--num-generations", "2", "--max-completion-length", "32",
+                   "--device", "cpu", "--output-dir", str(tmp_path)])
+    (events_dir,) = (tmp_path / "runs").iterdir()
+    events = EventAccumulator(str(events_dir))
+    events.Reload()
+    assert {"train/rewards/env_return/mean", "train/env/success", "train/tools/call_frequency"} <= set(
+        events.Tags()["scalars"])
+    assert AutoTokenizer.from_pretrained(tmp_path).response_template == RESPONSE_TEMPLATE
+    assert (tmp_path / "model.safetensors").is_file()

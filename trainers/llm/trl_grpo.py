@@ -100,7 +100,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Config:
         else:
             parser.add_argument(flag, type=type(getattr(defaults, item.name)), default=getattr(defaults, item.name))
     config = Config(**vars(parser.parse_args(argv)))
-    canonical_env_id(config.env)  # an unknown env fails here, with the known names
+    try:
+        canonical_env_id(config.env)
+    except ValueError as exc:
+        parser.error(str(exc))
     return config
 
 
