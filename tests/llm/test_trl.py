@@ -16,7 +16,8 @@ from transformers.utils import get_json_schema  # noqa: E402
 from trl.chat_template_utils import parse_response  # noqa: E402
 
 from trainers.llm.model import RESPONSE_TEMPLATE  # noqa: E402
-from trainers.llm.trl_env import ENDED, env_return, environment_class, task_dataset  # noqa: E402
+from trainers.llm.trl_env import (  # noqa: E402
+    ENDED, ensure_response_template, env_return, environment_class, task_dataset)
 
 MATH = "AgentGym/Math-v0"
 STEERING_BIAS = 10.0
@@ -90,6 +91,8 @@ def test_a_final_reply_without_a_tool_call_is_the_env_s_to_judge():
 def test_the_project_tokenizer_lets_trl_parse_its_tool_calls(micro_model):
     tokenizer = AutoTokenizer.from_pretrained(micro_model)
     assert tokenizer.response_template == RESPONSE_TEMPLATE
+    tokenizer.response_template = None  # as a model built before the template was saved with it
+    assert ensure_response_template(tokenizer).response_template == RESPONSE_TEMPLATE
     record = json.loads((micro_model / "expert_train.jsonl").read_text().splitlines()[0])
     environment = environment_class("math")()
     environment.reset(seed=0)

@@ -77,7 +77,7 @@ def tool_method(schema: dict[str, Any]) -> Callable[..., str]:
     properties = function.get("parameters", {}).get("properties", {})
     required = set(function.get("parameters", {}).get("required", []))
 
-    def tool(self: AgentGymEnvironment, **arguments: Any):  # noqa: ANN202 (see the signature below)
+    def tool(self: AgentGymEnvironment, **arguments: Any):  # its signature for TRL is set below
         return self._call(name, arguments)
 
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
@@ -108,7 +108,6 @@ class AgentGymEnvironment:
 
     def __init__(self) -> None:
         self._env = make_env(self.env_id, self.split, {**self.make_kwargs, "action_mode": "text"})
-        self._task_id: str | None = None
         self._return = 0.0
         self._steps = 0
         self._tool_steps = 0
@@ -123,7 +122,7 @@ class AgentGymEnvironment:
         if task_id is not None and info["task_id"] != task_id:
             raise RuntimeError(f"seed {seed} drew task {info['task_id']!r}, the dataset row says {task_id!r}: "
                                f"the dataset was built for other env arguments")
-        self._task_id, self._return, self._steps, self._tool_steps = info["task_id"], 0.0, 0, 0
+        self._return, self._steps, self._tool_steps = 0.0, 0, 0
         self._metrics, self._ended = {}, False
 
     @property
