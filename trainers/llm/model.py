@@ -69,6 +69,18 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
 
+# How a reply in that template is read back into a message (``tokenizer.parse_response``,
+# which TRL's GRPOTrainer uses to find tool calls): text, then ``<tool_call>`` JSON blocks.
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {"open_pattern": r"\s*<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close_pattern": r"\s*<\|im_end\|>", "content": "text"},
+    },
+}
+
 
 @dataclass(frozen=True)
 class ModelSize:
@@ -157,7 +169,8 @@ def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str
 
 def train_tokenizer(records: Sequence[dict[str, Any]], vocab_size: int, context: int) -> Any:
     """A byte-level BPE tokenizer (digits split one by one, so that unseen numbers and ids are
-    spelled from known pieces) trained on the rendered conversations, with the chat template."""
+    spelled from known pieces) trained on the rendered conversations, with the chat template
+    and the response template that parses replies back."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -179,6 +192,7 @@ def train_tokenizer(records: Sequence[dict[str, Any]], vocab_size: int, context:
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                         model_max_length=context)
     tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.response_template = RESPONSE_TEMPLATE
     return tokenizer
 
 
