@@ -36,6 +36,7 @@ from trainers.lifecycle import resolve_device  # noqa: E402
 from trainers.llm import runtime, sft  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
 from trainers.llm.model import read_trajectories, record_expert_trajectories  # noqa: E402
+from trainers.llm.rollout import left_padded  # noqa: E402
 
 FIELDS = ("model", "parameters", "device", "device_name", "threads", "batch", "new_tokens",
           "update_tokens_per_s", "generation_tokens_per_s", "command")
@@ -73,13 +74,8 @@ def generation_speed(network, fmt: ChatFormat, records: list[dict], device: torc
     from transformers import GenerationConfig
 
     prompts = [fmt.encode(fmt.prompt(record["messages"][:2], record.get("tools"))) for record in records]
-    width = max(map(len, prompts))
     pad = fmt.tokenizer.pad_token_id
-    ids = torch.full((len(prompts), width), pad, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    for row, prompt in enumerate(prompts):
-        ids[row, width - len(prompt):] = torch.tensor(prompt)
-        attention[row, width - len(prompt):] = 1
+    ids, attention = left_padded(prompts, pad)
     config = GenerationConfig(max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=True, temperature=1.0,
                               top_k=0, top_p=1.0, pad_token_id=pad, eos_token_id=fmt.end_of_turn_id)
     network.eval()

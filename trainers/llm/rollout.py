@@ -56,6 +56,17 @@ class Sampling:
     max_new_tokens: int = 96
 
 
+def left_padded(contexts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` of token lists left-padded to one width, as ``generate`` wants them."""
+    width = max(map(len, contexts))
+    input_ids = torch.full((len(contexts), width), pad, dtype=torch.long)
+    attention = torch.zeros((len(contexts), width), dtype=torch.long)
+    for row, ids in enumerate(contexts):
+        input_ids[row, width - len(ids):] = torch.tensor(ids)
+        attention[row, width - len(ids):] = 1
+    return input_ids, attention
+
+
 def generate(network: Any, fmt: ChatFormat, contexts: list[list[int]], sampling: Sampling,
              device: torch.device) -> list[tuple[list[int], list[float]]]:
     """Sample one reply per context (left-padded batch); each reply ends at the end-of-turn
@@ -64,12 +75,8 @@ def generate(network: Any, fmt: ChatFormat, contexts: list[list[int]], sampling:
     from transformers import GenerationConfig
 
     pad = fmt.tokenizer.pad_token_id
-    width = max(map(len, contexts))
-    input_ids = torch.full((len(contexts), width), pad, dtype=torch.long)
-    attention = torch.zeros((len(contexts), width), dtype=torch.long)
-    for row, ids in enumerate(contexts):
-        input_ids[row, width - len(ids):] = torch.tensor(ids)
-        attention[row, width - len(ids):] = 1
+    input_ids, attention = left_padded(contexts, pad)
+    width = input_ids.shape[1]
     greedy = sampling.temperature <= 0
     config = GenerationConfig(
         max_new_tokens=sampling.max_new_tokens, do_sample=not greedy, temperature=None if greedy else sampling.temperature,

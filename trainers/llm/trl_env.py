@@ -113,6 +113,7 @@ class AgentGymEnvironment:
         self._tool_steps = 0
         self._metrics: dict[str, float] = {}
         self._ended = True
+        self._seen = 0  # messages of the episode so far (info["messages"])
 
     def reset(self, seed: int, task_id: str | None = None, **row: Any) -> None:
         """Start the task drawn by ``seed`` (a dataset row's columns arrive as keyword
@@ -123,7 +124,7 @@ class AgentGymEnvironment:
             raise RuntimeError(f"seed {seed} drew task {info['task_id']!r}, the dataset row says {task_id!r}: "
                                f"the dataset was built for other env arguments")
         self._return, self._steps, self._tool_steps = 0.0, 0, 0
-        self._metrics, self._ended = {}, False
+        self._metrics, self._ended, self._seen = {}, False, len(info["messages"])
 
     @property
     def env(self) -> gym.Env:
@@ -167,13 +168,13 @@ class AgentGymEnvironment:
             self._step(reply.get("content") or "")
 
     def _step(self, action: Any) -> str:
-        seen = len(self._env.unwrapped.episode.messages)
         _, reward, terminated, truncated, info = self._env.step(action)
         self._return += float(reward)
         self._steps += 1
         if terminated or truncated:
             self._ended, self._metrics = True, dict(info["metrics"])
-        replies = info["messages"][seen + 1:]  # the env's answer to the assistant turn it recorded
+        replies = info["messages"][self._seen + 1:]  # the env's answer to the assistant turn it recorded
+        self._seen = len(info["messages"])
         return "\n".join(m["content"] if isinstance(m["content"], str) else compact_json(m["content"]) for m in replies)
 
 
