@@ -117,10 +117,12 @@ def play_group(policy: nn.Module, envs: list[gym.Env], task_id: str, seed: int, 
     return rollouts
 
 
-def group_advantages(returns: np.ndarray, eps: float = 1e-8) -> np.ndarray:
-    """``(R - mean) / (std + eps)`` within one group, population std (all zeros when the
-    group's returns are equal)."""
-    return (returns - returns.mean()) / (returns.std() + eps)
+def group_advantages(returns: np.ndarray, scale: bool = True, eps: float = 1e-8) -> np.ndarray:
+    """``(R - mean) / (std + eps)`` within each group (the last axis), population std; all
+    zeros when a group's returns are equal. ``scale=False`` leaves out the division by the
+    std (Dr. GRPO: ``R - mean``)."""
+    centred = returns - returns.mean(-1, keepdims=True)
+    return centred / (returns.std(-1, keepdims=True) + eps) if scale else centred
 
 
 def clipped_update(policy: nn.Module, reference: nn.Module, optimizer: torch.optim.Optimizer,

@@ -432,6 +432,11 @@ def final_report(result: TrainResult, eval_episodes: int) -> str:
 
 
 # ------------------------------------------------------------------ files
+def hyperparameter_table(config: dict[str, Any]) -> str:
+    """A run's hyper-parameters as the markdown table TensorBoard's text tab shows."""
+    return "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items())
+
+
 def run_dir_for(run_root: str | Path, env_id: str, algo: str, seed: int) -> Path:
     """``<run_root>/<EnvName>__<algo>__seed<seed>``: stable, so ``--resume`` finds it."""
     return Path(run_root) / f"{env_id.split('/')[-1]}__{algo}__seed{seed}"

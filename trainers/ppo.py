@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from . import augment, checkpoints
-from .lifecycle import Run, Trained
+from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
 from .torch_policy import EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
     kl_to_reference, trained_policy
@@ -175,7 +175,7 @@ def train(run: Run) -> Trained:
 
     writer = run.writer
     if state is None:
-        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(config).items()))
+        writer.add_text("hyperparameters", hyperparameter_table(asdict(config)))
     stats = EpisodeStats(writer)
     bar = run.progress_bar(num_updates * config.batch_size, initial=global_step)
     next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None

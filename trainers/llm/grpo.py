@@ -1,14 +1,20 @@
 """Multi-turn GRPO on a Hugging Face causal LM in an env's text mode (``llm-grpo``).
 
-Each update draws ``tasks_per_update`` tasks and plays every task ``group_size`` times (same
-``task_id``), all episodes generating together (:mod:`trainers.llm.rollout`). An episode's
-advantage is its return normalised within its group, ``(R - mean) / (std + eps)``, and applies
-to every token the model sampled in that episode; prompt, tool-result and template tokens are
-masked out of the loss. Token-in/token-out: the loss reads the sampled ids and their sampling
-log-probs straight from the rollout. The objective is PPO's clipped ratio, summed over sampled
-tokens and divided by their count, plus (``kl_coef`` > 0) the k3 estimate of the KL to the
-starting model. Groups whose episodes all return the same carry no advantage and are left out
-of the update (their env steps still count).
+Each update draws ``tasks_per_update`` tasks through the env contract (a seeded reset reports
+``info["task_id"]``) and plays every task ``group_size`` times (``options={"task_id": ...}``),
+all episodes generating together (:mod:`trainers.llm.rollout`). An episode's advantage is its
+return minus its group's mean, divided by the group's std unless ``scale_advantages`` is off,
+and applies to every token the model sampled in that episode; prompt, tool-result and template
+tokens are masked out of the loss. Token-in/token-out: the loss reads the sampled ids and their
+sampling log-probs straight from the rollout. The objective is PPO's clipped ratio per sampled
+token (``clip_coef`` below 1, ``clip_coef_high`` above: DAPO's clip-higher), plus
+(``kl_coef`` > 0) the k3 estimate of the KL to the starting model, aggregated by
+``loss_aggregation``: ``token-mean`` (every sampled token of the batch weighs the same, DAPO),
+``sequence-mean`` (each episode's tokens averaged first, the original GRPO) or ``constant``
+(summed and divided by episodes x ``max_new_tokens``, Dr. GRPO). Groups whose episodes all
+return the same carry no advantage and are left out of the update; with ``dynamic_sampling``
+new tasks are drawn in their place (up to ``max_sampling_rounds`` rounds of play per update).
+Their env steps count either way. ``docs/grpo.md`` gives the defaults and their sources.
 
 Options: LoRA adapters (``lora_rank``), gradient accumulation (``micro_batch`` episodes per
 forward pass), bf16 autocast on CUDA, a checkpoint every ``checkpoint_every`` updates and an
@@ -35,11 +41,14 @@ import torch
 from agentgym_envs import resolve_env_id
 
 from .. import checkpoints
-from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, resolve_device, run_dir_for
+from ..grpo import draw_task, group_advantages
+from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, hyperparameter_table, resolve_device, run_dir_for
 from ..torch_policy import EPISODE_METRICS
 from . import runtime
 from .chat import ChatFormat
 from .rollout import Sampling, Trajectory, evaluate_model, play, summarize
+
+LOSS_AGGREGATIONS = ("token-mean", "sequence-mean", "constant")
 
 
 @dataclass
@@ -59,7 +68,12 @@ class Config:
     learning_rate: float = 5e-5
     update_epochs: int = 1  # passes over each batch (one optimizer step each)
     micro_batch: int = 8  # episodes per forward pass (gradient accumulation in between)
-    clip_coef: float = 0.2
+    loss_aggregation: str = "token-mean"  # "token-mean" (DAPO) | "sequence-mean" (GRPO) | "constant" (Dr. GRPO)
+    scale_advantages: bool = True  # divide by the group's return std (False: Dr. GRPO)
+    clip_coef: float = 0.2  # the ratio is clipped at 1 - clip_coef (and 1 + clip_coef unless clip_coef_high)
+    clip_coef_high: float | None = None  # upper clip 1 + clip_coef_high (DAPO's clip-higher: 0.28)
+    dynamic_sampling: bool = False  # draw new tasks in place of groups whose returns are all equal
+    max_sampling_rounds: int = 4  # rounds of play per update at most (dynamic_sampling)
     kl_coef: float = 0.0  # > 0: k3 KL penalty to the starting model
     max_grad_norm: float = 1.0
     lora_rank: int = 0  # > 0: train LoRA adapters only
@@ -69,11 +83,21 @@ class Config:
     checkpoint_every: int = 5  # updates
     threads: int = 0
 
+    def __post_init__(self) -> None:
+        if self.loss_aggregation not in LOSS_AGGREGATIONS:
+            raise ValueError(f"loss_aggregation must be one of {LOSS_AGGREGATIONS}, not {self.loss_aggregation!r}")
+        if self.max_sampling_rounds < 1:
+            raise ValueError("max_sampling_rounds must be at least 1")
 
-def group_advantages(returns: np.ndarray, group_size: int, eps: float = 1e-6) -> np.ndarray:
-    """``(R - mean(group)) / (std(group) + eps)`` for returns laid out group after group."""
-    groups = returns.reshape(-1, group_size)
-    return ((groups - groups.mean(1, keepdims=True)) / (groups.std(1, keepdims=True) + eps)).reshape(-1)
+    @property
+    def clip_range(self) -> tuple[float, float]:
+        """The ratio's clip interval ``(1 - low, 1 + high)``."""
+        high = self.clip_coef if self.clip_coef_high is None else self.clip_coef_high
+        return 1.0 - self.clip_coef, 1.0 + high
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(self.temperature, self.max_new_tokens)
 
 
 def token_batch(trajectories: list[Trajectory], advantages: list[float], pad_id: int,
@@ -98,20 +122,49 @@ def token_batch(trajectories: list[Trajectory], advantages: list[float], pad_id:
     return {k: v.to(device) for k, v in tensors.items()}
 
 
-def token_logprobs(network: Any, batch: dict[str, torch.Tensor], temperature: float) -> torch.Tensor:
-    """Log-probs of each next token under ``network`` at the sampling temperature."""
+def token_logprobs(network: Any, batch: dict[str, torch.Tensor], temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probs of each next token under ``network`` at the sampling temperature, and the
+    entropy of that distribution at each position."""
     logits = network(input_ids=batch["ids"], attention_mask=batch["attention"]).logits[:, :-1].float()
     scale = temperature if temperature > 0 else 1.0
-    return torch.log_softmax(logits / scale, dim=-1).gather(-1, batch["ids"][:, 1:, None]).squeeze(-1)
+    logp = torch.log_softmax(logits / scale, dim=-1)
+    entropy = -(logp.exp() * logp).sum(-1)
+    return logp.gather(-1, batch["ids"][:, 1:, None]).squeeze(-1), entropy
+
+
+def clipped_token_loss(new: torch.Tensor, old: torch.Tensor, advantages: torch.Tensor,
+                       clip_range: tuple[float, float]) -> tuple[torch.Tensor, torch.Tensor]:
+    """PPO's pessimistic clipped term per token, ``-min(r A, clip(r, low, high) A)`` with
+    ``r = exp(new - old)`` (to minimise), and where the clip bounds the ratio."""
+    ratio = torch.exp(new - old)
+    low, high = clip_range
+    loss = -torch.min(ratio * advantages, torch.clamp(ratio, low, high) * advantages)
+    return loss, (ratio < low) | (ratio > high)
+
+
+def aggregate(per_token: torch.Tensor, mask: torch.Tensor, how: str, episodes: int, tokens: int,
+              constant: int) -> torch.Tensor:
+    """This micro-batch's share of the batch loss: ``per_token`` [rows, positions] over the
+    ``mask``ed (sampled) tokens, for a batch of ``episodes`` episodes holding ``tokens`` sampled
+    tokens. ``token-mean``: sum / tokens; ``sequence-mean``: per row sum / row tokens, summed,
+    / episodes; ``constant``: sum / (episodes * constant)."""
+    masked = per_token * mask
+    if how == "token-mean":
+        return masked.sum() / tokens
+    if how == "sequence-mean":
+        return (masked.sum(1) / mask.sum(1).clamp(min=1)).sum() / episodes
+    return masked.sum() / (episodes * constant)
 
 
 def policy_update(network: Any, reference: Any, optimizer: torch.optim.Optimizer, trajectories: list[Trajectory],
                   advantages: list[float], config: Config, pad_id: int, device: torch.device) -> dict[str, float]:
     """``update_epochs`` optimizer steps of the clipped objective (plus k3 KL) on the sampled
     tokens of ``trajectories``, accumulating gradients over ``micro_batch`` episodes at a
-    time; returns the mean ``loss``, ``clipfrac``, ``kl`` and the ``tokens`` processed."""
-    count = sum(sum(t.sampled) for t in trajectories)
-    stats: dict[str, list[float]] = {"loss": [], "clipfrac": [], "kl": []}
+    time; returns the means of ``loss``, ``clipfrac`` (share of sampled tokens whose ratio
+    was clipped), ``entropy`` (of the policy at the sampled positions), ``kl`` (with a
+    reference) and the ``tokens`` processed."""
+    episodes, sampled_tokens = len(trajectories), sum(sum(t.sampled) for t in trajectories)
+    sums = {"loss": 0.0, "clipfrac": 0.0, "entropy": 0.0, "kl": 0.0}
     tokens = 0
     network.train()
     for _ in range(config.update_epochs):
@@ -121,25 +174,64 @@ def policy_update(network: Any, reference: Any, optimizer: torch.optim.Optimizer
             batch = token_batch(trajectories[part], advantages[part], pad_id, device)
             mask = batch["sampled"].float()
             with runtime.autocast(device):
-                new = token_logprobs(network, batch, config.temperature)
-                ratio = torch.exp(new - batch["old"])
-                clipped = torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
-                loss = -(torch.min(ratio * batch["adv"], clipped * batch["adv"]) * mask).sum()
+                new, entropy = token_logprobs(network, batch, config.temperature)
+                per_token, clipped = clipped_token_loss(new, batch["old"], batch["adv"], config.clip_range)
                 if reference is not None:
                     with torch.no_grad():
-                        ref = token_logprobs(reference, batch, config.temperature)
+                        ref, _ = token_logprobs(reference, batch, config.temperature)
                     kl = torch.exp(ref - new) - (ref - new) - 1  # k3
-                    loss = loss + config.kl_coef * (kl * mask).sum()
-                    stats["kl"].append(float((kl.detach() * mask).sum() / mask.sum()))
-            (loss / count).backward()
-            stats["loss"].append(float(loss.detach()) / count)
-            stats["clipfrac"].append(float((((ratio.detach() - 1).abs() > config.clip_coef).float() * mask).sum() / mask.sum()))
+                    per_token = per_token + config.kl_coef * kl
+                    sums["kl"] += float((kl.detach() * mask).sum())
+                loss = aggregate(per_token, mask, config.loss_aggregation, episodes, sampled_tokens,
+                                 config.max_new_tokens)
+            loss.backward()
+            sums["loss"] += float(loss.detach())
+            sums["clipfrac"] += float((clipped.float() * mask).sum())
+            sums["entropy"] += float((entropy.detach() * mask).sum())
             tokens += int(batch["attention"].sum())
         torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
         optimizer.step()
-    out = {name: float(np.mean(values)) for name, values in stats.items() if values}
-    out["tokens"] = tokens
+    per_token_means = {name: sums[name] / (sampled_tokens * config.update_epochs)
+                       for name in ("clipfrac", "entropy", "kl")}
+    out = {"loss": sums["loss"] / config.update_epochs, **per_token_means, "tokens": tokens}
+    if reference is None:
+        del out["kl"]
     return out
+
+
+def play_groups(network: Any, fmt: ChatFormat, envs: list[gym.Env], config: Config, rng: np.random.Generator,
+                device: torch.device, window: int) -> tuple[list[Trajectory], list[Trajectory], np.ndarray, dict[str, float]]:
+    """One update's episodes: ``tasks_per_update`` tasks drawn with ``rng``, each played
+    ``group_size`` times; with ``dynamic_sampling``, tasks whose group returned all the same are
+    replaced by new ones for up to ``max_sampling_rounds`` rounds. Returns every episode played,
+    the episodes of the groups that learn, their advantages, and counts (``generated_tokens``,
+    ``seconds``, ``skipped_groups``, ``sampling_rounds``)."""
+    size = config.group_size
+    played: list[Trajectory] = []
+    learning: list[Trajectory] = []
+    advantages: list[np.ndarray] = []
+    counts = {"generated_tokens": 0.0, "seconds": 0.0, "skipped_groups": 0.0, "sampling_rounds": 0.0}
+    rounds = config.max_sampling_rounds if config.dynamic_sampling else 1
+    for _ in range(rounds):
+        wanted = config.tasks_per_update - len(learning) // size
+        if wanted == 0:
+            break
+        seeds = [int(s) for s in rng.integers(0, 2**31, wanted)]
+        resets = [{"seed": s, "options": {"task_id": draw_task(envs[0], s)}} for s in seeds for _ in range(size)]
+        trajectories, speed = play(network, fmt, envs[: len(resets)], resets, config.sampling, device, window)
+        played += trajectories
+        counts["generated_tokens"] += speed["generated_tokens"]
+        counts["seconds"] += speed["seconds"]
+        counts["sampling_rounds"] += 1
+        returns = np.array([t.episode_return for t in trajectories]).reshape(wanted, size)
+        for group, group_returns in enumerate(returns):
+            if np.ptp(group_returns) == 0:
+                counts["skipped_groups"] += 1
+                continue
+            learning += trajectories[group * size:(group + 1) * size]
+            advantages.append(group_advantages(group_returns, config.scale_advantages))
+    flat = np.concatenate(advantages) if advantages else np.zeros(0)
+    return played, learning, flat, counts
 
 
 def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any, int, float]:
@@ -162,33 +254,25 @@ def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any
                                   weight_decay=0.0)
     progress = runtime.restore(state, network, optimizer) if state is not None else {"update": 0, "env_steps": 0}
     reward = {"reward_config": config.training_reward} if config.training_reward else {}
-    episodes_per_update = config.group_size * config.tasks_per_update
     envs = [gym.make(env_id, action_mode="text", split="train", **config.env_kwargs, **reward)
-            for _ in range(episodes_per_update)]
-    sampling = Sampling(config.temperature, config.max_new_tokens)
+            for _ in range(config.group_size * config.tasks_per_update)]
+    if state is None:
+        writer.add_text("hyperparameters", hyperparameter_table(asdict(config)))
     started = time.time()
     while progress["env_steps"] < config.total_steps:
         update = progress["update"]
         torch.manual_seed(config.seed * 1_000_003 + update)
-        task_seeds = np.random.default_rng([config.seed, update]).integers(0, 2**31, config.tasks_per_update)
-        task_ids = [envs[0].unwrapped.tasks.sample(np.random.default_rng(int(s))).task_id for s in task_seeds]
-        resets = [{"seed": int(s), "options": {"task_id": task}} for s, task in zip(task_seeds, task_ids)
-                  for _ in range(config.group_size)]
         network.eval()
-        trajectories, speed = play(network, fmt, envs, resets, sampling, device, window)
-        returns = np.array([t.episode_return for t in trajectories])
-        advantages = group_advantages(returns, config.group_size)
-        mixed = np.repeat(np.ptp(returns.reshape(-1, config.group_size), axis=1) > 0, config.group_size)
-        learning = np.flatnonzero(mixed).tolist()  # groups with equal returns carry no advantage
+        played, learning, advantages, counts = play_groups(network, fmt, envs, config,
+                                                           np.random.default_rng([config.seed, update]), device, window)
         update_start = time.perf_counter()
-        chosen = [trajectories[i] for i in learning]
-        stats = policy_update(network, reference, optimizer, chosen, [advantages[i] for i in learning], config,
-                              tokenizer.pad_token_id, device) if chosen else {"tokens": 0}
+        stats = policy_update(network, reference, optimizer, learning, advantages.tolist(), config,
+                              tokenizer.pad_token_id, device) if learning else {"tokens": 0}
         update_seconds = time.perf_counter() - update_start
         progress["update"] += 1
-        progress["env_steps"] += sum(t.turns for t in trajectories)
-        log_update(writer, progress["env_steps"], summarize(trajectories), speed, update_seconds, stats,
-                   len(learning) / len(trajectories))
+        progress["env_steps"] += sum(t.turns for t in played)
+        log_update(writer, progress["env_steps"], summarize(played), counts, update_seconds, stats,
+                   len(learning) / len(played))
         if progress["update"] % config.checkpoint_every == 0 or progress["env_steps"] >= config.total_steps:
             runtime.save_state(run_dir, network, optimizer, progress, asdict(config))
     for env in envs:
@@ -226,7 +310,7 @@ def train_and_evaluate(config: Config, resume: bool = False) -> dict[str, Any]:
             "train_metrics": evaluation["train"], "test_metrics": evaluation["test"]}
 
 
-def log_update(writer: Any, step: int, summary: dict[str, float], speed: dict[str, float], update_seconds: float,
+def log_update(writer: Any, step: int, summary: dict[str, float], counts: dict[str, float], update_seconds: float,
                stats: dict[str, float], learning_share: float) -> None:
     """The same tags as the other trainers (``charts/``, ``metrics/``, ``losses/``) plus ``llm/*``."""
     writer.add_scalar("charts/episodic_return", summary["return"], step)
@@ -234,12 +318,14 @@ def log_update(writer: Any, step: int, summary: dict[str, float], speed: dict[st
         if name in summary:
             writer.add_scalar(f"metrics/{name}", summary[name], step)
     writer.add_scalar("charts/learning_groups", learning_share, step)
-    if "loss" in stats:
-        writer.add_scalar("losses/policy_loss", stats["loss"], step)
-        writer.add_scalar("losses/clipfrac", stats["clipfrac"], step)
+    writer.add_scalar("charts/skipped_groups", counts["skipped_groups"], step)
+    writer.add_scalar("charts/sampling_rounds", counts["sampling_rounds"], step)
+    for name in ("loss", "clipfrac", "entropy"):
+        if name in stats:
+            writer.add_scalar(f"losses/{'policy_loss' if name == 'loss' else name}", stats[name], step)
     if "kl" in stats:
         writer.add_scalar("llm/kl", stats["kl"], step)
-    writer.add_scalar("llm/rollout_tokens_per_s", speed["generated_tokens"] / max(speed["seconds"], 1e-9), step)
+    writer.add_scalar("llm/rollout_tokens_per_s", counts["generated_tokens"] / max(counts["seconds"], 1e-9), step)
     if stats["tokens"]:
         writer.add_scalar("llm/update_tokens_per_s", stats["tokens"] / max(update_seconds, 1e-9), step)
     writer.add_scalar("llm/response_length", summary["response_length"], step)
