@@ -51,6 +51,7 @@ MATH_GRADING = "tests/math/test_math_grading_must_fail.py"
 CODING_GRADING = "tests/coding/test_coding_grading_must_fail.py"
 TAU2_FIXTURE = "tests/tau2/test_fixture_db.py"  # needs no external tau2 data
 OBJECTIVES = "tests/trainers/test_objectives.py"  # PPO's and GRPO's objectives with exact values on hand-made inputs
+LLM_GATE = "tests/llm/test_grpo_gate.py"  # llm-grpo on a task with a known optimum, and its objective by hand
 BAD_TEXT_ACTIONS = "tests/test_env_contract.py::test_bad_text_action_is_error_observation_and_episode_goes_on"
 MUTATIONS: tuple[Mutation, ...] = (
     # ---- the environment contract
@@ -182,8 +183,8 @@ MUTATIONS: tuple[Mutation, ...] = (
       "return advantages - advantages.mean()",
       (OBJECTIVES,)),
     M("grpo-advantage-not-centred", "trainers/grpo.py",
-      "return (returns - returns.mean()) / (returns.std() + eps)",
-      "return returns / (returns.std() + eps)",
+      "centred = returns - returns.mean(-1, keepdims=True)",
+      "centred = returns",
       (OBJECTIVES,)),
     M("ppo-optimizer-state-not-restored", "trainers/ppo.py",
       '        optimizer.load_state_dict(state["optimizer"])\n', "",
@@ -198,6 +199,23 @@ MUTATIONS: tuple[Mutation, ...] = (
       "next_obs_np, info = envs.reset(seed=run.seed)",
       "next_obs_np, info = envs.reset()",
       ("tests/trainers/test_checkpoints.py::test_resumed_ppo_run_reproduces_the_uninterrupted_run",)),
+    # ---- the LLM GRPO gate: a learning run with a known optimum and the objective by hand
+    M("llm-grpo-advantage-sign", "trainers/llm/grpo.py",
+      "advantages.append(group_advantages(group_returns, config.scale_advantages))",
+      "advantages.append(-group_advantages(group_returns, config.scale_advantages))",
+      (LLM_GATE,)),
+    M("llm-grpo-ratio-clip-removed", "trainers/llm/grpo.py",
+      "loss = -torch.min(ratio * advantages, torch.clamp(ratio, low, high) * advantages)",
+      "loss = -ratio * advantages",
+      (LLM_GATE,)),
+    M("llm-grpo-loss-mask-ignored", "trainers/llm/grpo.py",
+      "masked = per_token * mask\n",
+      "masked = per_token\n",
+      (LLM_GATE,)),
+    M("llm-grpo-env-tokens-sampled", "trainers/llm/grpo.py",
+      "sampled[row, : length - 1] = torch.tensor(t.sampled[1:])",
+      "sampled[row, : length - 1] = True",
+      (LLM_GATE,)),
 )
 
 
