@@ -19,12 +19,14 @@ from typing import Sequence
 
 from .model import DEFAULT_ENVS, SIZES, build_base
 
-# Per size: expert episodes per env and the SFT hyper-parameters that differ from
-# ``sft.Config``'s. micro and tiny are sized to a shared 2-core CPU (the micro model only has
-# to exist, load and run); small to a few minutes of one GPU (2,000 optimizer steps).
+# Per size: augmented expert episodes per env (``trainers.llm.corpus``: every conversation a
+# fresh task, so the model must copy values rather than recall them) and the SFT
+# hyper-parameters that differ from ``sft.Config``'s. micro is sized to seconds (it only has
+# to exist, load and run); tiny to under 20 minutes of a shared 2-core CPU (875 optimizer
+# steps of 16 conversations, one epoch); small to minutes of one GPU (3,750 steps of 32).
 RECIPES = {"micro": {"episodes": 8, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 125, "epochs": 3, "batch_size": 4},
-           "small": {"episodes": 2000, "epochs": 8, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 100}}
+           "tiny": {"episodes": 7000, "epochs": 1, "batch_size": 16, "learning_rate": 3e-3, "warmup_steps": 30},
+           "small": {"episodes": 20000, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
@@ -43,6 +45,8 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed)
     data = out / "expert_train.jsonl"
     shutil.move(base / "expert_train.jsonl", data)
+    shutil.rmtree(out / "tasks", ignore_errors=True)
+    shutil.move(base / "tasks", out / "tasks")
     config = sft.Config(model=str(base), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
                         **settings)
     trained = sft.fine_tune(config)

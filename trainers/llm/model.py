@@ -167,10 +167,26 @@ def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str
     return records
 
 
+# How text is cut before BPE merges: runs of letters (and ``_``, so tool names stay whole),
+# single digits, and runs of everything else (spaces, punctuation). No piece glues a space or
+# a quote onto a word, so a value copied from the prompt (an email, an id, a name, a number)
+# is the same tokens in the user's prose, in a tool result and inside a JSON tool call.
+PRE_TOKENIZER_PATTERN = r"[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+"
+
+
+def pre_tokenizer() -> Any:
+    """The pre-tokenizer of :data:`PRE_TOKENIZER_PATTERN`, then the byte-level alphabet."""
+    from tokenizers import Regex, pre_tokenizers
+
+    return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(PRE_TOKENIZER_PATTERN), behavior="isolated"),
+                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+
+
 def train_tokenizer(records: Sequence[dict[str, Any]], vocab_size: int, context: int) -> Any:
-    """A byte-level BPE tokenizer (digits split one by one, so that unseen numbers and ids are
-    spelled from known pieces) trained on the rendered conversations, with the chat template
-    and the response template that parses replies back."""
+    """A byte-level BPE tokenizer trained on the rendered conversations, with the chat
+    template and the response template that parses replies back. Digits are split one by
+    one (unseen numbers and ids are spelled from known pieces) and words never carry the
+    space or punctuation before them (:data:`PRE_TOKENIZER_PATTERN`)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -182,9 +198,7 @@ def train_tokenizer(records: Sequence[dict[str, Any]], vocab_size: int, context:
     plain = renderer()
     texts = [plain.apply_chat_template(r["messages"], tools=r.get("tools"), tokenize=False) for r in records]
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
-    )
+    bpe.pre_tokenizer = pre_tokenizer()
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
@@ -214,15 +228,21 @@ def new_model(tokenizer: Any, size: ModelSize, seed: int = 0) -> Any:
 
 
 def build_base(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
-               seed: int = 0) -> Path:
-    """Record expert trajectories to ``<out>/expert_train.jsonl``, train the tokenizer on them
-    and save it with a fresh (untrained) model to ``out``; return ``out``."""
+               seed: int = 0, tokenizer_conversations: int = 2000) -> Path:
+    """Record the expert on augmented train tasks (:mod:`trainers.llm.corpus`: ``episodes``
+    per env, task files in ``<out>/tasks/``) to ``<out>/expert_train.jsonl``, train the
+    tokenizer on up to ``tokenizer_conversations`` of them and save it with a fresh
+    (untrained) model to ``out``; return ``out``."""
+    from .corpus import build_corpus
+
     if size not in SIZES:
         raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
     out = Path(out)
-    data = record_expert_trajectories(out / "expert_train.jsonl", envs, episodes, seed=seed)
+    data = build_corpus(out, envs, episodes, seed=seed)
     shape = SIZES[size]
-    tokenizer = train_tokenizer(read_trajectories(data), shape.vocab_size, shape.context)
+    records = read_trajectories(data)
+    sample = records[:: max(1, len(records) // tokenizer_conversations)]
+    tokenizer = train_tokenizer(sample, shape.vocab_size, shape.context)
     model = new_model(tokenizer, shape, seed)
     tokenizer.save_pretrained(out)
     model.save_pretrained(out)

@@ -93,13 +93,58 @@ def collate(rows: Sequence[tuple[list[int], list[int]]], pad_id: int, device: to
     return {"input_ids": input_ids.to(device), "attention_mask": mask.to(device), "labels": labels.to(device)}
 
 
-def assistant_loss(network: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
-    """Summed next-token cross-entropy on the labelled tokens, and how many there are."""
-    logits = network(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1]
+def assistant_loss(network: Any, batch: dict[str, torch.Tensor], prefix: int = 0) -> tuple[torch.Tensor, int]:
+    """Summed next-token cross-entropy on the labelled tokens, and how many there are.
+
+    Logits are computed only where they predict a labelled token (``logits_to_keep`` as a
+    boolean mask): the vocabulary projection of every other position would be thrown away.
+    ``prefix`` > 0: the first ``prefix`` tokens are the same in every row and unlabelled (see
+    :func:`shared_prefix`); they run once and their keys and values serve the whole batch,
+    which gives the same loss and gradients for less work."""
     targets = batch["labels"][:, 1:]
-    loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                                             ignore_index=IGNORE, reduction="sum")
-    return loss, int((targets != IGNORE).sum())
+    keep = torch.zeros_like(batch["labels"], dtype=torch.bool)
+    keep[:, :-1] = targets != IGNORE
+    ids, mask = batch["input_ids"], batch["attention_mask"]
+    if prefix > 0:
+        head = network(input_ids=ids[:1, :prefix], use_cache=True, logits_to_keep=1)
+        cache = head.cache
+        cache.batch_repeat_interleave(ids.shape[0])
+        logits = network(input_ids=ids[:, prefix:], attention_mask=mask, cache=cache,
+                         logits_to_keep=keep[:, prefix:]).logits
+    else:
+        logits = network(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
+    logits = logits.reshape(-1, logits.shape[-1])
+    loss = torch.nn.functional.cross_entropy(logits.float(), targets[targets != IGNORE], reduction="sum")
+    return loss, int(keep.sum())
+
+
+def shared_prefix(rows: Sequence[tuple[list[int], list[int]]]) -> int:
+    """How many leading tokens every row shares and leaves unlabelled, ending before the
+    token that predicts the first label (the system turn and tool lines of one env's
+    conversations); 0 when that is too short to be worth a separate pass."""
+    first = rows[0][0]
+    length = min(len(ids) for ids, _ in rows)
+    for ids, labels in rows:
+        labelled = next((i for i, label in enumerate(labels) if label != IGNORE), len(labels))
+        length = min(length, labelled - 1)
+        length = next((i for i in range(length) if ids[i] != first[i]), length)
+    return length if length >= MIN_SHARED_PREFIX and len(rows) > 1 else 0
+
+
+MIN_SHARED_PREFIX = 32
+
+
+def micro_batches(rows: Sequence[tuple[list[int], list[int]]], chosen: list[int], size: int) -> list[list[int]]:
+    """``chosen`` cut into micro-batches of at most ``size`` rows: rows with the same opening
+    (the same env's system turn) together, each group by length (less padding)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in chosen:
+        groups.setdefault(tuple(rows[i][0][:MIN_SHARED_PREFIX]), []).append(i)
+    out = []
+    for group in groups.values():
+        group.sort(key=lambda i: len(rows[i][0]))
+        out += [group[k: k + size] for k in range(0, len(group), size)]
+    return out
 
 
 def fine_tune(config: Config, resume: bool = False) -> Path:
@@ -159,14 +204,14 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
         chosen = order[index * config.batch_size: (index + 1) * config.batch_size].tolist()
         for group in optimizer.param_groups:
             group["lr"] = config.learning_rate * schedule(step)
-        batches = [chosen[i: i + config.micro_batch] for i in range(0, len(chosen), config.micro_batch)]
+        batches = micro_batches(rows, chosen, config.micro_batch)
         labelled = sum(sum(t != IGNORE for t in rows[i][1][1:]) for i in chosen)
         total_loss = 0.0
         optimizer.zero_grad(set_to_none=True)
         for part in batches:
             batch = collate([rows[i] for i in part], tokenizer.pad_token_id, device)
             with runtime.autocast(device):
-                loss, _ = assistant_loss(network, batch)
+                loss, _ = assistant_loss(network, batch, shared_prefix([rows[i] for i in part]))
             (loss / max(1, labelled)).backward()
             total_loss += float(loss.detach())
             tokens_seen += int(batch["attention_mask"].sum())

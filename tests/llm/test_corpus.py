@@ -1,0 +1,73 @@
+"""The augmented SFT corpus (trainers.llm.corpus) and the tokenizer's handling of copied values."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+from agentgym_envs.scenarios.customer_support import phrasings as P
+from agentgym_envs.scenarios.math.problems import question_numbers
+from agentgym_envs.scenarios.math.templates import NAMES
+from trainers.llm import corpus
+
+
+def test_augmented_tasks_never_use_test_split_pools():
+    test_words = set(NAMES["test"]) | set(P.FIRST_NAMES["test"]) | set(P.LAST_NAMES["test"]) | set(P.PLANS["test"])
+    for task in corpus.math_tasks(300, seed=1):
+        assert not test_words & set(re.findall(r"\w+", task["question"]))
+        assert task["template"].startswith("train-")
+    low, high = P.ID_RANGES["test"]
+    for task in corpus.support_tasks(300, seed=1):
+        customer = task["customer"]
+        first, last = customer["name"].split()
+        assert first not in P.FIRST_NAMES["test"] and last not in P.LAST_NAMES["test"]
+        assert customer["email"].split("@")[1] not in P.EMAIL_DOMAINS["test"]
+        assert customer["plan"] not in P.PLANS["test"]
+        ids = [customer["user_id"][1:]] + [invoice["invoice_id"].removeprefix("INV-") for invoice in task["invoices"]]
+        assert not any(len(i) == 5 and low <= int(i) <= high for i in ids)
+        assert not any(invoice["date"][:7] in P.MONTHS["test"] for invoice in task["invoices"])
+        shown = task["text"] + " ".join(task["logs"])
+        for pool in (P.ENDPOINTS["test"], P.MIGRATION_SOURCES["test"], P.EMAIL_DOMAINS["test"]):
+            assert not any(value in shown for value in pool)
+
+
+def test_augmentation_is_deterministic_per_seed():
+    assert corpus.math_tasks(50, seed=3) == corpus.math_tasks(50, seed=3)
+    assert corpus.support_tasks(50, seed=3) == corpus.support_tasks(50, seed=3)
+    assert corpus.support_tasks(50, seed=3) != corpus.support_tasks(50, seed=4)
+
+
+def test_math_numbers_span_one_to_four_digits():
+    lengths = {len(str(n)) for task in corpus.math_tasks(200) for n in question_numbers(task["question"])}
+    assert lengths == {1, 2, 3, 4}
+
+
+def test_perturbation_keeps_every_placeholder():
+    template = "Hi, this is {name} ({email}). I forgot my password for {plan}. Can you help?"
+    vocabulary = corpus.train_vocabulary()
+    rng = random.Random(0)
+    heavy = corpus.Augment(drop=0.5, swap=0.5, insert=0.5, clean=0.0)
+    texts = {corpus.perturb(template, vocabulary, rng, heavy) for _ in range(20)}
+    assert len(texts) > 10
+    for text in texts:
+        assert all(p in text for p in ("{name}", "({email}).", "{plan}."))
+
+
+def test_the_expert_solves_every_augmented_task(tmp_path):
+    data = corpus.build_corpus(tmp_path, ["math", "customer_support"], episodes=40, seed=5)
+    records = [json.loads(line) for line in data.read_text().splitlines()]
+    assert len(records) == 80
+    assert all(record["metrics"]["success"] == 1.0 for record in records)
+
+
+def test_a_value_tokenizes_identically_in_prose_and_json(micro_model):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(micro_model))
+    for value in ("bodhi.abernathy67@holdout.example", "u73418", "INV-60412", "Xochitl Fairweather", "612.5"):
+        alone = tokenizer.encode(value)
+        for context in (f"My email is {value}. Thanks", f'{{"email": "{value}"}}', f"Contact ({value})",
+                        f"TICKET\n{value}"):
+            ids = tokenizer.encode(context)
+            assert any(ids[i: i + len(alone)] == alone for i in range(len(ids))), (value, context)

@@ -1,0 +1,308 @@
+"""The SFT corpus of the project's chat model: augmented train-split tasks played by the
+scripted expert.
+
+A small model that learns from the generated train split memorises it: the same few names,
+emails, plans and two-digit numbers recur, so it writes them back instead of reading them
+from the conversation. This module writes task files (the envs' ``task_file`` JSONL) drawn
+from the train templates and phrasings only, with
+
+- values the model cannot memorise: numbers of 1-4 digits (the digit count drawn uniformly),
+  synthesised names, emails, user and invoice ids, plans, prices, dates, months, endpoints
+  and migration sources (random strings, never the test split's pools);
+- perturbed phrasings: the words of a template around its placeholders are dropped, swapped
+  for words of other prompts or joined by random ones (the loss is on the assistant's tokens
+  only, so a noisy prompt costs nothing and teaches that the values, not the wording, decide
+  the call); a share of tasks keeps the template's wording.
+
+The scripted expert then plays every task in text mode (:class:`TrajectoryRecorder`, OpenAI
+chat JSONL). Everything is a pure function of the seed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from agentgym_envs.policies import ExpertPolicy, run_episode
+from agentgym_envs.scenarios.customer_support import phrasings as support_pools
+from agentgym_envs.scenarios.customer_support.tickets import API_ISSUES, KIND_DIFFICULTY, Ticket, _logs
+from agentgym_envs.scenarios.math.arithmetic import SOLUTION_FUNCTIONS, evaluate
+from agentgym_envs.scenarios.math.problems import MathProblem
+from agentgym_envs.scenarios.math.templates import NAMES, TEMPLATES, Draw, Redraw, Template
+from agentgym_envs.wrappers.recorder import TrajectoryRecorder
+
+MATH_ENV = "AgentGym/Math-v0"
+SUPPORT_ENV = "AgentGym/CustomerSupport-v0"
+MAX_DIGITS = 4  # math numbers have 1..MAX_DIGITS digits (train: 2..99, test: 100..999)
+
+
+@dataclass(frozen=True)
+class Augment:
+    """How a template's wording is perturbed: per word, the chance to drop it, to swap it for
+    a word of another prompt, to insert a random word after it; ``clean`` is the share of
+    tasks whose wording is left as written."""
+
+    drop: float = 0.1
+    swap: float = 0.1
+    insert: float = 0.05
+    clean: float = 0.3
+
+
+NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0)
+
+_CONSONANTS = "bcdfghjklmnprstvwz"
+_VOWELS = "aeiou"
+
+
+def word(rng: random.Random, syllables: tuple[int, int] = (1, 3)) -> str:
+    """A pronounceable random lowercase word."""
+    text = "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(rng.randint(*syllables)))
+    return text + (rng.choice(_CONSONANTS) if rng.random() < 0.5 else "")
+
+
+def name_word(rng: random.Random, avoid: Sequence[str] = ()) -> str:
+    """A capitalised random word that is none of ``avoid``."""
+    while True:
+        text = word(rng).capitalize()
+        if text not in avoid:
+            return text
+
+
+def perturb(template: str, vocabulary: Sequence[str], rng: random.Random, augment: Augment) -> str:
+    """``template`` with its words dropped, swapped and joined by others as ``augment`` says;
+    a word holding a placeholder (``{...}``) is always kept as written."""
+    if rng.random() < augment.clean:
+        return template
+    out: list[str] = []
+    for token in template.split(" "):
+        if "{" in token:
+            out.append(token)
+        elif rng.random() < augment.drop:
+            pass
+        elif rng.random() < augment.swap:
+            out.append(rng.choice(vocabulary))
+        else:
+            out.append(token)
+        if rng.random() < augment.insert:
+            out.append(rng.choice(vocabulary))
+    return " ".join(out)
+
+
+def _vocabulary(texts: Sequence[str]) -> list[str]:
+    return sorted({w for text in texts for w in text.split() if "{" not in w and not any(c.isdigit() for c in w)})
+
+
+def train_vocabulary() -> list[str]:
+    """The words of every train-split math template and ticket phrasing (no placeholders)."""
+    texts = [t.text for t in TEMPLATES if t.split == "train"]
+    texts += [p for kinds in support_pools.PHRASINGS.values() for p in kinds["train"]]
+    return _vocabulary(texts)
+
+
+# ---------------------------------------------------------------------------------- math
+
+
+class WideDraw(Draw):
+    """Numbers of 1..MAX_DIGITS digits, the digit count drawn uniformly (at least 2)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        super().__init__(rng, 2, 10**MAX_DIGITS - 1)
+
+    def number(self) -> int:
+        digits = int(self.rng.integers(1, MAX_DIGITS + 1))
+        return int(self.rng.integers(max(self.low, 10 ** (digits - 1)), 10**digits))
+
+
+def math_task(template: Template, index: int, rng: np.random.Generator, prng: random.Random,
+              vocabulary: Sequence[str], augment: Augment) -> dict[str, Any] | None:
+    """One task-file line from a train ``template`` (None: no valid numbers drawn)."""
+    draw = WideDraw(rng)
+    for _ in range(100):
+        try:
+            values = template.draw(draw)
+        except Redraw:
+            continue
+        solution = template.solution.format(**values)
+        steps: list[Any] = []
+        answer = evaluate(solution, SOLUTION_FUNCTIONS, steps)
+        if answer in values.values() or not all(isinstance(s.result, int) and s.result > 0 for s in steps):
+            continue
+        text = perturb(template.text, vocabulary, prng, augment)
+        name = name_word(prng, NAMES["test"])
+        question = text.format(expression=solution, name=name, **values)
+        task = {"task_id": f"aug-{index}", "question": question, "answer": answer, "solution": solution,
+                "difficulty": template.difficulty, "template": template.name}
+        if "{expression}" in template.text:
+            task["expression"] = solution
+        return MathProblem.from_dict(task).to_dict()
+    return None
+
+
+def math_tasks(count: int, seed: int = 0, augment: Augment = Augment()) -> list[dict[str, Any]]:
+    """``count`` Math-v0 task-file lines: train templates taken in turn, wide numbers,
+    random names, perturbed wording."""
+    rng, prng = np.random.default_rng([7, seed]), random.Random(f"math-{seed}")
+    templates = [t for t in TEMPLATES if t.split == "train"]
+    vocabulary = train_vocabulary()
+    tasks: list[dict[str, Any]] = []
+    index = 0
+    while len(tasks) < count:
+        task = math_task(templates[index % len(templates)], index, rng, prng, vocabulary, augment)
+        index += 1
+        if task is not None:
+            tasks.append(task)
+    return tasks
+
+
+# ------------------------------------------------------------------------ customer support
+
+
+def _test_values() -> set[str]:
+    """Every value of the test split's pools (what an augmented ticket must never show)."""
+    P = support_pools
+    pools = [P.FIRST_NAMES["test"], P.LAST_NAMES["test"], P.EMAIL_DOMAINS["test"], tuple(P.PLANS["test"]),
+             P.MONTHS["test"], P.ENDPOINTS["test"], P.MIGRATION_SOURCES["test"]]
+    return {value for pool in pools for value in pool}
+
+
+TEST_VALUES = _test_values()
+TLDS = ("com", "io", "net", "org", "dev", "co", "app", "info", "biz", "de", "fr", "uk", "test")
+
+
+def _fresh(make: Callable[[], str]) -> str:
+    while True:
+        value = make()
+        if value not in TEST_VALUES:
+            return value
+
+
+def _digits(rng: random.Random) -> str:
+    """A 3-6 digit id (the digit count drawn uniformly) outside the test split's id range."""
+    low, high = support_pools.ID_RANGES["test"]
+    while True:
+        digits = rng.randint(3, 6)
+        number = rng.randint(10 ** (digits - 1), 10**digits - 1)
+        if not low <= number <= high:
+            return str(number)
+
+
+def email(rng: random.Random, first: str, last: str) -> str:
+    """A random address: ``first.last<nn>@domain`` as the generator writes them, or random
+    letters, digits and separators."""
+    domain = _fresh(lambda: f"{word(rng)}.{rng.choice(TLDS)}")
+    if rng.random() < 0.5:
+        local = f"{first.lower()}{rng.choice('._-')}{last.lower()}{rng.randint(1, 999)}"
+    else:
+        parts = [word(rng, (1, 2)) for _ in range(rng.randint(1, 3))]
+        local = "".join(p + rng.choice("._-") for p in parts[:-1]) + parts[-1]
+        if rng.random() < 0.6:
+            local += str(rng.randint(0, 9999))
+    return f"{local}@{domain}"
+
+
+def month(rng: random.Random) -> str:
+    return _fresh(lambda: f"{rng.randint(2015, 2035)}-{rng.randint(1, 12):02d}")
+
+
+def price(rng: random.Random) -> float:
+    """A plan price of 1-4 digits with whole, half or random cents."""
+    whole = rng.randint(1, 10 ** rng.randint(1, 4) - 1)
+    cents = rng.choice((0, 0, 50, 99, rng.randint(1, 99)))
+    return round(whole + cents / 100, 2)
+
+
+def source(rng: random.Random) -> str:
+    return _fresh(lambda: rng.choice(("{W}", "{W}", "a {W} export", "an {W} dump", "the {W} backup"))
+                  .format(W=name_word(rng) if rng.random() < 0.7 else word(rng).upper()))
+
+
+def support_task(index: int, rng: random.Random, vocabulary: Sequence[str], augment: Augment) -> dict[str, Any]:
+    """One CustomerSupport-v0 task-file line: a train phrasing with synthesised values."""
+    kind = rng.choice(tuple(KIND_DIFFICULTY))
+    first, last = (_fresh(lambda: name_word(rng)) for _ in range(2))
+    plan = _fresh(lambda: name_word(rng))
+    amount = price(rng)
+    customer = {"user_id": f"u{_digits(rng)}", "name": f"{first} {last}", "email": email(rng, first, last),
+                "plan": plan}
+    months: list[str] = []
+    while len(months) < rng.randint(2, 3):
+        value = month(rng)
+        if value not in months:
+            months.append(value)
+    invoices = [{"invoice_id": f"INV-{_digits(rng)}", "amount": amount, "date": f"{m}-{rng.randint(1, 28):02d}",
+                 "status": "paid", "description": f"{plan} plan, {m}"} for m in sorted(months)]
+    latest = invoices[-1]
+    issue = rng.choice(API_ISSUES) if kind == "api_integration" else None
+    endpoint = _fresh(lambda: f"/v{rng.randint(1, 4)}/{word(rng)}{rng.choice(('', 's', '_' + word(rng, (1, 2))))}")
+    migration_source = source(rng)
+    if kind == "refund_request":
+        invoices.append({**latest, "invoice_id": f"INV-{_digits(rng)}", "status": "duplicate",
+                         "description": latest["description"] + " (charged twice)"})
+    logs = _logs(kind, issue, endpoint, migration_source, latest["date"], rng)
+    phrasing = perturb(rng.choice(support_pools.PHRASINGS[kind]["train"]), vocabulary, rng, augment)
+    text = phrasing.format(name=customer["name"], email=customer["email"], plan=plan, amount=f"${amount:.2f}",
+                           date=latest["date"], month=latest["date"][:7], endpoint=endpoint, source=migration_source)
+    ticket = Ticket(f"{word(rng, (1, 2))}-{rng.randint(0, 10**9)}-{index}", kind, text, customer, invoices, logs,
+                    issue)
+    return Ticket.from_dict(ticket.to_dict()).to_dict()
+
+
+def support_tasks(count: int, seed: int = 0, augment: Augment = Augment()) -> list[dict[str, Any]]:
+    """``count`` CustomerSupport-v0 task-file lines (random kinds, values and wording)."""
+    rng, vocabulary = random.Random(f"support-{seed}"), train_vocabulary()
+    return [support_task(index, rng, vocabulary, augment) for index in range(count)]
+
+
+# ------------------------------------------------------------------------------ recording
+
+TASKS: dict[str, Callable[[int, int, Augment], list[dict[str, Any]]]] = {
+    MATH_ENV: math_tasks,
+    SUPPORT_ENV: support_tasks,
+}
+
+
+def write_tasks(path: str | Path, tasks: Sequence[dict[str, Any]]) -> Path:
+    """Write task-file lines (JSONL) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(task) + "\n" for task in tasks), encoding="utf-8")
+    return path
+
+
+def record_tasks(path: str | Path, env_id: str, task_file: str | Path) -> int:
+    """Play the scripted expert in text mode once on every task of ``task_file`` and append
+    the episodes to ``path``; return how many it solved."""
+    env = TrajectoryRecorder(gym.make(env_id, action_mode="text", task_file=str(task_file)), path)
+    expert = ExpertPolicy(env)
+    solved = 0
+    for task in env.unwrapped.tasks.tasks:
+        _, metrics = run_episode(env, expert, seed=0, options={"task_id": task.task_id})
+        solved += metrics.get("success", 0.0) == 1.0
+    env.close()
+    return solved
+
+
+def build_corpus(out: str | Path, envs: Sequence[str], episodes: int, seed: int = 0,
+                 augment: Augment = Augment()) -> Path:
+    """Write ``<out>/tasks/<env>.jsonl`` (``episodes`` augmented tasks per env) and the expert's
+    episodes on them to ``<out>/expert_train.jsonl``, replacing an earlier one; return that path."""
+    from ..lifecycle import canonical_env_id
+
+    out = Path(out)
+    data = out / "expert_train.jsonl"
+    data.unlink(missing_ok=True)
+    for name in envs:
+        env_id = canonical_env_id(name)
+        if env_id not in TASKS:
+            raise ValueError(f"no augmented tasks for {env_id}; choose from {sorted(TASKS)}")
+        task_file = write_tasks(out / "tasks" / f"{env_id.split('/')[-1]}.jsonl", TASKS[env_id](episodes, seed, augment))
+        solved = record_tasks(data, env_id, task_file)
+        if solved != episodes:
+            raise RuntimeError(f"the expert solved {solved} of {episodes} augmented {env_id} tasks")
+    return data
