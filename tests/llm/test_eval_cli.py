@@ -3,6 +3,7 @@ evaluation that resumes without losing an episode."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,6 +15,8 @@ import time
 import pytest
 
 from agentgym_envs.cli import main
+from agentgym_envs.policies import evaluate
+from agentgym_envs.policies.results import summarize
 
 pytest.importorskip("transformers")
 
@@ -42,24 +45,46 @@ def test_an_unreachable_endpoint_is_reported_not_raised(tmp_path, capsys):
     assert [r["error"] is not None and r["metrics"]["success"] == 0.0 for r in episode_lines(path)] == [True, True]
 
 
-def test_a_killed_evaluation_resumes_and_loses_nothing(micro_model, tmp_path):
+def test_a_killed_evaluation_resumes_and_loses_nothing(micro_model, tmp_path, monkeypatch):
+    # The evaluation is killed (SIGKILL) the moment its first episode line is complete on disk: the
+    # other 11 episodes would have to finish within the 5 ms between two looks at the file to outrun it.
+    episodes = 12
     path = tmp_path / "episodes.jsonl"
-    command = ["eval", "math", "--policy", "hf", "--model", str(micro_model), "--episodes", "3", "--max-tokens", "4",
-               "--max-turns", "3", "--output", str(path)]
+    command = ["eval", "math", "--policy", "hf", "--model", str(micro_model), "--episodes", str(episodes),
+               "--max-tokens", "4", "--max-turns", "3", "--output", str(path)]
     process = subprocess.Popen([sys.executable, "-m", "agentgym_envs.cli", *command], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 240
-        while not (path.exists() and len(path.read_text().splitlines()) >= 2):  # the header and one episode
-            assert process.poll() is None and time.monotonic() < deadline, "the evaluation ended before it was killed"
-            time.sleep(0.2)
-    finally:
+        while (path.read_bytes().count(b"\n") if path.exists() else 0) < 2:  # the config line and one episode
+            assert process.poll() is None, "the evaluation ended before its first episode was seen"
+            assert time.monotonic() < deadline, "no episode within 240 s"
+            time.sleep(0.005)
         os.killpg(process.pid, signal.SIGKILL)
+        assert process.wait() == -signal.SIGKILL  # killed while it ran, not after it had finished
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     before = path.read_text()
-    kept = before[: before.rfind("\n") + 1]
-    assert 1 <= len(episode_lines(path)) < 3
+    kept = before[: before.rfind("\n") + 1]  # a line cut short by the kill is dropped on resume
+    played = [json.loads(line) for line in kept.splitlines()[1:]]
+    assert 1 <= len(played) < episodes  # the kill came mid-evaluation
+
+    summaries = []
+
+    def recording_evaluate(*args, **kwargs):
+        summaries.append(evaluate(*args, **kwargs))
+        return summaries[-1]
+
+    monkeypatch.setattr("agentgym_envs.cli.evaluate", recording_evaluate)
     assert main([*command, "--resume"]) == 0
     after = path.read_text()
-    assert after.startswith(kept)
-    assert sorted((r["task"], r["trial"]) for r in episode_lines(path)) == [(task, 0) for task in range(3)]
+    assert after.startswith(kept)  # the episodes played before the kill are kept as they were
+    records = episode_lines(path)
+    resumed = records[len(played):]
+    assert sorted(r["task"] for r in resumed) == sorted(set(range(episodes)) - {r["task"] for r in played})
+    assert sorted((r["task"], r["trial"]) for r in records) == [(task, 0) for task in range(episodes)]
+    [summary] = summaries
+    assert summary["episodes"] == episodes
+    assert summary == pytest.approx(summarize(sorted(records, key=lambda r: r["task"]), 1), nan_ok=True)
