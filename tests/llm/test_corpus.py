@@ -71,3 +71,10 @@ def test_a_value_tokenizes_identically_in_prose_and_json(micro_model):
                         f"TICKET\n{value}"):
             ids = tokenizer.encode(context)
             assert any(ids[i: i + len(alone)] == alone for i in range(len(ids))), (value, context)
+
+
+def test_copy_drills_ask_for_the_users_values_back():
+    for drill in corpus.copy_drills(50, seed=2):
+        user, assistant = drill["messages"]
+        assert all(value in user["content"] for value in assistant["content"].split("\n"))
+    assert corpus.copy_drills(20, seed=2) == corpus.copy_drills(20, seed=2)

@@ -20,13 +20,16 @@ from typing import Sequence
 from .model import DEFAULT_ENVS, SIZES, build_base
 
 # Per size: augmented expert episodes per env (``trainers.llm.corpus``: every conversation a
-# fresh task, so the model must copy values rather than recall them) and the SFT
-# hyper-parameters that differ from ``sft.Config``'s. micro is sized to seconds (it only has
-# to exist, load and run); tiny to under 20 minutes of a shared 2-core CPU (875 optimizer
-# steps of 16 conversations, one epoch); small to minutes of one GPU (3,750 steps of 32).
-RECIPES = {"micro": {"episodes": 8, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 7000, "epochs": 1, "batch_size": 16, "learning_rate": 3e-3, "warmup_steps": 30},
-           "small": {"episodes": 20000, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
+# fresh task, so the model must copy values rather than recall them), copy drills, and the
+# SFT hyper-parameters that differ from ``sft.Config``'s (``context_weight``: the user and
+# tool turns are learnt too, at that weight). micro is sized to seconds (it only has to exist,
+# load and run); tiny to under 20 minutes of a shared 2-core CPU (850 optimizer steps of 16
+# conversations, one epoch); small to minutes of one GPU (3,900 steps of 32).
+RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
+           "tiny": {"episodes": 6000, "drills": 1600, "epochs": 1, "batch_size": 16, "learning_rate": 3e-3,
+                    "warmup_steps": 30, "context_weight": 0.25},
+           "small": {"episodes": 20000, "drills": 2000, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3,
+                     "warmup_steps": 100, "context_weight": 0.25}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
@@ -38,11 +41,11 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     from . import sft  # torch and transformers load only when a model is built
 
     settings = dict(RECIPES[size])
-    recipe_episodes = settings.pop("episodes")
+    recipe_episodes, drills = settings.pop("episodes"), settings.pop("drills")
     if epochs:
         settings["epochs"] = epochs
     out = Path(out)
-    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed)
+    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed, drills=drills)
     data = out / "expert_train.jsonl"
     shutil.move(base / "expert_train.jsonl", data)
     shutil.rmtree(out / "tasks", ignore_errors=True)

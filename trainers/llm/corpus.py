@@ -259,6 +259,52 @@ def support_tasks(count: int, seed: int = 0, augment: Augment = Augment()) -> li
     return [support_task(index, rng, vocabulary, augment) for index in range(count)]
 
 
+# ----------------------------------------------------------------------------- copy drills
+
+
+def drill_value(rng: random.Random) -> str:
+    """A random value of a kind the envs' tools take: an email, an id, a number, a name, a
+    date, a month, an endpoint or an arithmetic expression."""
+    kind = rng.randrange(8)
+    if kind == 0:
+        first, last = name_word(rng), name_word(rng)
+        return email(rng, first, last)
+    if kind == 1:
+        return rng.choice(("u", "INV-", "req_", "mig-")) + _digits(rng)
+    if kind == 2:
+        number = str(rng.randint(1, 10 ** rng.randint(1, 7) - 1))
+        return number + rng.choice(("", "", ".0", f".{rng.randint(1, 99)}"))
+    if kind == 3:
+        return f"{name_word(rng)} {name_word(rng)}"
+    if kind == 4:
+        return f"{month(rng)}-{rng.randint(1, 28):02d}"
+    if kind == 5:
+        return month(rng)
+    if kind == 6:
+        return _fresh(lambda: f"/v{rng.randint(1, 4)}/{word(rng)}")
+    numbers = [str(rng.randint(2, 10 ** rng.randint(1, 4) - 1)) for _ in range(rng.randint(2, 4))]
+    text = numbers[0]
+    for number in numbers[1:]:
+        text = f"{text} {rng.choice('+-*/')} {number}"
+        if rng.random() < 0.3:
+            text = f"({text})"
+    return text
+
+
+def copy_drills(count: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``count`` two-message conversations in which the assistant repeats the values of the
+    user's message: dense practice in copying text from the context, which every tool call
+    of the envs needs (no tools, no system turn; short, so they cost little)."""
+    rng = random.Random(f"drill-{seed}")
+    drills = []
+    for _ in range(count):
+        values = [drill_value(rng) for _ in range(rng.randint(2, 6))]
+        prose = " ".join(rng.choice(("", word(rng) + " ", word(rng) + ": ")) + value for value in values)
+        drills.append({"messages": [{"role": "user", "content": prose},
+                                    {"role": "assistant", "content": "\n".join(values)}]})
+    return drills
+
+
 # ------------------------------------------------------------------------------ recording
 
 TASKS: dict[str, Callable[[int, int, Augment], list[dict[str, Any]]]] = {
@@ -289,9 +335,10 @@ def record_tasks(path: str | Path, env_id: str, task_file: str | Path) -> int:
 
 
 def build_corpus(out: str | Path, envs: Sequence[str], episodes: int, seed: int = 0,
-                 augment: Augment = Augment()) -> Path:
+                 augment: Augment = Augment(), drills: int = 0) -> Path:
     """Write ``<out>/tasks/<env>.jsonl`` (``episodes`` augmented tasks per env) and the expert's
-    episodes on them to ``<out>/expert_train.jsonl``, replacing an earlier one; return that path."""
+    episodes on them to ``<out>/expert_train.jsonl``, then ``drills`` copy drills
+    (:func:`copy_drills`), replacing an earlier file; return its path."""
     from ..lifecycle import canonical_env_id
 
     out = Path(out)
@@ -305,4 +352,6 @@ def build_corpus(out: str | Path, envs: Sequence[str], episodes: int, seed: int 
         solved = record_tasks(data, env_id, task_file)
         if solved != episodes:
             raise RuntimeError(f"the expert solved {solved} of {episodes} augmented {env_id} tasks")
+    with data.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(drill) + "\n" for drill in copy_drills(drills, seed))
     return data

@@ -60,6 +60,7 @@ class Config:
     warmup_steps: int = 10
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
+    context_weight: float = 0.0  # > 0: also learn to predict the user and tool turns, at this weight
     max_length: int = 0  # tokens per conversation; 0: the model's window
     lora_rank: int = 0  # > 0: train LoRA adapters only
     checkpoint_every: int = 50  # optimizer steps
@@ -79,31 +80,62 @@ def encode(fmt: ChatFormat, record: dict[str, Any], max_length: int) -> tuple[li
     return ids[:max_length], labels[:max_length], truncated
 
 
-def collate(rows: Sequence[tuple[list[int], list[int]]], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
+def context_labels(fmt: ChatFormat, record: dict[str, Any], ids: list[int], labels: list[int]) -> list[int]:
+    """Labels of the conversation's other tokens: the user and tool turns (everything that is
+    neither the assistant's nor the system turn with its tool lines), ``IGNORE`` elsewhere.
+    Learning to predict them (``Config.context_weight``) teaches a model trained from scratch
+    to copy: a tool result repeats the values of the call it answers and of the ticket."""
+    messages = record["messages"]
+    system = fmt.encode(fmt.render(messages[:1], record.get("tools"))) if messages[0]["role"] == "system" else []
+    start = len(system) if ids[: len(system)] == system else len(ids)
+    return [IGNORE if i < start or label != IGNORE else token for i, (token, label) in enumerate(zip(ids, labels))]
+
+
+Row = tuple[list[int], ...]  # (input ids, labels) or (input ids, labels, context labels)
+
+
+def collate(rows: Sequence[Row], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
     """Right-padded ``input_ids``, ``attention_mask`` and ``labels`` (already aligned: the
-    model shifts them)."""
-    width = max(len(ids) for ids, _ in rows)
+    model shifts them), and ``context_labels`` when the rows hold them."""
+    width = max(len(row[0]) for row in rows)
     input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    context = torch.full((len(rows), width), IGNORE, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, (ids, labs) in enumerate(rows):
+    for i, (ids, labs, *more) in enumerate(rows):
         input_ids[i, : len(ids)] = torch.tensor(ids)
         labels[i, : len(labs)] = torch.tensor(labs)
+        if more:
+            context[i, : len(more[0])] = torch.tensor(more[0])
         mask[i, : len(ids)] = 1
-    return {"input_ids": input_ids.to(device), "attention_mask": mask.to(device), "labels": labels.to(device)}
+    batch = {"input_ids": input_ids.to(device), "attention_mask": mask.to(device), "labels": labels.to(device)}
+    if len(rows[0]) > 2:
+        batch["context_labels"] = context.to(device)
+    return batch
 
 
 def assistant_loss(network: Any, batch: dict[str, torch.Tensor], prefix: int = 0) -> tuple[torch.Tensor, int]:
-    """Summed next-token cross-entropy on the labelled tokens, and how many there are.
+    """Summed next-token cross-entropy on the labelled tokens, and how many there are."""
+    loss, _, count = sft_loss(network, batch, prefix)
+    return loss, count
 
-    Logits are computed only where they predict a labelled token (``logits_to_keep`` as a
+
+def sft_loss(network: Any, batch: dict[str, torch.Tensor], prefix: int = 0) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """``(assistant, context, count)``: the summed next-token cross-entropy on the labelled
+    (assistant) tokens, the same on the ``context_labels`` tokens (0 without them), and how
+    many labelled tokens there are.
+
+    Logits are computed only where they predict a token with a loss (``logits_to_keep`` as a
     boolean mask): the vocabulary projection of every other position would be thrown away.
-    ``prefix`` > 0: the first ``prefix`` tokens are the same in every row and unlabelled (see
-    :func:`shared_prefix`); they run once and their keys and values serve the whole batch,
-    which gives the same loss and gradients for less work."""
+    ``prefix`` > 0: the first ``prefix`` tokens are the same in every row and without a loss
+    (see :func:`shared_prefix`); they run once and their keys and values serve the whole
+    batch, which gives the same loss and gradients for less work."""
     targets = batch["labels"][:, 1:]
+    context = batch.get("context_labels")
+    context = context[:, 1:] if context is not None else torch.full_like(targets, IGNORE)
+    wanted = torch.where(targets != IGNORE, targets, context)
     keep = torch.zeros_like(batch["labels"], dtype=torch.bool)
-    keep[:, :-1] = targets != IGNORE
+    keep[:, :-1] = wanted != IGNORE
     ids, mask = batch["input_ids"], batch["attention_mask"]
     if prefix > 0:
         head = network(input_ids=ids[:1, :prefix], use_cache=True, logits_to_keep=1)
@@ -114,18 +146,21 @@ def assistant_loss(network: Any, batch: dict[str, torch.Tensor], prefix: int = 0
     else:
         logits = network(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
     logits = logits.reshape(-1, logits.shape[-1])
-    loss = torch.nn.functional.cross_entropy(logits.float(), targets[targets != IGNORE], reduction="sum")
-    return loss, int(keep.sum())
+    kept = keep[:, :-1]
+    losses = torch.nn.functional.cross_entropy(logits.float(), wanted[kept], reduction="none")
+    assistant = (targets != IGNORE)[kept]
+    return losses[assistant].sum(), losses[~assistant].sum(), int(assistant.sum())
 
 
-def shared_prefix(rows: Sequence[tuple[list[int], list[int]]]) -> int:
+def shared_prefix(rows: Sequence[Row]) -> int:
     """How many leading tokens every row shares and leaves unlabelled, ending before the
     token that predicts the first label (the system turn and tool lines of one env's
     conversations); 0 when that is too short to be worth a separate pass."""
     first = rows[0][0]
-    length = min(len(ids) for ids, _ in rows)
-    for ids, labels in rows:
-        labelled = next((i for i, label in enumerate(labels) if label != IGNORE), len(labels))
+    length = min(len(row[0]) for row in rows)
+    for ids, *labellings in rows:
+        labelled = min(next((i for i, label in enumerate(labels) if label != IGNORE), len(labels))
+                       for labels in labellings)
         length = min(length, labelled - 1)
         length = next((i for i in range(length) if ids[i] != first[i]), length)
     return length if length >= MIN_SHARED_PREFIX and len(rows) > 1 else 0
@@ -134,14 +169,16 @@ def shared_prefix(rows: Sequence[tuple[list[int], list[int]]]) -> int:
 MIN_SHARED_PREFIX = 32
 
 
-def micro_batches(rows: Sequence[tuple[list[int], list[int]]], chosen: list[int], size: int) -> list[list[int]]:
+def micro_batches(rows: Sequence[Row], chosen: list[int], size: int) -> list[list[int]]:
     """``chosen`` cut into micro-batches of at most ``size`` rows: rows with the same opening
-    (the same env's system turn) together, each group by length (less padding)."""
+    (the same env's system turn) together, each group by length (less padding); rows that
+    share their opening with no other row go together."""
     groups: dict[tuple[int, ...], list[int]] = {}
     for i in chosen:
         groups.setdefault(tuple(rows[i][0][:MIN_SHARED_PREFIX]), []).append(i)
+    rest = [i for group in groups.values() if len(group) == 1 for i in group]  # no row alike: pooled
     out = []
-    for group in groups.values():
+    for group in [g for g in groups.values() if len(g) > 1] + [rest]:
         group.sort(key=lambda i: len(rows[i][0]))
         out += [group[k: k + size] for k in range(0, len(group), size)]
     return out
@@ -188,7 +225,9 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
     if truncated:
         print(f"llm-sft: {truncated} of {len(encoded)} conversations exceed {max_length} tokens; "
               f"each keeps its first {max_length}")
-    rows = [(ids, labels) for ids, labels, _ in encoded]
+    rows: list[Row] = [(ids, labels) for ids, labels, _ in encoded]
+    if config.context_weight > 0:
+        rows = [(ids, labels, context_labels(fmt, record, ids, labels)) for (ids, labels), record in zip(rows, records)]
     steps_per_epoch = max(1, len(rows) // config.batch_size)
     total_steps = steps_per_epoch * config.epochs
     optimizer = torch.optim.AdamW([p for p in network.parameters() if p.requires_grad],
@@ -211,8 +250,8 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
         for part in batches:
             batch = collate([rows[i] for i in part], tokenizer.pad_token_id, device)
             with runtime.autocast(device):
-                loss, _ = assistant_loss(network, batch, shared_prefix([rows[i] for i in part]))
-            (loss / max(1, labelled)).backward()
+                loss, context, _ = sft_loss(network, batch, shared_prefix([rows[i] for i in part]))
+            ((loss + config.context_weight * context) / max(1, labelled)).backward()
             total_loss += float(loss.detach())
             tokens_seen += int(batch["attention_mask"].sum())
         grad_norm = torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
