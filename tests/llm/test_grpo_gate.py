@@ -1,8 +1,9 @@
 """The GRPO gate: llm-grpo on a task whose optimum is known, and its objective checked by hand.
 
 The task: the prompt shows one of four words and the reply must repeat it (reward 1, else 0).
-The start is a micro model fine-tuned on replies drawn at random from the four words, so it
-answers with a word but ignores the prompt (success about 1/4); GRPO must take it to >= 0.9.
+The start is a micro model fine-tuned on replies that repeat the word 30 % of the time and
+name another of the four words otherwise, so it answers with a word and succeeds about 0.3 of
+the time; GRPO must take it to >= 0.9.
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ from trainers.llm.model import SIZES, load, new_model
 from trainers.llm.rollout import Sampling, Trajectory, play
 
 GATE_ENV = "RepeatWord-v0"
-WORDS = ("add", "divide", "multiply", "subtract")
+WORDS = ("add", "divide", "email", "refund")
+START_SUCCESS = 0.3  # the share of the weak start's fine-tuning replies that repeat the word
 SYSTEM = "Repeat the word."
+
+
+def prompt_text(word: str) -> str:
+    """The user's turn: the word, written eight times (a tiny network attends to it easily)."""
+    return "WORD: " + " ".join([word] * 8)
 
 
 class RepeatWordEnv(gym.Env):
@@ -42,7 +49,7 @@ class RepeatWordEnv(gym.Env):
         super().reset(seed=seed)
         task_id = (options or {}).get("task_id") or f"{self.split}-{int(self.np_random.integers(len(WORDS)))}"
         self.word = WORDS[int(task_id.rsplit("-", 1)[1])]
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"WORD: {self.word}"}]
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt_text(self.word)}]
         return self.word, {"task_id": task_id, "messages": messages}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -59,7 +66,7 @@ GATE = dict(env_id=GATE_ENV, group_size=8, tasks_per_update=8, max_new_tokens=6,
 
 @pytest.fixture(scope="module")
 def weak_start(micro_model, tmp_path_factory) -> str:
-    """The micro tokenizer on a fresh micro network, fine-tuned on random-word replies."""
+    """The micro tokenizer on a fresh micro network, fine-tuned on replies right START_SUCCESS of the time."""
     root = tmp_path_factory.mktemp("gate")
     _, tokenizer = load(micro_model)
     tokenizer.save_pretrained(root / "base")
@@ -67,8 +74,9 @@ def weak_start(micro_model, tmp_path_factory) -> str:
     rng = np.random.default_rng(0)
     with (root / "random_replies.jsonl").open("w") as handle:
         for _ in range(128):
-            shown, reply = rng.choice(WORDS, 2)
-            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"WORD: {shown}"},
+            shown = rng.choice(WORDS)
+            reply = shown if rng.random() < START_SUCCESS else rng.choice([w for w in WORDS if w != shown])
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt_text(shown)},
                         {"role": "assistant", "content": str(reply)}]
             handle.write(json.dumps({"messages": messages}) + "\n")
     config = sft.Config(model=str(root / "base"), data=[str(root / "random_replies.jsonl")], run_dir=str(root / "sft"),
@@ -88,7 +96,7 @@ def sampled_success(model: str, episodes: int = 64) -> float:
 def test_grpo_gate_learns_to_repeat_the_word_from_a_weak_start(weak_start, tmp_path):
     start = sampled_success(weak_start)
     assert 0.1 <= start <= 0.4
-    config = grpo.Config(model=weak_start, run_dir=str(tmp_path), total_steps=6400, **GATE)
+    config = grpo.Config(model=weak_start, run_dir=str(tmp_path), total_steps=25_600, **GATE)
     writer = grpo.runtime.writer_for(tmp_path, None)
     grpo.learn(config, False, tmp_path, writer)
     writer.close()

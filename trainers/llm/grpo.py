@@ -123,13 +123,22 @@ def token_batch(trajectories: list[Trajectory], advantages: list[float], pad_id:
 
 
 def token_logprobs(network: Any, batch: dict[str, torch.Tensor], temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probs of each next token under ``network`` at the sampling temperature, and the
-    entropy of that distribution at each position."""
-    logits = network(input_ids=batch["ids"], attention_mask=batch["attention"]).logits[:, :-1].float()
+    """Log-probs of each sampled token under ``network`` at the sampling temperature, and the
+    entropy of that distribution there; both [rows, positions], 0 where nothing was sampled.
+    Logits are computed only at the positions that predict a sampled token (``logits_to_keep``
+    as a boolean mask): the vocabulary projection elsewhere would be thrown away."""
+    sampled = batch["sampled"]
+    keep = torch.zeros_like(batch["ids"], dtype=torch.bool)
+    keep[:, :-1] = sampled
+    logits = network(input_ids=batch["ids"], attention_mask=batch["attention"], logits_to_keep=keep).logits
     scale = temperature if temperature > 0 else 1.0
-    logp = torch.log_softmax(logits / scale, dim=-1)
-    entropy = -(logp.exp() * logp).sum(-1)
-    return logp.gather(-1, batch["ids"][:, 1:, None]).squeeze(-1), entropy
+    logp = torch.log_softmax(logits.reshape(-1, logits.shape[-1]).float() / scale, dim=-1)
+    chosen = logp.gather(-1, batch["ids"][:, 1:][sampled][:, None]).squeeze(-1)
+    logprobs = torch.zeros(sampled.shape, dtype=chosen.dtype, device=chosen.device)
+    entropy = torch.zeros_like(logprobs)
+    logprobs = logprobs.masked_scatter(sampled, chosen)
+    entropy = entropy.masked_scatter(sampled, -(logp.exp() * logp).sum(-1))
+    return logprobs, entropy
 
 
 def clipped_token_loss(new: torch.Tensor, old: torch.Tensor, advantages: torch.Tensor,
