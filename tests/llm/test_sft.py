@@ -126,3 +126,22 @@ def test_an_interrupted_lifecycle_run_resumes_exactly(micro_model, tmp_path, mon
     assert resumed.total_steps == straight.total_steps
     weights = [load_file(tmp_path / root / "Math-v0__llm-sft__seed0" / "model" / "model.safetensors") for root in "ab"]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_a_shared_system_prefix_gives_the_same_loss_and_gradients(micro_model):
+    network, tokenizer = load(micro_model)
+    fmt = ChatFormat(tokenizer)
+    math = [r for r in read_trajectories(micro_model / "expert_train.jsonl") if r.get("tools")][:4]
+    rows = [sft.encode(fmt, r, 4096)[:2] for r in math]
+    prefix = sft.shared_prefix(rows)
+    assert prefix >= sft.MIN_SHARED_PREFIX
+    batch = sft.collate(rows, tokenizer.pad_token_id, torch.device("cpu"))
+    results = []
+    for shared in (0, prefix):
+        network.zero_grad()
+        loss, count = sft.assistant_loss(network, batch, shared)
+        loss.backward()
+        results.append((loss.item(), count, [p.grad.clone() for p in network.parameters()]))
+    (full, n_full, g_full), (cut, n_cut, g_cut) = results
+    assert n_full == n_cut and cut == pytest.approx(full, rel=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-4) for a, b in zip(g_full, g_cut))

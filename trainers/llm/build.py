@@ -21,15 +21,18 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 
 # Per size: augmented expert episodes per env (``trainers.llm.corpus``: every conversation a
 # fresh task, so the model must copy values rather than recall them), copy drills, and the
-# SFT hyper-parameters that differ from ``sft.Config``'s (``context_weight``: the user and
-# tool turns are learnt too, at that weight). micro is sized to seconds (it only has to exist,
-# load and run); tiny to under 20 minutes of a shared 2-core CPU (850 optimizer steps of 16
-# conversations, one epoch); small to minutes of one GPU (3,900 steps of 32).
+# SFT hyper-parameters that differ from ``sft.Config``'s. micro is sized to seconds (it only
+# has to exist, load and run); tiny to under 20 minutes of the shared 2-core CPU with another
+# job on it (350 optimizer steps of 16 conversations, one epoch: 0.8 s a step alone, up to
+# 3 s under that load); small to minutes of one GPU
+# (3,750 steps of 32). Drills and ``context_weight`` (learning the user and tool turns too)
+# are off in tiny and small: at 300-450 steps neither made the tiny model copy, and the
+# context loss cost 1.75x the time per step (benchmarks/results/llm_model.md).
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 6000, "drills": 1600, "epochs": 1, "batch_size": 16, "learning_rate": 3e-3,
-                    "warmup_steps": 30, "context_weight": 0.25},
-           "small": {"episodes": 20000, "drills": 2000, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3,
-                     "warmup_steps": 100, "context_weight": 0.25}}
+           "tiny": {"episodes": 2800, "drills": 0, "epochs": 1, "batch_size": 16, "learning_rate": 3e-3,
+                    "warmup_steps": 30},
+           "small": {"episodes": 20000, "drills": 0, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3,
+                     "warmup_steps": 100}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
