@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,7 +14,7 @@ from transformers import AutoTokenizer  # noqa: E402
 from transformers.utils import get_json_schema  # noqa: E402
 from trl.chat_template_utils import parse_response  # noqa: E402
 
-from trainers.llm.model import RESPONSE_TEMPLATE  # noqa: E402
+from trainers.llm.model import RESPONSE_TEMPLATE, read_trajectories, record_expert_trajectories  # noqa: E402
 from trainers.llm.trl_env import (  # noqa: E402
     ENDED, ensure_response_template, env_return, environment_class, task_dataset)
 
@@ -84,12 +83,17 @@ def test_a_final_reply_without_a_tool_call_is_the_env_s_to_judge():
     assert logged == {"env/success": 0.0, "env/finished": 0.0, "env/steps": 1.0}
 
 
-def test_the_project_tokenizer_lets_trl_parse_its_tool_calls(micro_model):
+def expert_episode(tmp_path: Path) -> dict:
+    """The scripted expert's Math-v0 episode on train seed 0, recorded in text mode."""
+    return read_trajectories(record_expert_trajectories(tmp_path / "expert.jsonl", ["math"], episodes=1))[0]
+
+
+def test_the_project_tokenizer_lets_trl_parse_its_tool_calls(micro_model, tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(micro_model)
     assert tokenizer.response_template == RESPONSE_TEMPLATE
     tokenizer.response_template = None  # as a model built before the template was saved with it
     assert ensure_response_template(tokenizer).response_template == RESPONSE_TEMPLATE
-    record = json.loads((micro_model / "expert_train.jsonl").read_text().splitlines()[0])
+    record = expert_episode(tmp_path)
     environment = environment_class("math")()
     environment.reset(seed=0)
     assert environment.env.unwrapped.episode.task.task_id == record["task_id"]  # the expert's task 0 is seed 0
@@ -119,7 +123,7 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
     from trainers.llm.model import load
 
     tokenizer = AutoTokenizer.from_pretrained(micro_model)
-    record = json.loads((micro_model / "expert_train.jsonl").read_text().splitlines()[0])
+    record = expert_episode(tmp_path)
     first_call = tokenizer.apply_chat_template(record["messages"][:3], tools=record["tools"], tokenize=False)
     prompt = tokenizer.apply_chat_template(record["messages"][:2], tools=record["tools"], tokenize=False,
                                            add_generation_prompt=True)
