@@ -22,16 +22,18 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # Per size: augmented expert episodes per env (``trainers.llm.corpus``: every conversation a
 # fresh task, so the model must copy values rather than recall them), copy drills, and the
 # SFT hyper-parameters that differ from ``sft.Config``'s. micro is sized to seconds (it only
-# has to exist, load and run); tiny to under 20 minutes of the shared 2-core CPU with another
-# job on it (350 optimizer steps of 16 conversations, one epoch: 0.8 s a step alone, up to
-# 3 s under that load); small to minutes of one GPU
-# (3,750 steps of 32). Drills and ``context_weight`` (learning the user and tool turns too)
-# are off in tiny and small: at 300-450 steps neither made the tiny model copy, and the
-# context loss cost 1.75x the time per step (benchmarks/results/llm_model.md).
+# has to exist, load and run); tiny to minutes of the shared 2-core CPU (725 optimizer steps
+# of 16 conversations, one epoch: 389 s at light load; a job on the other core can make a
+# step 3-6x slower); small to minutes of one GPU
+# (5,625 steps of 32).
+# The learning rate matters for copying: on copy drills alone the tiny network copied digits
+# after 500 steps at 1e-3 and not at 3e-3 (benchmarks/results/llm_model.md).
+# ``context_weight`` (learning the user and tool turns too) is off: it did not make the tiny
+# model copy within 300 steps and cost 1.75x the time per step.
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 2800, "drills": 0, "epochs": 1, "batch_size": 16, "learning_rate": 3e-3,
+           "tiny": {"episodes": 2800, "drills": 6000, "epochs": 1, "batch_size": 16, "learning_rate": 1e-3,
                     "warmup_steps": 30},
-           "small": {"episodes": 20000, "drills": 0, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3,
+           "small": {"episodes": 20000, "drills": 20000, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3,
                      "warmup_steps": 100}}
 
 
