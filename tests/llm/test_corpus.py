@@ -78,3 +78,11 @@ def test_copy_drills_ask_for_the_users_values_back():
         user, assistant = drill["messages"]
         assert all(value in user["content"] for value in assistant["content"].split("\n"))
     assert corpus.copy_drills(20, seed=2) == corpus.copy_drills(20, seed=2)
+
+
+def test_the_build_learns_copy_drills_before_the_episodes(micro_model):
+    drills = [json.loads(line) for line in (micro_model / "copy_drills.jsonl").read_text().splitlines()]
+    assert drills == corpus.copy_drills(len(drills), seed=0) and drills
+    assert (micro_model / "sft_drills" / "model" / "model.safetensors").exists()
+    episodes = [json.loads(line) for line in (micro_model / "expert_train.jsonl").read_text().splitlines()]
+    assert all(record.get("tools") for record in episodes)

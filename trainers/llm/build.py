@@ -12,50 +12,57 @@ checkpoint) and ``expert_train.jsonl`` the trajectories it learnt from.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import time
 from pathlib import Path
 from typing import Sequence
 
+from .corpus import copy_drills
 from .model import DEFAULT_ENVS, SIZES, build_base
 
 # Per size: augmented expert episodes per env (``trainers.llm.corpus``: every conversation a
-# fresh task, so the model must copy values rather than recall them), copy drills, and the
-# SFT hyper-parameters that differ from ``sft.Config``'s. micro is sized to seconds (it only
-# has to exist, load and run); tiny to minutes of the shared 2-core CPU (725 optimizer steps
-# of 16 conversations, one epoch: 389 s at light load; a job on the other core can make a
-# step 3-6x slower); small to minutes of one GPU
-# (5,625 steps of 32).
-# The learning rate matters for copying: on copy drills alone the tiny network copied digits
-# after 500 steps at 1e-3 and not at 3e-3 (benchmarks/results/llm_model.md).
-# ``context_weight`` (learning the user and tool turns too) is off: it did not make the tiny
-# model copy within 300 steps and cost 1.75x the time per step.
+# fresh task, so the model must copy values rather than recall them), the copy drills SFT
+# learns first (a curriculum: the network learns to copy from the context on dense, short
+# drills, then the tool calls), and the SFT hyper-parameters that differ from
+# ``sft.Config``'s (``drill_sft``: those of the drill stage). micro is sized to seconds (it
+# only has to exist, load and run); tiny to minutes of the shared 2-core CPU at light load (a
+# job on the other core can make a step 3-6x slower); small to minutes of one GPU. lr 1e-3:
+# at 3e-3 the tiny network did not learn to copy (benchmarks/results/llm_model.md).
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 2800, "drills": 6000, "epochs": 1, "batch_size": 16, "learning_rate": 1e-3,
-                    "warmup_steps": 30},
-           "small": {"episodes": 20000, "drills": 20000, "epochs": 3, "batch_size": 32, "learning_rate": 1e-3,
-                     "warmup_steps": 100}}
+           "tiny": {"episodes": 2400, "drills": 16000, "drill_sft": {"batch_size": 32, "micro_batch": 32},
+                    "epochs": 1, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 20},
+           "small": {"episodes": 20000, "drills": 64000, "drill_sft": {"batch_size": 64, "micro_batch": 64},
+                     "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
 
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
                 episodes: int | None = None, epochs: int | None = None, device: str = "auto") -> Path:
-    """Build the tokenizer and model of ``size`` and warm-start it with SFT on expert
-    trajectories of ``envs``; return ``out``."""
+    """Build the tokenizer and model of ``size``, teach it to copy on drills, then warm-start it
+    with SFT on expert trajectories of ``envs``; return ``out``."""
     if size not in SIZES:
         raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
     from . import sft  # torch and transformers load only when a model is built
 
     settings = dict(RECIPES[size])
     recipe_episodes, drills = settings.pop("episodes"), settings.pop("drills")
+    drill_only = settings.pop("drill_sft", {})
+    drill_settings = {**settings, "epochs": 1, **drill_only}
     if epochs:
         settings["epochs"] = epochs
     out = Path(out)
-    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed, drills=drills)
+    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed)
     data = out / "expert_train.jsonl"
     shutil.move(base / "expert_train.jsonl", data)
     shutil.rmtree(out / "tasks", ignore_errors=True)
     shutil.move(base / "tasks", out / "tasks")
-    config = sft.Config(model=str(base), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
+    start = base
+    if drills:
+        drill_data = out / "copy_drills.jsonl"
+        drill_data.write_text("".join(json.dumps(d) + "\n" for d in copy_drills(drills, seed)), encoding="utf-8")
+        start = sft.fine_tune(sft.Config(model=str(base), data=[str(drill_data)], run_dir=str(out / "sft_drills"),
+                                         seed=seed, device=device, **drill_settings))
+    config = sft.Config(model=str(start), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
                         **settings)
     trained = sft.fine_tune(config)
     for item in trained.iterdir():
