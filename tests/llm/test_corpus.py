@@ -73,10 +73,23 @@ def test_a_value_tokenizes_identically_in_prose_and_json(micro_model):
             assert any(ids[i: i + len(alone)] == alone for i in range(len(ids))), (value, context)
 
 
+def test_an_email_address_is_one_token_per_character(micro_model):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(micro_model))
+    address = "qwerty.zx-9@vobulak.example"
+    pieces = [tokenizer.decode([i]) for i in tokenizer.encode(f"Reach me at {address}. Thanks")]
+    start = pieces.index("q")
+    assert pieces[start: start + len(address) + 1] == [*address, ". "]
+    assert len(tokenizer.encode("reach")) < len("reach")  # ordinary words still merge
+
+
 def test_copy_drills_ask_for_the_users_values_back():
     for drill in corpus.copy_drills(50, seed=2):
         user, assistant = drill["messages"]
-        assert all(value in user["content"] for value in assistant["content"].split("\n"))
+        reply = assistant["content"]
+        values = json.loads(reply).values() if reply.startswith("{") else reply.split("\n")
+        assert all(str(int(v) if isinstance(v, float) else v) in user["content"] for v in values), drill
     assert corpus.copy_drills(20, seed=2) == corpus.copy_drills(20, seed=2)
 
 

@@ -121,3 +121,14 @@ def test_resume_continues_exactly(micro_model, tmp_path):
         return [(e.step, e.value) for tag in ("charts/episodic_return", "llm/response_length") for e in events.Scalars(tag)]
 
     assert logged("a") == logged("b")
+
+
+def test_training_envs_play_the_given_task_file(tmp_path):
+    from trainers.llm.corpus import math_tasks, write_tasks
+
+    task_file = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1))
+    config = grpo.Config(**SMALL, train_task_file=str(task_file))
+    envs = grpo.training_envs(config, MATH)
+    assert len(envs) == config.group_size * config.tasks_per_update
+    assert {envs[0].reset(seed=seed)[1]["task_id"] for seed in range(20)} == {"aug-0", "aug-1", "aug-2"}
+

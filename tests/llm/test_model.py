@@ -15,7 +15,7 @@ from trainers.llm.model import read_trajectories
 def test_micro_model_loads_with_plain_transformers(micro_model):
     model = AutoModelForCausalLM.from_pretrained(micro_model)
     tokenizer = AutoTokenizer.from_pretrained(micro_model)
-    assert model.config.model_type == "qwen2"
+    assert model.config.model_type == "llama"
     assert tokenizer.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tokenizer.eos_token_id
     ids = tokenizer.apply_chat_template([{"role": "user", "content": "TICKET 1"}], add_generation_prompt=True,
                                         return_tensors="pt", return_dict=True)["input_ids"]

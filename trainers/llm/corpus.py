@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -61,8 +62,14 @@ _VOWELS = "aeiou"
 
 
 def word(rng: random.Random, syllables: tuple[int, int] = (1, 3)) -> str:
-    """A pronounceable random lowercase word."""
-    text = "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(rng.randint(*syllables)))
+    """A random lowercase word: half the time pronounceable (consonant-vowel syllables), half
+    the time letters drawn uniformly, so that a model cannot guess a name or an address from
+    the syllable pattern and must copy it (on pronounceable words alone, the tiny model wrote
+    ``sen.sil16@emama.com`` for ``sven.silva16@example.com``)."""
+    count = rng.randint(*syllables)
+    if rng.random() < 0.5:
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(2 * count + rng.randint(0, 1)))
+    text = "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(count))
     return text + (rng.choice(_CONSONANTS) if rng.random() < 0.5 else "")
 
 
@@ -293,15 +300,24 @@ def drill_value(rng: random.Random) -> str:
 
 def copy_drills(count: int, seed: int = 0) -> list[dict[str, Any]]:
     """``count`` two-message conversations in which the assistant repeats the values of the
-    user's message: dense practice in copying text from the context, which every tool call
-    of the envs needs (no tools, no system turn; short, so they cost little)."""
+    user's message, one per line or (half of them) as a JSON object of random keys, the way
+    tool-call arguments hold them (whole numbers as JSON floats, ``835.0``): dense practice
+    in copying text from the context, which every tool call of the envs needs (no tools, no
+    system turn; short, so they cost little)."""
     rng = random.Random(f"drill-{seed}")
     drills = []
     for _ in range(count):
         values = [drill_value(rng) for _ in range(rng.randint(2, 6))]
         prose = " ".join(rng.choice(("", word(rng) + " ", word(rng) + ": ")) + value for value in values)
-        drills.append({"messages": [{"role": "user", "content": prose},
-                                    {"role": "assistant", "content": "\n".join(values)}]})
+        if rng.random() < 0.5:
+            reply = "\n".join(values)
+        else:
+            keys: list[str] = []
+            while len(keys) < len(values):
+                key = word(rng, (1, 2))
+                keys += [key] if key not in keys else []
+            reply = json.dumps({key: float(value) if value.isdigit() else value for key, value in zip(keys, values)})
+        drills.append({"messages": [{"role": "user", "content": prose}, {"role": "assistant", "content": reply}]})
     return drills
 
 

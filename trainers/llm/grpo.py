@@ -79,6 +79,7 @@ class Config:
     lora_rank: int = 0  # > 0: train LoRA adapters only
     training_reward: dict[str, Any] | None = None  # reward_config of the training envs (None: the env's own)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    train_task_file: str | None = None  # the training envs play this task file instead of the train split
     eval_episodes: int = 100
     checkpoint_every: int = 5  # updates
     threads: int = 0
@@ -262,9 +263,7 @@ def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any
     optimizer = torch.optim.AdamW([p for p in network.parameters() if p.requires_grad], lr=config.learning_rate,
                                   weight_decay=0.0)
     progress = runtime.restore(state, network, optimizer) if state is not None else {"update": 0, "env_steps": 0}
-    reward = {"reward_config": config.training_reward} if config.training_reward else {}
-    envs = [gym.make(env_id, action_mode="text", split="train", **config.env_kwargs, **reward)
-            for _ in range(config.group_size * config.tasks_per_update)]
+    envs = training_envs(config, env_id)
     if state is None:
         writer.add_text("hyperparameters", hyperparameter_table(asdict(config)))
     started = time.time()
@@ -289,6 +288,16 @@ def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any
     network.eval()
     runtime.save_model(network, tokenizer, run_dir / runtime.MODEL_DIR)
     return network, progress["env_steps"], time.time() - started
+
+
+def training_envs(config: Config, env_id: str) -> list[gym.Env]:
+    """One text-mode env per episode of an update, on the train split (or the tasks of
+    ``train_task_file``) with the training reward; evaluation always plays the env's splits."""
+    options: dict[str, Any] = {"reward_config": config.training_reward} if config.training_reward else {}
+    if config.train_task_file:
+        options["task_file"] = config.train_task_file
+    return [gym.make(env_id, action_mode="text", split="train", **config.env_kwargs, **options)
+            for _ in range(config.group_size * config.tasks_per_update)]
 
 
 def train(run: Any) -> Trained:

@@ -1,10 +1,12 @@
 """The project's own small chat model: a BPE tokenizer trained on the environments' text, a
-ChatML chat template that renders tools and Hermes-style tool calls, and a Qwen2 causal LM.
+ChatML chat template that renders tools and Hermes-style tool calls, and a Llama causal LM.
 
 Tests and CI cannot download weights, so the project makes its model: the tokenizer learns
 from expert conversations recorded in text mode (tasks, tool schemas, tool calls and results,
-rendered by the chat template), and the network is a ``transformers`` ``Qwen2ForCausalLM``
-built from a config. Everything is saved with ``save_pretrained``: any Hugging Face code path
+rendered by the chat template), and the network is a ``transformers`` ``LlamaForCausalLM``
+built from a config (not Qwen2: ``AutoTokenizer`` rebuilds a Qwen2 model's tokenizer with
+Qwen's own pre-tokenizer, which would undo :data:`PRE_TOKENIZER_PATTERN`; a Llama model
+keeps the saved ``tokenizer.json`` as it is). Everything is saved with ``save_pretrained``: any Hugging Face code path
 (``AutoModelForCausalLM``, ``AutoTokenizer``, ``transformers serve``) loads it, and every
 agentgym code path takes a hub id such as ``Qwen/Qwen2.5-0.5B-Instruct`` the same way.
 
@@ -84,7 +86,7 @@ RESPONSE_TEMPLATE = {
 
 @dataclass(frozen=True)
 class ModelSize:
-    """The shape of a Qwen2 network and its tokenizer's vocabulary."""
+    """The shape of a Llama network and its tokenizer's vocabulary."""
 
     vocab_size: int
     hidden_size: int
@@ -167,11 +169,16 @@ def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str
     return records
 
 
-# How text is cut before BPE merges: runs of letters (and ``_``, so tool names stay whole),
-# single digits, and runs of everything else (spaces, punctuation). No piece glues a space or
-# a quote onto a word, so a value copied from the prompt (an email, an id, a name, a number)
-# is the same tokens in the user's prose, in a tool result and inside a JSON tool call.
-PRE_TOKENIZER_PATTERN = r"[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+"
+# How text is cut before BPE merges: every character of an email address on its own (the
+# domain's: after an ``@`` at most 40 characters back; the local part's: before an ``@``), runs
+# of letters (and ``_``, so tool names stay whole), single digits, and runs of everything else
+# (spaces, punctuation). No piece glues a space or a quote onto a word, so a value copied from
+# the prompt (an email, an id, a name, a number) is the same tokens in the user's prose, in a
+# tool result and inside a JSON tool call; an address the model never saw is spelled with the
+# same few dozen characters as a number is with ten digits: a tiny model copies those, but not
+# BPE pieces of unseen words (benchmarks/results/llm_model.md).
+PRE_TOKENIZER_PATTERN = (r"(?<=@[\p{L}\p{N}_.-]{0,40})[\p{L}\p{N}_]|[\p{L}\p{N}_](?=[\p{L}\p{N}_.+-]*@)"
+                         r"|[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+")
 
 
 def pre_tokenizer() -> Any:
@@ -211,18 +218,18 @@ def train_tokenizer(records: Sequence[dict[str, Any]], vocab_size: int, context:
 
 
 def new_model(tokenizer: Any, size: ModelSize, seed: int = 0) -> Any:
-    """A randomly initialised ``Qwen2ForCausalLM`` of ``size`` for ``tokenizer``."""
+    """A randomly initialised ``LlamaForCausalLM`` of ``size`` for ``tokenizer``."""
     import torch
-    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
-    config = Qwen2Config(
+    config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=size.hidden_size, intermediate_size=size.intermediate_size,
         num_hidden_layers=size.layers, num_attention_heads=size.heads, num_key_value_heads=size.heads,
         max_position_embeddings=size.context, tie_word_embeddings=True,
         bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
-    model = Qwen2ForCausalLM(config)
+    model = LlamaForCausalLM(config)
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
     return model
 
