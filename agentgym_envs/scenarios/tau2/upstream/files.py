@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,15 @@ def read_json(path: Path, what: str) -> Any:
         ) from None
     except RecursionError:
         raise Tau2FormatError(f"{what} file {path} is not valid JSON: nesting too deep") from None
+
+
+def read_toml(path: Path, what: str) -> Any:
+    """Parse a TOML file; a missing, unreadable or corrupt file raises an error naming it."""
+    require_file(path, what)
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise Tau2FormatError(f"cannot read {what} file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise Tau2FormatError(f"{what} file {path} is not valid TOML: {exc}") from None
