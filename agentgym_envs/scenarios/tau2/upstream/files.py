@@ -20,6 +20,7 @@ from .errors import Tau2FormatError, Tau2MissingDataError
 
 DATA_DIR_ENV = "TAU2_DATA_DIR"
 DATA_FILES = ("db.json", "policy.md", "tasks.json", "split_tasks.json")
+TELECOM_FILES = ("db.toml", "user_db.toml", "main_policy.md", "tech_support_manual.md", "tasks.json", "split_tasks.json")
 # Where the domain folders lie below a given folder: itself, upstream's data/, a tau2-bench clone.
 _LAYOUTS = (".", "tau2/domains", "data/tau2/domains")
 HOW_TO_GET_DATA = (
@@ -61,7 +62,7 @@ def find_data_dir(domain: str, data_dir: str | os.PathLike[str] | None = None) -
     if package is not None and (package / domain).is_dir():
         return package, "the tau2 package"
     raise Tau2MissingDataError(
-        f"no tau2 data for '{domain}' (its {', '.join(DATA_FILES)}): {HOW_TO_GET_DATA}"
+        f"no tau2 data for '{domain}' (its {', '.join(_files(domain))}): {HOW_TO_GET_DATA}"
     )
 
 
@@ -72,9 +73,13 @@ def _domains_below(root: Path, domain: str, source: str) -> Path:
         if (root / layout / domain).is_dir():
             return (root / layout).resolve() if layout != "." else root
     raise Tau2MissingDataError(
-        f"tau2 data directory {root} (from {source}) has no '{domain}' folder (with {', '.join(DATA_FILES)}); "
+        f"tau2 data directory {root} (from {source}) has no '{domain}' folder (with {', '.join(_files(domain))}); "
         f"{HOW_TO_GET_DATA}"
     )
+
+
+def _files(domain: str) -> tuple[str, ...]:
+    return TELECOM_FILES if domain == "telecom" else DATA_FILES
 
 
 def domain_dir(domain: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
