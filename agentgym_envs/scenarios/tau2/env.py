@@ -289,7 +289,8 @@ class Tau2TelecomEnv(Tau2Env):
     the customer with the phone's tools, by function calling). A data refuel that needs a new
     bill names it `B` + 8 hex digits of a hash (upstream: random `uuid4` digits). Upstream's
     `connect_vpn` shares one details object across environments, so after a `break_vpn` set-up
-    every later connection of the process is poor; here each connection is excellent.
+    every later connection of the process is poor; here every later connection of the episode
+    is.
 
     ## Version History
 

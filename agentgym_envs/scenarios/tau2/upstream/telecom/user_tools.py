@@ -172,13 +172,15 @@ def _disconnect_vpn(device: Device) -> bool:
     return True
 
 
-def _connect_vpn(device: Device) -> bool | None:
-    """Upstream assigns one shared ``VpnDetails`` object, which ``break_vpn`` then degrades for
-    every later connection of the process; here each connection gets its own (excellent)."""
+def _connect_vpn(world: World) -> bool | None:
+    """Connect the VPN. Upstream assigns one shared ``VpnDetails`` object, which ``break_vpn``
+    degrades: every connection after a ``break_vpn`` is poor. Here that holds within the
+    episode (``world.vpn_broken``), not across the episodes of a process as upstream's does."""
+    device = _device(world)
     if device.vpn_connected:
         return None
     device.vpn_connected = True
-    device.vpn_details = VpnDetails("192.168.1.1", "OpenVPN", "excellent")
+    device.vpn_details = VpnDetails("192.168.1.1", "OpenVPN", "poor" if getattr(world, "vpn_broken", False) else "excellent")
     return True
 
 
@@ -333,7 +335,7 @@ def check_vpn_status(world: World) -> str:
 
 
 def connect_vpn(world: World) -> str:
-    if _connect_vpn(_device(world)) is None:
+    if _connect_vpn(world) is None:
         return "VPN already connected."
     return _with_bar(world, "VPN connected successfully.")
 
@@ -481,9 +483,9 @@ def set_wifi_calling(world: World, enabled: bool, mms_over_wifi: bool | None = N
 
 
 def break_vpn(world: World) -> str:
-    device = _device(world)
-    _connect_vpn(device)
-    device.vpn_details.server_performance = "poor"  # type: ignore[union-attr]
+    _connect_vpn(world)
+    _device(world).vpn_details.server_performance = "poor"  # type: ignore[union-attr]
+    world.vpn_broken = True  # type: ignore[attr-defined]  # upstream's shared details object is now poor
     return "VPN connection broken."
 
 
