@@ -226,8 +226,8 @@ class Tau2TelecomEnv(Tau2Env):
 
     ## Action Space
 
-    - `action_mode="structured"` (default): `MultiDiscrete([ 15 256 256 256])`: the tool, then
-      one entity row per argument (`MultiDiscrete([ 45 256 256 256])` in solo mode). Entities
+    - `action_mode="structured"` (default): `MultiDiscrete([ 14 256 256 256])`: the tool, then
+      one entity row per argument (`MultiDiscrete([ 44 256 256 256])` in solo mode). Entities
       come from the carrier tools' outputs (customer, line, bill, plan and device ids, phone
       numbers), from the customer's replies (name, phone number), and from the start: canned
       messages (among them one request per phone tool call, such as "Please do this on your
@@ -245,7 +245,8 @@ class Tau2TelecomEnv(Tau2Env):
     `POLICY` (upstream's `<main_policy>` and `<tech_support_policy>` text), the recent turns and
     the entity table. `env.unwrapped.database()` / `user_database()` are the carrier's and the
     phone's live state in upstream's schema, `database_hash()` / `user_database_hash()` their
-    hashes as upstream's evaluator computes them.
+    hashes as upstream's evaluator computes them. The phone's status-bar icons (emoji) fall
+    outside the observation's charset and show as `?` there; `info["messages"]` keeps them.
 
     ## Rewards
 
