@@ -1,5 +1,5 @@
-"""``AgentGym/Tau2Retail-v0`` and ``AgentGym/Tau2Airline-v0``: the tau2 scenarios run by the core
-:class:`ToolUseEnv`."""
+"""``AgentGym/Tau2Retail-v0``, ``AgentGym/Tau2Airline-v0`` and ``AgentGym/Tau2Telecom-v0``: the tau2
+scenarios run by the core :class:`ToolUseEnv`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tau2-bench retail and airline domains as :class:`~agentgym_envs.core.Scenario` subclasses
+"""The tau2-bench domains as :class:`~agentgym_envs.core.Scenario` subclasses
 (the environments, documented, are in :mod:`.env`): data, tasks (real or generated), the
 simulated user, the entity table, grading and the scripted expert."""
 

@@ -219,8 +219,10 @@ def _parse_env_call(data: Any, index: int, functions: Functions | None, where: s
     if functions and name not in functions.get(env_type, {}):
         raise Tau2TaskError(f"{where}: unknown {env_type!r} function {name!r}")
     assert_value = data.get("assert_value", True)
-    return EnvCall(env_type, name, _get(data, "arguments", dict, where, optional=True) or {},
-                   assert_value if isinstance(assert_value, bool) else True, data.get("message"))
+    if not isinstance(assert_value, bool):
+        raise Tau2FormatError(f"{where}: 'assert_value' must be a JSON boolean")
+    return EnvCall(env_type, name, _get(data, "arguments", dict, where, optional=True) or {}, assert_value,
+                   data.get("message"))
 
 
 def _strings(data: dict[str, Any], key: str, where: str) -> tuple[str, ...] | None:
