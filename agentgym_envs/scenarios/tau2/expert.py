@@ -5,7 +5,9 @@ conversation around them.
 2. the reads that reveal the entities the reference calls take (a reference trajectory may
    skip them: an LLM reads ids off earlier outputs or the user's words), see the domains'
    ``reads`` modules;
-3. the reference calls in order; before each write, ask the user to confirm; build each
+3. the reference calls in order; a call of the user's phone (dual control) is asked of the
+   user in a message that names it as a call (``toggle_airplane_mode()``), or made directly
+   in solo mode; before each of the agent's writes, ask the user to confirm; build each
    list-valued argument first with the list builders, leave out ``calculate`` (its
    expressions are free text; it does not touch the database) and give a transfer the
    canned summary;
@@ -20,13 +22,15 @@ reference calls come from the generator's scripted solver, so the same plan solv
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from agentgym_envs.core import Tool, ToolCall
 
 from .episode_tools import ListBuilder, builder_calls
 from .upstream.tasks import Tau2Task
 from .user import ASK_CONFIRMATION, ASK_IDENTITY, DONE, TRANSFER_SUMMARY
+
+DEVICE_REQUEST = "Please do this on your phone and tell me what it shows: {call}"
 
 TRANSFER = "transfer_to_human_agents"
 
@@ -36,21 +40,34 @@ def communicate_message(infos: tuple[str, ...]) -> str:
     return "Here is the information you asked for: " + "; ".join(infos) + "."
 
 
+def device_request_message(name: str, arguments: Mapping[str, Any]) -> str:
+    """The message asking the user to run its phone's tool ``name`` with ``arguments``."""
+    listed = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return DEVICE_REQUEST.format(call=f"{name}({listed})")
+
+
 def expert_plan(
     task: Tau2Task,
     tools: Mapping[str, Tool],
     builders: Mapping[str, ListBuilder],
     solo: bool,
     reads: Sequence[ToolCall] = (),
+    ask: str = ASK_IDENTITY,
+    device_request: Callable[[str, dict[str, Any]], str] = device_request_message,
 ) -> list[ToolCall]:
     """The calls the expert makes on ``task`` (``builders`` by list-argument entity kind;
-    ``reads``: the revealing reads)."""
+    ``reads``: the revealing reads; ``ask``: the opening question; ``device_request``: the
+    message asking the user to run a tool of its phone)."""
     criteria = task.evaluation_criteria
-    actions = [a for a in (criteria.actions or ()) if a.requestor == "assistant"] if criteria else []
-    plan: list[ToolCall] = [] if solo else [ToolCall("respond", {"message": ASK_IDENTITY})]
+    actions = list(criteria.actions or ()) if criteria else []
+    plan: list[ToolCall] = [] if solo else [ToolCall("respond", {"message": ask})]
     transfer = None
     plan += list(reads)
     for action in actions:
+        if action.requestor == "user":
+            plan.append(ToolCall(action.name, dict(action.arguments)) if solo
+                        else ToolCall("respond", {"message": device_request(action.name, dict(action.arguments))}))
+            continue
         if action.name == TRANSFER:
             transfer = ToolCall(action.name, {"summary": TRANSFER_SUMMARY})
             continue

@@ -3,7 +3,9 @@
 
 - :class:`LLMUser`, the customer played by a model, as upstream evaluates agents. It sees
   only the task's user scenario (persona, why it calls, what it knows and does not know,
-  how to behave), gives information only when asked, and ends the conversation with
+  how to behave), gives information only when asked, in a dual-control domain (telecom)
+  acts on its own phone with the phone's tools (function calling, as upstream's user
+  simulator does), and ends the conversation with
   upstream's control tokens: ``###STOP###`` (done), ``###TRANSFER###`` (handed to a human),
   ``###OUT-OF-SCOPE###`` (its instructions do not cover what it is asked).
 - :class:`NLJudge`, which decides for each of a task's natural-language assertions whether
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +88,9 @@ class LLMUser:
 
     client: ChatClient
     scenario: str
+    tools: list[dict[str, Any]] | None = None  # its phone's tools (dual control), as JSON schemas
+    device: Callable[[str, dict[str, Any]], str] | None = None  # runs one of them
+    max_tool_rounds: int = 10
     stopped: bool = False
     stop_reason: str = ""
     error: str | None = None
@@ -105,15 +110,39 @@ class LLMUser:
             return "(the customer has left the conversation)", []
         self.messages.append({"role": "user", "content": message})
         try:
-            text = self.client.chat(self.messages).message.get("content") or ""
+            text = self._answer()
         except EndpointError as exc:
             self.stopped, self.stop_reason, self.error = True, "error", f"user simulator: {exc}"
             return f"(no reply: the user simulator failed: {exc})", []
-        self.messages.append({"role": "assistant", "content": text})
         token = next((t for t in CONTROL_TOKENS if t in text), None)
         if token is not None:
             self.stopped, self.stop_reason = True, token
         return text, []
+
+    def _answer(self) -> str:
+        """The model's next message; the phone tool calls it makes on the way are run (at most
+        ``max_tool_rounds`` rounds) and their results given back to it."""
+        tools = self.tools if self.device is not None else None
+        for _ in range(self.max_tool_rounds):
+            reply = self.client.chat(self.messages, tools=tools).message
+            calls = reply.get("tool_calls") or []
+            self.messages.append({"role": "assistant", "content": reply.get("content") or "", **({"tool_calls": calls} if calls else {})})
+            if not calls:
+                return reply.get("content") or ""
+            for call in calls:
+                self.messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": self._run(call)})
+        return reply.get("content") or ""
+
+    def _run(self, call: Mapping[str, Any]) -> str:
+        function = call.get("function") or {}
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except json.JSONDecodeError as exc:
+            return f"Error: the arguments are not JSON: {exc}"
+        if not isinstance(arguments, dict):
+            return "Error: the arguments must be a JSON object"
+        assert self.device is not None
+        return self.device(str(function.get("name", "")), arguments)
 
     def record_write(self, key: str) -> None:
         """The agent made a write call: the customer does not see tool calls."""

@@ -1,9 +1,10 @@
-"""The tau2-bench retail and airline domains as :class:`~agentgym_envs.core.Scenario` subclasses
+"""The tau2-bench domains as :class:`~agentgym_envs.core.Scenario` subclasses
 (the environments, documented, are in :mod:`.env`): data, tasks (real or generated), the
 simulated user, the entity table, grading and the scripted expert."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from dataclasses import replace
@@ -13,8 +14,8 @@ from typing import Any, ClassVar, Iterable, Sequence
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, TaskList, TaskSource, ToolCall
 from agentgym_envs.core.tools import Tool
 
-from .episode_tools import ListBuilder
-from .expert import expert_plan
+from .episode_tools import ListBuilder, use_device
+from .expert import device_request_message, expert_plan
 from .generator import GENERATED_SPLITS
 from .session import Tau2Session
 from .upstream.arguments import check_tool_arguments
@@ -23,7 +24,7 @@ from .upstream.errors import Tau2FormatError, Tau2MissingDataError
 from .upstream.files import domain_dir, find_data_dir
 from .upstream.scoring import score_episode
 from .upstream.tasks import Tau2Task, parse_tasks
-from .user import AGENT_MESSAGES, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
+from .user import AGENT_MESSAGES, ASK_IDENTITY, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
 
 SOURCES = ("generated", "real")
 USERS = ("rule", "llm")
@@ -38,7 +39,9 @@ class Tau2Scenario(Scenario):
     builders: ClassVar[tuple[ListBuilder, ...]]
     enum_entities: ClassVar[tuple[tuple[str, Any], ...]]
     revealing_reads: ClassVar[Any]
-    generator_class: ClassVar[type]
+    generator_class: ClassVar[type | None]
+    sources: ClassVar[tuple[str, ...]] = SOURCES  # the first is the default
+    identity_question: ClassVar[str] = ASK_IDENTITY
     splits = ("train", "test", "base")
     difficulties = ("real", "generated")
     max_entities = 256
@@ -58,14 +61,15 @@ class Tau2Scenario(Scenario):
     def __init__(
         self,
         data_dir: str | os.PathLike[str] | None = None,
-        source: str = "generated",
+        source: str | None = None,
         solo: bool = False,
         tool_arguments: str = "strict",
         user_client: Any = None,
         nl_judge: Any = None,
     ) -> None:
-        if source not in SOURCES:
-            raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
+        source = source or self.sources[0]
+        if source not in self.sources:
+            raise ValueError(f"source must be one of {list(self.sources)} for {self.name}, got {source!r}")
         self._data_dir_arg = data_dir
         self.source, self.solo = source, solo
         self.tool_arguments = check_tool_arguments(tool_arguments)
@@ -93,7 +97,7 @@ class Tau2Scenario(Scenario):
 
     @cached_property
     def policy(self) -> str:
-        return self.domain.policy(self.data_dir)
+        return self.domain.policy(self.data_dir, self.solo)
 
     @cached_property
     def generator(self) -> Any:
@@ -116,17 +120,20 @@ class Tau2Scenario(Scenario):
 
     def task_from_dict(self, data: dict[str, Any]) -> Tau2Task:
         try:
-            (task,) = parse_tasks([data], self.domain.name, self.domain.tools_by_name)
+            (task,) = parse_tasks([data], self.domain.name, self.domain.all_tools, functions=self.domain.functions)
         except Tau2FormatError as exc:
             raise TaskFormatError(str(exc)) from None
         return task
 
     # ---- episodes -------------------------------------------------------------------------
     def new_world(self, task: Tau2Task) -> Tau2Session:
-        db = self.domain.new_world(self.data_dir).db
+        start = self.domain.new_world(self.data_dir, task=task)
+        db = start.db
         criteria = task.evaluation_criteria
-        actions = [a for a in (criteria.actions or ()) if a.requestor == "assistant"] if criteria else []
-        writes = [goal_key(a.name, a.arguments) for a in actions if self.domain.tools_by_name[a.name].kind == "write"]
+        all_actions = list(criteria.actions or ()) if criteria else []
+        actions = [a for a in all_actions if a.requestor == "assistant"]
+        tools = self.domain.all_tools
+        writes = [goal_key(a.name, a.arguments) for a in all_actions if a.name in tools and tools[a.name].kind == "write"]
         facts = self.facts(task, db)
         user: Any
         if self.user_client is None:
@@ -136,21 +143,34 @@ class Tau2Scenario(Scenario):
                 goal_writes=Counter(writes),
                 goal_info=tuple(criteria.communicate_info or ()) if criteria else (),
                 seed=f"{self.domain.name}/{task.id}",
+                device_tools=frozenset(self.domain.user_tools_by_name),
             )
             opening = opening_message(task.id, _instruction(task, "reason_for_call"))
         else:
             from .llm_user import LLMUser, user_scenario_text
 
-            user = LLMUser(self.user_client, user_scenario_text(task.user_scenario))
-            opening = user.opening()
-        self._openings[task.id] = opening
+            device_tools = [tool.schema() for tool in self.domain.user_tools]
+            user = LLMUser(self.user_client, user_scenario_text(task.user_scenario),
+                           tools=None if self.solo or not device_tools else device_tools)
+            opening = None
         builders = {b.kind: b for b in self.builders}
         reads = self.revealing_reads(actions, db, facts)
-        plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads)
-        return Tau2Session(
-            db=db, tool_arguments=self.tool_arguments, user=user, plan=plan, reference_writes=frozenset(writes),
-            transcript=[("user", opening)],
+        plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads, self.identity_question, self.device_request)
+        session = Tau2Session(
+            db=db, tool_arguments=self.tool_arguments, user_db=start.user_db, user=user, plan=plan,
+            reference_writes=frozenset(writes),
         )
+        if self.domain.user_tools and not self.solo:
+            user.device = functools.partial(use_device, session, self.domain)
+        if opening is None:
+            opening = user.opening()
+        self._openings[task.id] = opening
+        session.transcript.append(("user", opening))
+        return session
+
+    def device_request(self, name: str, arguments: dict[str, Any]) -> str:
+        """The expert's message asking the user to run one of its phone's tools."""
+        return device_request_message(name, arguments)
 
     def facts(self, task: Tau2Task, db: Any) -> UserFacts:
         """What the task's user knows: the generator's facts, or those read from a real
@@ -200,7 +220,7 @@ class Tau2Scenario(Scenario):
     def judge_call(self, task: Tau2Task, world: Tau2Session, call: ToolCall) -> bool:
         """A write is right if it is one of the task's reference writes; anything else that ran
         (reads, messages, builders) is harmless, as in upstream's scoring."""
-        tool = self.domain.tools_by_name.get(call.name)
+        tool = self.domain.all_tools.get(call.name)
         if tool is not None and tool.kind == "write":
             return goal_key(call.name, call.arguments) in world.reference_writes
         return True
@@ -239,7 +259,7 @@ class Tau2Scenario(Scenario):
 
     def expert_call(self, task: Tau2Task, world: Tau2Session, history: Sequence[ToolCall]) -> ToolCall:
         """The next call of the expert's plan (:mod:`.expert`); one plan call per step."""
-        step = len(world.calls)
+        step = world.agent_calls
         return world.plan[step] if step < len(world.plan) else ToolCall("respond", {"message": DONE})
 
 

@@ -12,7 +12,8 @@ from .user import UserSimulator
 @dataclass
 class Tau2Session(Tau2World[Any]):
     """One episode's state. ``calls`` holds every call that reached a tool, in order
-    (``(name, arguments)``, errors included: the evaluator replays the writes among them);
+    (``(name, arguments)`` for the agent's, ``(name, arguments, "user")`` for the user's
+    phone in a dual-control domain; errors included: the evaluator replays the writes);
     ``agent_messages`` the agent's messages to the user (COMMUNICATE reads them);
     ``drafts`` the lists being built by the list-builder tools, by list kind;
     ``plan`` the scripted expert's calls for this task, ``reference_writes`` the keys of
@@ -22,7 +23,8 @@ class Tau2Session(Tau2World[Any]):
     :class:`~.user.UserSimulator` or an :class:`~.llm_user.LLMUser`."""
 
     user: UserSimulator | Any = None
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    calls: list[tuple[Any, ...]] = field(default_factory=list)
+    agent_calls: int = 0  # how many of ``calls`` the agent made
     agent_messages: list[str] = field(default_factory=list)
     drafts: dict[str, list[Any]] = field(default_factory=dict)
     plan: list[Any] = field(default_factory=list)

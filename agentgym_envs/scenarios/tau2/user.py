@@ -1,10 +1,14 @@
 """A deterministic, seeded user simulator for the tau2 domains (no LLM).
 
 The user knows a few facts (:class:`UserFacts`: name, zip, email, user id, order or
-reservation ids, a new address, a travel date) and a goal: the reference write calls of its
-task and the ``communicate_info`` strings it wants to hear. It reads each agent message
-(the ``respond`` pseudo-tool) and replies by these rules, in order:
+reservation ids, a new address, a travel date, a phone number) and a goal: the reference
+write calls of its task (its own phone's among them, in a dual-control domain) and the
+``communicate_info`` strings it wants to hear. It reads each agent message (the ``respond``
+pseudo-tool) and replies by these rules, in order:
 
+0. (dual control) a message that names phone tools as calls, e.g. ``toggle_airplane_mode()``
+   or ``set_network_mode_preference(mode='4g_5g_preferred')`` -> it runs them on its phone,
+   in order, and replies with what the phone shows;
 1. a request for confirmation ("confirm", "(yes/no)", "proceed?") -> "Yes, ..." ;
 2. a question asking for facts (a "?" and a keyword: email, name, zip, user id, order,
    reservation, address, date) -> the facts it knows among those asked, or that it does not
@@ -21,12 +25,13 @@ task always gives the same conversation.
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +61,7 @@ _KEYWORDS: dict[str, re.Pattern[str]] = {
     "new_address": re.compile(r"\baddress", re.IGNORECASE),
     "date": re.compile(r"\bdate\b|\bwhen\b", re.IGNORECASE),
     "passengers": re.compile(r"\bpassenger|\btravel+er", re.IGNORECASE),
+    "phone_number": re.compile(r"\bphone number", re.IGNORECASE),
 }
 _ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
 
@@ -74,6 +80,7 @@ class UserFacts:
     new_address: Mapping[str, str] | None = None
     date: str | None = None
     passengers: tuple[dict[str, str], ...] = ()
+    phone_number: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +94,7 @@ class UserFacts:
             "new_address": None if self.new_address is None else dict(self.new_address),
             "date": self.date,
             "passengers": [dict(p) for p in self.passengers],
+            "phone_number": self.phone_number,
         }
 
     @classmethod
@@ -102,6 +110,7 @@ class UserFacts:
             new_address=data.get("new_address"),
             date=data.get("date"),
             passengers=tuple(data.get("passengers") or ()),
+            phone_number=data.get("phone_number"),
         )
 
     def entities(self, topics: Iterable[str] | None = None) -> list[tuple[str, Any]]:
@@ -126,6 +135,8 @@ class UserFacts:
             rows.append(("date", self.date))
         if "passengers" in wanted:
             rows += [("passenger", dict(p)) for p in self.passengers]
+        if "phone_number" in wanted and self.phone_number:
+            rows.append(("phone_number", self.phone_number))
         return rows
 
 
@@ -200,6 +211,8 @@ class UserSimulator:
     goal_writes: Counter[str]
     goal_info: tuple[str, ...]
     seed: str
+    device: Callable[[str, dict[str, Any]], str] | None = None  # runs one of its phone's tools
+    device_tools: frozenset[str] = frozenset()
     done_writes: Counter[str] = field(default_factory=Counter)
     heard: str = ""
     stopped: bool = False
@@ -219,6 +232,9 @@ class UserSimulator:
     def reply(self, message: str) -> tuple[str, list[tuple[str, Any]]]:
         """The user's answer to an agent message and the facts it reveals as entities."""
         self.heard += "\n" + message
+        requests = device_requests(message, self.device_tools) if self.device is not None else []
+        if requests:
+            return "\n".join(f"I ran {name} on my phone: {self.device(name, args)}" for name, args in requests), []
         if _CONFIRM.search(message):
             return self._rng.choice(_YES), []
         asked = [topic for topic, pattern in _KEYWORDS.items() if pattern.search(message)] if "?" in message else []
@@ -249,6 +265,26 @@ class UserSimulator:
         return " ".join(parts), f.entities(asked)
 
 
+def device_requests(message: str, tools: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The phone-tool calls a message names, in order: ``name()`` or ``name(arg='value', ...)``
+    with literal values (calls of other names, or that do not parse, are ignored)."""
+    known = set(tools)
+    calls: list[tuple[int, str, dict[str, Any]]] = []
+    for match in _CALL.finditer(message):
+        if match.group(1) not in known:
+            continue
+        try:
+            node = ast.parse(match.group(0), mode="eval").body
+            arguments = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}  # type: ignore[attr-defined]
+        except (SyntaxError, ValueError, TypeError):
+            continue
+        if None not in arguments and not node.args:  # type: ignore[attr-defined]
+            calls.append((match.start(), match.group(1), arguments))
+    return [(name, arguments) for _, name, arguments in sorted(calls, key=lambda c: c[0])]
+
+
+_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\(([^()]*)\)")
+
 _TOPIC_NAMES = {
     "email": "email",
     "name": "name",
@@ -259,6 +295,7 @@ _TOPIC_NAMES = {
     "new_address": "new address",
     "date": "travel date",
     "passengers": "passengers",
+    "phone_number": "phone number",
 }
 
 
@@ -281,6 +318,8 @@ def _fact_text(f: UserFacts, topic: str) -> str | None:
         return f"The new address is {a['address1']}{line2}, {a['city']}, {a['state']} {a['zip']}, {a['country']}."
     if topic == "date" and f.date:
         return f"The date is {f.date}."
+    if topic == "phone_number" and f.phone_number:
+        return f"My phone number is {f.phone_number}."
     if topic == "passengers" and f.passengers:
         return "The passengers are " + "; ".join(f"{p['first_name']} {p['last_name']} (born {p['dob']})" for p in f.passengers) + "."
     return None

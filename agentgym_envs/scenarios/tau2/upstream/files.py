@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from .errors import Tau2FormatError, Tau2MissingDataError
 
 DATA_DIR_ENV = "TAU2_DATA_DIR"
 DATA_FILES = ("db.json", "policy.md", "tasks.json", "split_tasks.json")
+TELECOM_FILES = ("db.toml", "user_db.toml", "main_policy.md", "tech_support_manual.md", "tasks.json", "split_tasks.json")
 # Where the domain folders lie below a given folder: itself, upstream's data/, a tau2-bench clone.
 _LAYOUTS = (".", "tau2/domains", "data/tau2/domains")
 HOW_TO_GET_DATA = (
@@ -60,7 +62,7 @@ def find_data_dir(domain: str, data_dir: str | os.PathLike[str] | None = None) -
     if package is not None and (package / domain).is_dir():
         return package, "the tau2 package"
     raise Tau2MissingDataError(
-        f"no tau2 data for '{domain}' (its {', '.join(DATA_FILES)}): {HOW_TO_GET_DATA}"
+        f"no tau2 data for '{domain}' (its {', '.join(_files(domain))}): {HOW_TO_GET_DATA}"
     )
 
 
@@ -71,9 +73,13 @@ def _domains_below(root: Path, domain: str, source: str) -> Path:
         if (root / layout / domain).is_dir():
             return (root / layout).resolve() if layout != "." else root
     raise Tau2MissingDataError(
-        f"tau2 data directory {root} (from {source}) has no '{domain}' folder (with {', '.join(DATA_FILES)}); "
+        f"tau2 data directory {root} (from {source}) has no '{domain}' folder (with {', '.join(_files(domain))}); "
         f"{HOW_TO_GET_DATA}"
     )
+
+
+def _files(domain: str) -> tuple[str, ...]:
+    return TELECOM_FILES if domain == "telecom" else DATA_FILES
 
 
 def domain_dir(domain: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -103,3 +109,15 @@ def read_json(path: Path, what: str) -> Any:
         ) from None
     except RecursionError:
         raise Tau2FormatError(f"{what} file {path} is not valid JSON: nesting too deep") from None
+
+
+def read_toml(path: Path, what: str) -> Any:
+    """Parse a TOML file; a missing, unreadable or corrupt file raises an error naming it."""
+    require_file(path, what)
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise Tau2FormatError(f"cannot read {what} file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise Tau2FormatError(f"{what} file {path} is not valid TOML: {exc}") from None

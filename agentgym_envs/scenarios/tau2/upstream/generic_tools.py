@@ -4,6 +4,7 @@ tools (``calculate``, ``transfer_to_human_agents``)."""
 from __future__ import annotations
 
 import ast
+import datetime
 import json
 import operator
 from collections.abc import Callable
@@ -19,21 +20,26 @@ R = TypeVar("R", bound=Record)
 
 
 def render(value: Any) -> str:
-    """Format a tool's return value as upstream's environment does: strings verbatim,
-    records (and lists of them) as ``json.dumps`` of their ``model_dump()``, numbers and
-    booleans with ``str``."""
+    """Format a tool's return value as upstream's ``Environment.to_json_str`` does: strings
+    verbatim; anything else as ``json.dumps(..., default=str)`` of the value with records
+    as their ``model_dump()``, numbers and booleans *inside* containers (not inside records)
+    as ``str``, and dates as ISO strings."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (bool, int, float)):
-        return str(value)
     return json.dumps(_plain(value), default=str)
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, Record):
         return value.to_dict()
+    if isinstance(value, (bool, int, float)):
+        return str(value)
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
     return value
 
 

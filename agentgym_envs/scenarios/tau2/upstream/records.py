@@ -3,8 +3,9 @@
 A record class lists its fields in the order of upstream's pydantic model, so
 :meth:`Record.to_dict` gives what ``model_dump()`` gives (tool outputs depend on that order).
 Loading behaves like pydantic's lax validation for these schemas: missing optional fields
-take their default (``None``), extra keys are dropped, ints become floats in ``float`` fields
-and integral floats become ints in ``int`` fields; anything else that does not fit raises
+take their default (``None``), extra keys are dropped, ints become floats in ``float`` fields,
+integral floats become ints in ``int`` fields and ISO strings become ``date`` /
+``datetime`` values (dumped as such: JSON writes them with ``str``, as upstream); anything else that does not fit raises
 :class:`RecordFormatError`. Dumping never fails: a value a tool stored unchecked (upstream
 argument handling, e.g. a string in an ``int`` field) is dumped as it is, as pydantic does.
 
@@ -16,6 +17,7 @@ the kind from the tag field's value.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import types
 import typing
 from collections.abc import Callable
@@ -118,7 +120,14 @@ def _converters(tp: Any) -> tuple[_Convert, _Convert]:
         return _literal(args), _identity
     if isinstance(tp, type) and issubclass(tp, Record):
         return tp.from_dict, lambda v: v.to_dict() if isinstance(v, Record) else v
-    scalar = {str: _load_str, float: _load_float, int: _load_int, bool: _load_bool}.get(tp)
+    scalar = {
+        str: _load_str,
+        float: _load_float,
+        int: _load_int,
+        bool: _load_bool,
+        datetime.date: _load_date,
+        datetime.datetime: _load_datetime,
+    }.get(tp)
     if scalar is None:
         raise TypeError(f"unsupported record field type {tp!r}")
     return scalar, _identity
@@ -150,6 +159,26 @@ def _load_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordFormatError(f"expected an integer, got {_json_kind(value)}")
     return value
+
+
+def _load_date(value: Any) -> datetime.date:
+    if isinstance(value, datetime.datetime):
+        raise RecordFormatError(f"expected a date, got the date and time {value}")
+    if isinstance(value, datetime.date):
+        return value
+    try:
+        return datetime.date.fromisoformat(_expect(value, str, "a date string"))
+    except ValueError:
+        raise RecordFormatError(f"expected a date (YYYY-MM-DD), got {value!r}") from None
+
+
+def _load_datetime(value: Any) -> datetime.datetime:
+    if isinstance(value, datetime.datetime):
+        return value
+    try:
+        return datetime.datetime.fromisoformat(_expect(value, str, "a date-time string"))
+    except ValueError:
+        raise RecordFormatError(f"expected a date and time (YYYY-MM-DDTHH:MM:SS), got {value!r}") from None
 
 
 def _literal(allowed: tuple[Any, ...]) -> _Convert:

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from .errors import Tau2FormatError
-from .files import read_json, require_file
+from .files import read_json, read_toml, require_file
 from .records import Record, RecordFormatError
 
 R = TypeVar("R", bound=Record)
 D = TypeVar("D", bound="Tau2DB")
+DD = TypeVar("DD", bound="DocumentDB[Any]")
 
 
 def dict_hash(data: Any) -> str:
@@ -203,3 +204,56 @@ class Tau2DB:
             )
             parts.append(f"{json.dumps(name)}: {{{rows}}}")
         return hashlib.sha256(("{" + ", ".join(parts) + "}").encode("utf-8")).hexdigest()
+
+
+class DocumentDB(Generic[R]):
+    """A database held as one record (upstream's small TOML databases, e.g. telecom's):
+    parsed once per file and process, deep-copied for each episode.
+
+    Subclasses set ``ROOT`` (the record class of the whole file). It offers the interface of
+    :class:`Tau2DB` that scoring and the environments use: :meth:`to_dict`, :meth:`hash`,
+    :meth:`changes` (here the whole dump: the database is small) and :meth:`same_content`.
+    """
+
+    ROOT: ClassVar[type[Record]]
+    _snapshots: ClassVar[dict[tuple[str, int, int], Record]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._snapshots = {}
+
+    def __init__(self, snapshot: R) -> None:
+        self.snapshot = snapshot  # shared, never modified
+        self.data: R = copy.deepcopy(snapshot)
+
+    @classmethod
+    def fresh(cls: type[DD], path: str | os.PathLike[str]) -> DD:
+        """A new episode database with the content of the TOML file at ``path``."""
+        resolved = require_file(Path(path).resolve(), "database")
+        stat = resolved.stat()
+        key = (str(resolved), stat.st_mtime_ns, stat.st_size)
+        snapshot = cls._snapshots.get(key)
+        if snapshot is None:
+            try:
+                snapshot = cls.ROOT.from_dict(read_toml(resolved, "database"))
+            except RecordFormatError as exc:
+                raise Tau2FormatError(f"{resolved}: {exc}") from None
+            cls._snapshots[key] = snapshot
+        return cls(snapshot)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole database as upstream's ``model_dump()`` gives it."""
+        return self.data.to_dict()
+
+    def hash(self) -> str:
+        """Upstream's ``get_db_hash()``."""
+        return dict_hash(self.to_dict())
+
+    def changes(self) -> dict[tuple[str, str], str]:
+        """The sorted-keys JSON of the whole database (two databases are equal if and only if
+        these are)."""
+        return {("", ""): json.dumps(self.to_dict(), sort_keys=True, default=str)}
+
+    def same_content(self, changes: dict[tuple[str, str], str]) -> bool:
+        """Whether this database equals the one that gave ``changes``."""
+        return self.changes() == changes

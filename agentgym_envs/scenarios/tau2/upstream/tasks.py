@@ -30,13 +30,26 @@ class Tau2Action:
 
 
 @dataclass(frozen=True)
+class EnvCall:
+    """A call of a task function on one side (``env_type``: ``"assistant"`` or ``"user"``):
+    a set-up step of the initial state, or an env assertion (it holds when the function
+    returns ``assert_value``)."""
+
+    env_type: str
+    func_name: str
+    arguments: dict[str, Any]
+    assert_value: bool = True
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class EvaluationCriteria:
     """How a task is scored; ``None`` lists are absent in the file (upstream's defaults)."""
 
     actions: tuple[Tau2Action, ...] | None
     communicate_info: tuple[str, ...] | None
     nl_assertions: tuple[str, ...] | None
-    env_assertions: tuple[dict[str, Any], ...] | None
+    env_assertions: tuple[EnvCall, ...] | None
     reward_basis: tuple[str, ...] = DEFAULT_REWARD_BASIS
 
 
@@ -49,6 +62,7 @@ class Tau2Task:
     user_scenario: dict[str, Any]
     evaluation_criteria: EvaluationCriteria | None
     description: dict[str, Any] | None = None
+    initial_actions: tuple[EnvCall, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -57,17 +71,22 @@ class Tau2Task:
         return self.id
 
 
+Functions = Mapping[str, Mapping[str, Any]]  # the domain's task functions, by side
+
+
 def load_tasks(
-    domain: str, folder: Path, tools: Mapping[str, Tool], split: str | None = "base"
+    domain: str, folder: Path, tools: Mapping[str, Tool], split: str | None = "base", functions: Functions | None = None
 ) -> list[Tau2Task]:
     """The tasks of ``split`` (all tasks of ``tasks.json`` for ``split=None``), in file order.
+    ``functions``: the domain's task functions, which initial states and env assertions may
+    call (without them an initial state is not supported).
 
     Raises :class:`Tau2FormatError` (corrupt or malformed file), :class:`Tau2TaskError`
     (reference action with an unknown tool or argument) or :class:`Tau2SplitError`
     (unknown split, or split ids the task file lacks).
     """
     tasks_path = folder / "tasks.json"
-    tasks = parse_tasks(read_json(tasks_path, "task"), domain, tools, str(tasks_path))
+    tasks = parse_tasks(read_json(tasks_path, "task"), domain, tools, str(tasks_path), functions)
     if split is None:
         return tasks
     split_path = folder / "split_tasks.json"
@@ -95,7 +114,9 @@ def _split_ids(data: Any, split: str, path: Path) -> list[str]:
     return ids
 
 
-def parse_tasks(data: Any, domain: str, tools: Mapping[str, Tool], source: str = "<tasks>") -> list[Tau2Task]:
+def parse_tasks(
+    data: Any, domain: str, tools: Mapping[str, Tool], source: str = "<tasks>", functions: Functions | None = None
+) -> list[Tau2Task]:
     """Parse and check a task list (the content of a ``tasks.json``)."""
     if not isinstance(data, list):
         raise Tau2FormatError(f"task file {source} must hold a JSON list of tasks")
@@ -104,7 +125,7 @@ def parse_tasks(data: Any, domain: str, tools: Mapping[str, Tool], source: str =
         where = f"task file {source}, task #{index}"
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             where += f" (id {item['id']!r})"
-        task = _parse_task(item, domain, tools, where)
+        task = _parse_task(item, domain, tools, where, functions)
         if task.id in seen:
             raise Tau2FormatError(f"{where}: duplicate task id")
         seen.add(task.id)
@@ -112,7 +133,7 @@ def parse_tasks(data: Any, domain: str, tools: Mapping[str, Tool], source: str =
     return tasks
 
 
-def _parse_task(item: Any, domain: str, tools: Mapping[str, Tool], where: str) -> Tau2Task:
+def _parse_task(item: Any, domain: str, tools: Mapping[str, Tool], where: str, functions: Functions | None) -> Tau2Task:
     if not isinstance(item, dict):
         raise Tau2FormatError(f"{where}: a task must be a JSON object")
     task_id = _get(item, "id", str, where)
@@ -120,21 +141,24 @@ def _parse_task(item: Any, domain: str, tools: Mapping[str, Tool], where: str) -
     if not isinstance(scenario.get("instructions"), (dict, str)):
         raise Tau2FormatError(f"{where}: 'user_scenario.instructions' must be an object or a string")
     initial = _get(item, "initial_state", dict, where, optional=True) or {}
-    for unsupported in ("initialization_data", "initialization_actions"):
-        if initial.get(unsupported) is not None:
-            raise Tau2FormatError(f"{where}: 'initial_state.{unsupported}' is not supported")
+    unsupported = ("initialization_data", "message_history") + (() if functions else ("initialization_actions",))
+    for key in unsupported:
+        if initial.get(key):
+            raise Tau2FormatError(f"{where}: 'initial_state.{key}' is not supported")
+    setup = _get(initial, "initialization_actions", list, where + ", initial_state", optional=True) or []
     criteria = _get(item, "evaluation_criteria", dict, where, optional=True)
     return Tau2Task(
         id=task_id,
         domain=domain,
         user_scenario=scenario,
-        evaluation_criteria=None if criteria is None else _parse_criteria(criteria, tools, where),
+        evaluation_criteria=None if criteria is None else _parse_criteria(criteria, tools, where, functions),
         description=_get(item, "description", dict, where, optional=True),
+        initial_actions=tuple(_parse_env_call(c, i, functions, f"{where}, initialization action") for i, c in enumerate(setup)),
         raw=item,
     )
 
 
-def _parse_criteria(data: dict[str, Any], tools: Mapping[str, Tool], where: str) -> EvaluationCriteria:
+def _parse_criteria(data: dict[str, Any], tools: Mapping[str, Tool], where: str, functions: Functions | None) -> EvaluationCriteria:
     where += ", evaluation_criteria"
     actions = _get(data, "actions", list, where, optional=True)
     basis = _get(data, "reward_basis", list, where, optional=True)
@@ -151,7 +175,9 @@ def _parse_criteria(data: dict[str, Any], tools: Mapping[str, Tool], where: str)
         else tuple(_parse_action(a, i, tools, where) for i, a in enumerate(actions)),
         communicate_info=_strings(data, "communicate_info", where),
         nl_assertions=_strings(data, "nl_assertions", where),
-        env_assertions=None if env_assertions is None else tuple(env_assertions),
+        env_assertions=None if env_assertions is None else tuple(
+            _parse_env_call(a, i, functions, f"{where}, env assertion") for i, a in enumerate(env_assertions)
+        ),
         reward_basis=DEFAULT_REWARD_BASIS if basis is None else tuple(basis),
     )
 
@@ -180,6 +206,23 @@ def _parse_action(data: Any, index: int, tools: Mapping[str, Tool], where: str) 
         info=_get(data, "info", str, where, optional=True),
         compare_args=compare_args,
     )
+
+
+def _parse_env_call(data: Any, index: int, functions: Functions | None, where: str) -> EnvCall:
+    """An initialization action or env assertion; its function must exist on its side when the
+    domain has task functions."""
+    where += f" #{index}"
+    if not isinstance(data, dict):
+        raise Tau2FormatError(f"{where}: must be a JSON object")
+    env_type = _get(data, "env_type", str, where)
+    name = _get(data, "func_name", str, where)
+    if functions and name not in functions.get(env_type, {}):
+        raise Tau2TaskError(f"{where}: unknown {env_type!r} function {name!r}")
+    assert_value = data.get("assert_value", True)
+    if not isinstance(assert_value, bool):
+        raise Tau2FormatError(f"{where}: 'assert_value' must be a JSON boolean")
+    return EnvCall(env_type, name, _get(data, "arguments", dict, where, optional=True) or {}, assert_value,
+                   data.get("message"))
 
 
 def _strings(data: dict[str, Any], key: str, where: str) -> tuple[str, ...] | None:

@@ -16,11 +16,13 @@ D = TypeVar("D", bound=Tau2DB)
 
 @dataclass
 class Tau2World(Generic[D]):
-    """One episode's state: its own copy-on-write database, and how tool arguments are
-    handled (``"strict"`` or ``"upstream"``, see :mod:`.arguments`)."""
+    """One episode's state: its own copy-on-write database, how tool arguments are
+    handled (``"strict"`` or ``"upstream"``, see :mod:`.arguments`) and, in a dual-control
+    domain, the customer's side (``user_db``)."""
 
     db: D
     tool_arguments: str = "strict"
+    user_db: Any = None
 
 
 @dataclass(frozen=True)
