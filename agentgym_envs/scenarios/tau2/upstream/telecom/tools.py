@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentgym_envs.core.tools import Arg, Tool, ToolError
@@ -25,46 +25,36 @@ def carrier(world: World) -> Carrier:
 # ---- lookups (upstream's _get_* helpers and their messages) ----------------------------
 
 
+def _find(records: Iterable[Any], field: str, value: str, label: str) -> Any:
+    """The record whose ``field`` is ``value``, else upstream's "<label> <value> not found"."""
+    for record in records:
+        if getattr(record, field) == value:
+            return record
+    raise ToolError(f"{label} {value} not found")
+
+
 def customer_by_id(db: Carrier, customer_id: str) -> Customer:
-    for customer in db.customers:
-        if customer.customer_id == customer_id:
-            return customer
-    raise ToolError(f"Customer with ID {customer_id} not found")
+    return _find(db.customers, "customer_id", customer_id, "Customer with ID")
 
 
 def line_by_id(db: Carrier, line_id: str) -> Line:
-    for line in db.lines:
-        if line.line_id == line_id:
-            return line
-    raise ToolError(f"Line with ID {line_id} not found")
+    return _find(db.lines, "line_id", line_id, "Line with ID")
 
 
 def line_by_phone(db: Carrier, phone_number: str) -> Line:
-    for line in db.lines:
-        if line.phone_number == phone_number:
-            return line
-    raise ToolError(f"Line with phone number {phone_number} not found")
+    return _find(db.lines, "phone_number", phone_number, "Line with phone number")
 
 
 def plan_by_id(db: Carrier, plan_id: str) -> Plan:
-    for plan in db.plans:
-        if plan.plan_id == plan_id:
-            return plan
-    raise ToolError(f"Plan with ID {plan_id} not found")
+    return _find(db.plans, "plan_id", plan_id, "Plan with ID")
 
 
 def _device_by_id(db: Carrier, device_id: str) -> Device:
-    for device in db.devices:
-        if device.device_id == device_id:
-            return device
-    raise ToolError(f"Device with ID {device_id} not found")
+    return _find(db.devices, "device_id", device_id, "Device with ID")
 
 
 def bill_by_id(db: Carrier, bill_id: str) -> Bill:
-    for bill in db.bills:
-        if bill.bill_id == bill_id:
-            return bill
-    raise ToolError(f"Bill with ID {bill_id} not found")
+    return _find(db.bills, "bill_id", bill_id, "Bill with ID")
 
 
 def _target_line(db: Carrier, customer_id: str, line_id: str) -> Line:
