@@ -54,15 +54,11 @@ def wrap_domain_tool(
                 output = call_as_upstream(toolkit, tool, session, arguments)
             else:
                 output = tool.fn(session, **arguments)
+            if sync is not None:
+                sync(session)
         except ToolError as exc:  # the env shows it
             session.transcript.append(("tool", f"Error: {exc}"))
             raise
-        if sync is not None:
-            try:
-                sync(session)
-            except ToolError as exc:
-                session.transcript.append(("tool", f"Error: {exc}"))
-                raise
         session.transcript.append(("tool", output))
         if tool.terminal:
             session.transferred = True

@@ -22,7 +22,7 @@ reference calls come from the generator's scripted solver, so the same plan solv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from agentgym_envs.core import Tool, ToolCall
 
@@ -53,11 +53,11 @@ def expert_plan(
     solo: bool,
     reads: Sequence[ToolCall] = (),
     ask: str = ASK_IDENTITY,
-    device_request: Callable[[str, dict[str, Any]], str] = device_request_message,
 ) -> list[ToolCall]:
     """The calls the expert makes on ``task`` (``builders`` by list-argument entity kind;
-    ``reads``: the revealing reads; ``ask``: the opening question; ``device_request``: the
-    message asking the user to run a tool of its phone)."""
+    ``reads``: the revealing reads; ``ask``: the opening question). A call of the user's phone
+    is the expert's request that the user run it (:func:`device_request_message`), or the
+    call itself in solo mode."""
     criteria = task.evaluation_criteria
     actions = list(criteria.actions or ()) if criteria else []
     plan: list[ToolCall] = [] if solo else [ToolCall("respond", {"message": ask})]
@@ -66,7 +66,7 @@ def expert_plan(
     for action in actions:
         if action.requestor == "user":
             plan.append(ToolCall(action.name, dict(action.arguments)) if solo
-                        else ToolCall("respond", {"message": device_request(action.name, dict(action.arguments))}))
+                        else ToolCall("respond", {"message": device_request_message(action.name, dict(action.arguments))}))
             continue
         if action.name == TRANSFER:
             transfer = ToolCall(action.name, {"summary": TRANSFER_SUMMARY})

@@ -15,7 +15,7 @@ from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, 
 from agentgym_envs.core.tools import Tool
 
 from .episode_tools import ListBuilder, use_device
-from .expert import device_request_message, expert_plan
+from .expert import expert_plan
 from .generator import GENERATED_SPLITS
 from .session import Tau2Session
 from .upstream.arguments import check_tool_arguments
@@ -155,7 +155,7 @@ class Tau2Scenario(Scenario):
             opening = None
         builders = {b.kind: b for b in self.builders}
         reads = self.revealing_reads(actions, db, facts)
-        plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads, self.identity_question, self.device_request)
+        plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads, self.identity_question)
         session = Tau2Session(
             db=db, tool_arguments=self.tool_arguments, user_db=start.user_db, user=user, plan=plan,
             reference_writes=frozenset(writes),
@@ -167,10 +167,6 @@ class Tau2Scenario(Scenario):
         self._openings[task.id] = opening
         session.transcript.append(("user", opening))
         return session
-
-    def device_request(self, name: str, arguments: dict[str, Any]) -> str:
-        """The expert's message asking the user to run one of its phone's tools."""
-        return device_request_message(name, arguments)
 
     def facts(self, task: Tau2Task, db: Any) -> UserFacts:
         """What the task's user knows: the generator's facts, or those read from a real

@@ -58,15 +58,12 @@ class Tau2Domain:
     sync: Callable[[Tau2World[Any]], None] | None = None
     tools_by_name: Mapping[str, Tool] = field(init=False, repr=False, compare=False)
     user_tools_by_name: Mapping[str, Tool] = field(init=False, repr=False, compare=False)
+    all_tools: Mapping[str, Tool] = field(init=False, repr=False, compare=False)  # both sides' (names are unique)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools_by_name", {tool.name: tool for tool in self.tools})
         object.__setattr__(self, "user_tools_by_name", {tool.name: tool for tool in self.user_tools})
-
-    @property
-    def all_tools(self) -> dict[str, Tool]:
-        """Both sides' tools by name (upstream forbids the same name on both sides)."""
-        return {**self.tools_by_name, **self.user_tools_by_name}
+        object.__setattr__(self, "all_tools", {**self.tools_by_name, **self.user_tools_by_name})
 
     def new_world(self, data_dir: DataDir = None, tool_arguments: str = "strict", task: Tau2Task | None = None) -> Tau2World[Any]:
         """A world for one episode, with its own copy of the database(s) (cheap), set up as
