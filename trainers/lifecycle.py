@@ -191,6 +191,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     **{name: Algorithm(f"trainers.llm.{module}:train", "trainers.llm.runtime:load_policy", "llm_state.ckpt",
                        config=f"trainers.llm.{module}:Config")
        for name, module in (("llm-grpo", "grpo"), ("llm-sft", "sft"))},
+    "apo": Algorithm("trainers.llm.apo:train", "trainers.llm.prompting:load_policy", "apo_state.json",
+                     config="trainers.llm.apo:Config"),
 }
 
 

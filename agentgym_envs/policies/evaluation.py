@@ -118,7 +118,31 @@ def evaluate(
     num_workers: int | None = None,
     **make_kwargs: Any,
 ) -> dict[str, float]:
-    """Summary metrics of ``policy`` over tasks seeded ``seed .. seed+episodes-1``, each played ``trials`` times.
+    """Summary metrics (:func:`~agentgym_envs.policies.results.summarize`) of the episodes
+    :func:`episode_records` plays with these arguments."""
+    records = episode_records(env, policy, episodes, split, seed, progress, trials=trials, concurrency=concurrency,
+                              output=output, resume=resume, task_ids=task_ids, num_workers=num_workers, **make_kwargs)
+    return summarize(records, trials)
+
+
+def episode_records(
+    env: str | gym.Env,
+    policy: str | Agent | BatchPolicy | ModelSpec,
+    episodes: int = 100,
+    split: str = "test",
+    seed: int = 0,
+    progress: bool = False,
+    *,
+    trials: int = 1,
+    concurrency: int = 1,
+    output: str | None = None,
+    resume: bool = False,
+    task_ids: Sequence[str] | None = None,
+    num_workers: int | None = None,
+    keep_messages: bool = False,
+    **make_kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Play ``policy`` on tasks seeded ``seed .. seed+episodes-1``, each ``trials`` times; one record per episode.
 
     ``env`` is an env id (made with ``split`` and ``make_kwargs``, ``concurrency`` copies) or one
     env. ``policy`` is ``"expert"``, ``"random"``, an agent callable (one env), or a batch policy
@@ -134,7 +158,9 @@ def evaluate(
     :func:`~agentgym_envs.scale.init_ray` connected one), each playing its share with its own
     agent built from ``policy`` (a :class:`ModelSpec`) and ``concurrency`` envs; the records,
     hence the summary, are those of a local run when the model decodes greedily.
-    Returns :func:`~agentgym_envs.policies.results.summarize` of the requested episodes.
+    Returns the requested episodes' records in order: ``task``, ``trial``, ``return``, ``metrics``,
+    ``error``, ``outcome`` (the grader's ``success``, ``score`` and ``reason``; None for an episode
+    an error ended) and, with ``keep_messages``, ``messages`` (the conversation as the env kept it).
     """
     if num_workers is not None and not (isinstance(policy, ModelSpec) and isinstance(env, str)):
         raise ValueError("num_workers fans out a ModelSpec on an env id; reference policies fan out with "
@@ -158,7 +184,7 @@ def evaluate(
         raise ValueError("task_ids is empty: nothing to evaluate")
     if task_ids is not None:
         config["task_ids"] = tasks
-    store = ResultsFile(output, config, resume)
+    store = ResultsFile(output, config, resume, keep_messages=keep_messages)
     keys = [(task, trial) for task in tasks for trial in range(trials)]
     pending = [key for key in keys if not store.done(key)]
     try:
@@ -173,7 +199,7 @@ def evaluate(
     finally:
         if spec is not None:  # the agent built here from the spec
             getattr(policy, "close", lambda: None)()
-    return summarize((store.records[key] for key in keys), trials)
+    return [store.records[key] for key in keys]
 
 
 @contextlib.contextmanager
@@ -233,7 +259,11 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
                 if terminated or truncated:
                     metrics = {**slot.info.get("metrics", {}), **slot.usage}
             if metrics is not None:
-                store.add({"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics, "error": turn.error})
+                record = {"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics,
+                          "error": turn.error, "outcome": slot.info.get("outcome") if turn.error is None else None}
+                if store.keep_messages:
+                    record["messages"] = slot.info.get("messages", [])
+                store.add(record)
                 finished, successes = finished + 1, successes + metrics.get("success", 0.0)
                 if bar is not None:
                     bar.update()

@@ -3,7 +3,8 @@ evaluation resumes and loses nothing), and their summary: mean metrics and pass^
 
 The file's first line is ``{"config": {...}}`` (what was evaluated, and how); each further line
 is one finished episode: ``{"task": <reset seed, or task id>, "trial": t, "return": ..., "metrics": {...},
-"error": null | "<why the episode ended early>"}``. A line for a ``(task, trial)`` already in
+"error": null | "<why the episode ended early>", "outcome": {"success", "score", "reason"} | null}``
+(and ``"messages"``, the conversation, when the evaluation keeps them). A line for a ``(task, trial)`` already in
 the file replaces it (a retried episode that had failed on an endpoint error).
 """
 
@@ -71,8 +72,10 @@ class ResultsFile:
     kill is dropped.
     """
 
-    def __init__(self, path: str | os.PathLike | None, config: Mapping[str, Any], resume: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike | None, config: Mapping[str, Any], resume: bool = False,
+                 keep_messages: bool = False) -> None:
         self.path = Path(path) if path is not None else None
+        self.keep_messages = keep_messages  # records carry each episode's conversation
         self.config = json.loads(json.dumps(config))
         self.records: dict[Key, dict[str, Any]] = {}
         if self.path is None:
