@@ -34,6 +34,8 @@ TINY = {  # per algorithm: a few dozen env steps, a tiny network, no curve evalu
     # language models: the micro chat model (added by tiny_overrides), two tool calls per episode
     "llm-sft": dict(epochs=1, batch_size=4, micro_batch=4, env_kwargs={"max_turns": 2}),
     "llm-grpo": dict(group_size=2, tasks_per_update=1, max_new_tokens=16, micro_batch=2, env_kwargs={"max_turns": 2}),
+    "apo": dict(rounds=1, train_batch=2, val_episodes=2, candidates_per_prompt=1, expert_demos=1, max_tokens=8,
+                env_kwargs={"max_turns": 2}),
 }
 TORCH_NET = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, context_len=64, entity_len=8)
 
@@ -114,7 +116,7 @@ if CONTRACT_ENV not in gym.registry:
 
 def tiny_overrides(algo: str, request: pytest.FixtureRequest) -> dict[str, Any]:
     torch_trainer = algo in ("ppo", "grpo", "bc", "bc-ppo", "bc-grpo")
-    language_model = {"model": str(request.getfixturevalue("micro_model"))} if algo.startswith("llm-") else {}
+    language_model = {"model": str(request.getfixturevalue("micro_model"))} if algo.startswith("llm-") or algo == "apo" else {}
     return {**TINY[algo], **(TORCH_NET if torch_trainer else {}), **language_model}
 
 
