@@ -15,20 +15,23 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 import time
 from pathlib import Path
 
-from agentgym_envs.policies import ChatClient, tool_env
-from trainers.lifecycle import TrainRequest, canonical_env_id, evaluate_policy, make_env, train
+from agentgym_envs.policies import ChatClient, evaluate, tool_env
+from trainers.lifecycle import EVAL_SEED, TrainRequest, canonical_env_id, make_env, train
 from trainers.llm import apo, gepa_adapter
-from trainers.llm.prompting import PromptPolicy, agent_spec
+from trainers.llm.prompting import PromptedPolicy, agent_spec
 
 RESULTS = Path(__file__).parent / "results"
 
 
-def test_success(env_id: str, spec, prompt: str, episodes: int) -> float:
-    """Greedy test-split success of ``prompt``, as the lifecycle's final table measures it."""
-    return evaluate_policy(PromptPolicy(env_id, spec, prompt), "test", episodes)["success"]
+def test_success(policy, env_id: str, prompt: str, episodes: int, concurrency: int) -> float:
+    """Greedy test-split success of ``prompt`` on the tasks the lifecycle's final table plays
+    (seeds 0, 1, ...), ``concurrency`` episodes at a time."""
+    return evaluate(env_id, PromptedPolicy(policy, prompt), episodes, split="test", seed=EVAL_SEED,
+                    concurrency=concurrency, action_mode="text")["success"]
 
 
 def main() -> None:
@@ -50,12 +53,14 @@ def main() -> None:
     args = parser.parse_args()
     env_id = canonical_env_id(args.env)
     spec = agent_spec(args.model, args.base_url)
+    concurrency = apo.Config.concurrency
+    policy = spec.build(concurrency)
 
     env = make_env(env_id, "train", {"action_mode": "text"})
     seed_prompt = tool_env(env).scenario.instructions
     env.close()
     started = time.perf_counter()
-    baseline = test_success(env_id, spec, seed_prompt, args.test_episodes)
+    baseline = test_success(policy, env_id, seed_prompt, args.test_episodes, concurrency)
     baseline_s = time.perf_counter() - started
 
     settings = {"model": args.model, "base_url": args.base_url, "optimizer_model": args.optimizer_model,
@@ -64,30 +69,31 @@ def main() -> None:
                 "candidates_per_prompt": args.candidates_per_prompt}
     started = time.perf_counter()
     result = train(TrainRequest(env_id, algo="apo", seed=args.seed, run_root=args.run_root, progress=False,
-                                eval_episodes=args.test_episodes, overrides=settings))
-    apo_s = time.perf_counter() - started
+                                eval_episodes=0, overrides=settings))  # the test split below, for both alike
     state = json.loads((Path(result.run_dir) / "apo_state.json").read_text())
     best = state["prompts"][state["best"]]
+    apo_test = test_success(policy, env_id, best["text"], args.test_episodes, concurrency)
+    apo_s = time.perf_counter() - started
 
-    config = apo.Config(**{k: v for k, v in settings.items()})
+    config = apo.Config(**settings)  # the optimiser's decoding, as APO asks it
     trainset = range(apo.TRAIN_SEED, apo.TRAIN_SEED + args.rounds * args.train_batch)
     valset = range(apo.VALIDATION_SEED, apo.VALIDATION_SEED + args.val_episodes)
     reflection = ChatClient(args.optimizer_model, args.optimizer_base_url,
                             request_options={"temperature": config.optimizer_temperature,
                                              "max_tokens": config.optimizer_max_tokens})
-    policy = spec.build(config.concurrency)
+    gepa_dir = Path(args.run_root) / f"{env_id.split('/')[-1]}__gepa__seed{args.seed}"
+    shutil.rmtree(gepa_dir, ignore_errors=True)  # GEPA would resume from a run directory's state
     started = time.perf_counter()
     gepa = gepa_adapter.optimize(policy, env_id, seed_prompt, trainset, valset, reflection, state["episodes"],
-                                 concurrency=config.concurrency, seed=args.seed,
-                                 run_dir=str(Path(args.run_root) / f"{env_id.split('/')[-1]}__gepa__seed{args.seed}"))
+                                 concurrency=concurrency, seed=args.seed, run_dir=str(gepa_dir))
     gepa_search_s = time.perf_counter() - started
-    gepa_test = test_success(env_id, spec, gepa["best_prompt"], args.test_episodes)
+    gepa_test = test_success(policy, env_id, gepa["best_prompt"], args.test_episodes, concurrency)
     gepa_s = time.perf_counter() - started
 
     rows = [
         {"method": "seed prompt (env instructions)", "test_success": baseline, "episodes": 0, "val_success": None,
          "wall_s": baseline_s, "prompt": seed_prompt},
-        {"method": "APO", "test_success": result.test_metrics["success"], "episodes": state["episodes"],
+        {"method": "APO", "test_success": apo_test, "episodes": state["episodes"],
          "val_success": best["val_success"], "wall_s": apo_s, "search_s": state["seconds"],
          "prompts": len(state["prompts"]), "errors": state["errors"], "best_proposer": best["proposer"],
          "prompt": best["text"]},

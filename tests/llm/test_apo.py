@@ -15,7 +15,7 @@ from trainers.llm.apo import Config, State, Version, fenced, hints, search_propo
 from trainers.llm.prompting import Prompt, PromptedPolicy, consecutive_runs, render_demo, with_system_prompt
 
 # a few short episodes: two tool calls each, replies of a few tokens
-SMALL = {"rounds": 2, "beam_width": 2, "train_batch": 2, "val_episodes": 2, "candidates_per_prompt": 1,
+SMALL = {"rounds": 2, "beam_width": 2, "train_batch": 2, "val_episodes": 1, "candidates_per_prompt": 1,
          "expert_demos": 2, "max_tokens": 8, "optimizer_max_tokens": 24, "concurrency": 2, "timeout": 60,
          "env_kwargs": {"max_turns": 2}}
 
@@ -40,6 +40,9 @@ def test_apo_runs_two_rounds_with_both_proposers_and_keeps_every_prompt_version(
     assert prompts["p000"]["proposer"] == "seed" and prompts["p000"]["text"].startswith("You are solving a math problem")
     assert {p["proposer"] for p in prompts.values()} <= {"seed", "critique", "search"}
     assert any(p["proposer"] == "search" for p in prompts.values())
+    critiques = state["critiques"]  # the optimiser was asked; the micro model's edits may be empty
+    assert critiques["requested"] >= 1 and critiques["failed"] == 0
+    assert critiques["requested"] == critiques["edited"] + critiques["empty"]
     assert all(p["val_success"] is not None for p in prompts.values() if p["id"] in state["beam"])
     # episodes: the seed's validation, each round's batch per beam prompt, each new prompt's validation
     played = sum(SMALL["train_batch"] for p in prompts.values() for _ in p["train_success"])
@@ -76,6 +79,7 @@ def test_optimizer_endpoint_errors_are_recorded_and_the_search_goes_on(tmp_path,
     assert errors and all(e["source"] == "optimizer" and "unreachable" in e["error"] for e in errors)
     state = state_of(run_dir)
     assert state["round"] == 1 and state["errors"] == len(errors)
+    assert state["critiques"]["failed"] == state["critiques"]["requested"] == len(errors)
     assert all(p["proposer"] != "critique" for p in state["prompts"].values())
 
 

@@ -45,6 +45,7 @@ from . import runtime
 from .prompting import STATE_FILE, Prompt, PromptPolicy, agent_spec, play_prompt, render_demo
 
 PROPOSERS = ("critique", "search")
+CRITIQUE_ENDS = ("requested", "edited", "empty", "failed")  # State.critiques: requests and how they ended
 VALIDATION_SEED = 100_000  # the validation slice: train-split tasks seeded 100000, 100001, ...
 TRAIN_SEED = 200_000  # round r's batch: train-split tasks seeded 200000 + (r - 1) * train_batch, ...
 DEMO_SEED = 300_000  # the expert's demonstrations
@@ -173,6 +174,7 @@ class State:
     env_steps: int = 0
     errors: int = 0
     seconds: float = 0.0
+    critiques: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CRITIQUE_ENDS, 0))
 
     def add(self, instructions: str, demos: Sequence[str], parent: str | None, proposer: str, round_: int,
             critique: str | None = None) -> Version | None:
@@ -329,24 +331,30 @@ def dropped(items: Sequence[str], rng: np.random.Generator) -> list[str]:
 
 
 def critique_proposals(client: ChatClient, version: Version, failures: Sequence[dict[str, Any]], config: Config,
-                       on_error: Callable[[str], None]) -> list[Proposal]:
+                       counts: dict[str, int], on_error: Callable[[str], None]) -> list[Proposal]:
     """``candidates_per_prompt`` edits of ``version``'s instructions by the optimiser model: a
     critique of ``failures``, then the prompt edited after it (its demonstrations kept). A
-    request that fails for good is reported to ``on_error`` and proposes nothing."""
+    request that fails for good is reported to ``on_error`` and proposes nothing; ``counts``
+    tallies the critiques requested and how they ended (``edited``, ``empty``: no new text, ``failed``)."""
     if not failures:
         return []
     episodes = "\n\n".join(f"Episode {number}:\n{failure_text(record)}"
                            for number, record in enumerate(failures[:config.failures_shown], start=1))
     proposals = []
     for _ in range(config.candidates_per_prompt):
+        counts["requested"] += 1
         try:
             critique = ask(client, CRITIQUE_REQUEST.format(prompt=version.instructions, episodes=episodes))
             edited = fenced(ask(client, EDIT_REQUEST.format(prompt=version.instructions, critique=critique)))
         except EndpointError as exc:
+            counts["failed"] += 1
             on_error(str(exc))
             continue
         if edited and edited != version.instructions:
+            counts["edited"] += 1
             proposals.append((edited, version.demos, critique))
+        else:
+            counts["empty"] += 1
     return proposals
 
 
@@ -419,9 +427,11 @@ def train(run: Any) -> Trained:
             failures = [record for record in records if not succeeded(record)]
             made: list[tuple[str, Proposal]] = []  # 2. propose
             if optimizer is not None:
-                made += [("critique", p) for p in critique_proposals(
-                    optimizer, version, failures, config, lambda message: player.record_error("optimizer", message,
-                                                                                              prompt=version.id))]
+                def optimizer_error(message: str, prompt: str = version.id) -> None:
+                    player.record_error("optimizer", message, prompt=prompt)
+
+                made += [("critique", p) for p in critique_proposals(optimizer, version, failures, config,
+                                                                     state.critiques, optimizer_error)]
             if "search" in config.proposer_names:
                 made += [("search", p) for p in search_proposals(version, state.demo_pool, config, rng)]
             for proposer, (instructions, demos, critique) in made:
