@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentgym_envs.policies import evaluate, pass_hat_k
+from agentgym_envs.policies import episode_records, evaluate, pass_hat_k
 from agentgym_envs.policies.results import summarize
 
 CS = "AgentGym/CustomerSupport-v0"
@@ -77,3 +77,11 @@ def test_settings_that_cannot_work_are_clear_errors(capsys):
     assert "--policy hf needs --model" in capsys.readouterr().err
     assert main(["eval", "math", "--policy", "openai", "random", "--model", "m"]) == 2
     assert "evaluates one model" in capsys.readouterr().err
+
+
+def test_episode_records_carry_the_graders_outcome_and_on_request_the_conversation():
+    kept = episode_records("AgentGym/Math-v0", "expert", episodes=2, split="train", keep_messages=True, action_mode="text")
+    assert [record["task"] for record in kept] == [0, 1]
+    assert all(record["outcome"]["success"] and "expected" in record["outcome"]["reason"] for record in kept)
+    assert all(record["messages"][1]["role"] == "user" and record["messages"][-1]["role"] == "tool" for record in kept)
+    assert "messages" not in episode_records("AgentGym/Math-v0", "expert", episodes=1)[0]
