@@ -34,7 +34,7 @@ TINY = {  # per algorithm: a few dozen env steps, a tiny network, no curve evalu
     # language models: the micro chat model (added by tiny_overrides), two tool calls per episode
     "llm-sft": dict(epochs=1, batch_size=4, micro_batch=4, env_kwargs={"max_turns": 2}),
     "llm-grpo": dict(group_size=2, tasks_per_update=1, max_new_tokens=16, micro_batch=2, env_kwargs={"max_turns": 2}),
-    "apo": dict(rounds=1, train_batch=2, val_episodes=2, candidates_per_prompt=1, expert_demos=1, max_tokens=8,
+    "apo": dict(rounds=1, train_batch=1, val_episodes=1, candidates_per_prompt=1, expert_demos=1, max_tokens=8,
                 env_kwargs={"max_turns": 2}),
 }
 TORCH_NET = dict(embed_dim=16, layers=1, heads=2, ff_dim=32, context_len=64, entity_len=8)
