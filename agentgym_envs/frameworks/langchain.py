@@ -9,6 +9,8 @@ from typing import Any
 
 from .session import EnvSession, EpisodeEnded
 
+REQUIRES = ("langchain", "langchain_openai", "langgraph")  # what the built-in agent imports (the extra installs them)
+
 
 def langchain_tools(session: EnvSession) -> list[Any]:
     """One ``StructuredTool`` per env tool, with the env's JSON schema as its arguments; a call

@@ -13,6 +13,8 @@ from typing import Any
 
 from .session import EnvSession
 
+REQUIRES = ("agents", "openai")  # what the built-in agent imports (the extra installs them)
+
 
 def openai_agents_tools(session: EnvSession) -> list[Any]:
     """One ``FunctionTool`` per env tool with the env's JSON schema (not made strict: the env

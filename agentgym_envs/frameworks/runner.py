@@ -10,6 +10,7 @@ own loop on the env.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable
@@ -27,8 +28,9 @@ FRAMEWORKS = {"langchain": "langchain", "openai-agents": "openai_agents", "stran
 
 
 def framework_module(name: str) -> ModuleType:
-    """The module for framework ``name`` (a key of :data:`FRAMEWORKS`): its tools, its built-in
-    ``default_agent``, ``owns(agent)`` and ``play(agent, session, turns)``."""
+    """The module for framework ``name`` (a key of :data:`FRAMEWORKS`, also the name of its
+    extra): its tools, the packages it ``REQUIRES``, its built-in ``default_agent``,
+    ``owns(agent)`` and ``play(agent, session, turns)``."""
     return importlib.import_module(f"agentgym_envs.frameworks.{FRAMEWORKS[name]}")
 
 
@@ -36,7 +38,11 @@ def resolve_factory(spec: str) -> AgentFactory:
     """A framework's built-in agent (``langchain``, ``openai-agents``, ``strands``) or a
     ``module:factory`` spec, imported."""
     if spec in FRAMEWORKS:
-        return framework_module(spec).default_agent
+        module = framework_module(spec)
+        missing = [name for name in module.REQUIRES if importlib.util.find_spec(name) is None]
+        if missing:
+            raise ValueError(f"the {spec} agent needs {', '.join(missing)}: pip install \"agentgym[{spec}]\"")
+        return module.default_agent
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"unknown agent {spec!r}: give one of {list(FRAMEWORKS)} or module:factory")

@@ -8,6 +8,8 @@ from typing import Any
 
 from .session import EnvSession
 
+REQUIRES = ("strands", "openai")  # what the built-in agent imports (the extra installs them)
+
 
 def strands_tools(session: EnvSession) -> list[Any]:
     """One Strands tool per env tool, its spec's input schema the env's JSON schema; a call

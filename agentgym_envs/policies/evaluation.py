@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import gymnasium as gym
 from tqdm import tqdm
 
-from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy
+from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
 from agentgym_envs.frameworks.session import Endpoint
 
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
@@ -50,6 +50,7 @@ def model_policy(name: str, model: str | None, *, base_url: str | None = None, a
         endpoint = Endpoint(model, base_url, api_key, temperature, max_tokens, timeout, max_retries) if model else None
         if endpoint is None and name in FRAMEWORKS:
             raise ValueError(f"--policy {name} needs --model (a name the endpoint serves)")
+        resolve_factory(name)  # a spec that does not load fails here, before any episode
         return FrameworkPolicy(name, endpoint)
     if name == "openai":
         return OpenAIChatAgent(model, base_url, api_key, concurrency=concurrency, timeout=timeout,
