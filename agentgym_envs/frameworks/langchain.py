@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .runner import converse
 from .session import EnvSession, EpisodeEnded
 
 REQUIRES = ("langchain", "langchain_openai", "langgraph")  # what the built-in agent imports (the extra installs them)
@@ -57,8 +58,6 @@ def owns(agent: Any) -> bool:
 def play(agent: Any, session: EnvSession, turns: int) -> None:
     """Invoke ``agent`` on the task (and on the env's replies, see :func:`~.runner.converse`);
     ``turns`` bounds the graph's steps (two per tool call)."""
-    from .runner import converse
-
     messages: list[Any] = []
     config = {"recursion_limit": 2 * turns + 5}
 

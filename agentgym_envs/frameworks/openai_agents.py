@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from .runner import converse
 from .session import EnvSession
 
 REQUIRES = ("agents", "openai")  # what the built-in agent imports (the extra installs them)
@@ -65,8 +66,6 @@ def play(agent: Any, session: EnvSession, turns: int) -> None:
     :func:`~.runner.converse`). The run stops at the tool call that ends the episode (the
     agent's ``tool_use_behavior`` is replaced for it); ``turns`` bounds its model calls."""
     from agents import RunConfig, Runner, ToolsToFinalOutputResult
-
-    from .runner import converse
 
     def stop_when_ended(context: Any, results: list[Any]) -> ToolsToFinalOutputResult:
         return ToolsToFinalOutputResult(is_final_output=session.ended,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .runner import converse
 from .session import EnvSession
 
 REQUIRES = ("strands", "openai")  # what the built-in agent imports (the extra installs them)
@@ -60,8 +61,6 @@ def play(agent: Any, session: EnvSession, turns: int) -> None:
     """Call ``agent`` on the task (and on the env's replies, see :func:`~.runner.converse`);
     the agent keeps its own conversation between calls. ``turns`` is the env's limit, which
     ends the episode and so the loop."""
-    from .runner import converse
-
     def ask(text: str) -> str:
         result = agent(text)
         return "" if session.ended else str(result)

@@ -12,7 +12,7 @@ import pytest
 
 from agentgym_envs.cli import main
 from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
-from agentgym_envs.frameworks.runner import FRAMEWORKS, resolve_factory
+from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
 from agentgym_envs.policies import ModelSpec
 from agentgym_envs.policies.evaluation import ShardEvaluation
 
@@ -124,3 +124,21 @@ def test_an_unknown_agent_or_factory_is_a_clear_error(capsys):
         run_agent(lambda session: object(), "math", seed=0)
     assert main(["eval", "math", "--policy", "no_such_module:make", "--model", "m"]) == 2
     assert "agentgym: error: cannot load the agent factory" in capsys.readouterr().err
+
+
+def test_an_answer_without_a_tool_call_is_an_env_turn_and_the_reply_continues_the_conversation():
+    """:func:`converse`, the loop every framework's ``play`` runs, with scripted answers in
+    place of a framework: text is judged by the env (a call written in it runs) until the end."""
+    session = EnvSession(gym.make(MATH, action_mode="text", split="train"), seed=0)
+    answers = iter(["Let me think.", '{"name": "sum_1_to_n", "arguments": {"n": 14}}',
+                    '{"name": "submit_answer", "arguments": {"value": 105}}'])
+    asked = []
+
+    def ask(message: str) -> str:
+        asked.append(message)
+        return next(answers)
+
+    converse(ask, session)
+    assert asked[0] == session.task and asked[1].startswith("Error: no tool call found")
+    assert asked[2] == "1 + 2 + ... + 14 = 105"
+    assert session.terminated and session.result().success and session.tool_calls == 0
