@@ -14,7 +14,7 @@ from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no t
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate
+from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate, is_model_policy
 from .policies.results import summarize
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
@@ -104,7 +104,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
-    llm = [policy for policy in args.policy if policy in MODEL_POLICIES]
+    llm = [policy for policy in args.policy if is_model_policy(policy)]
     if llm and len(args.policy) > 1:
         raise ValueError(f"--policy {llm[0]} evaluates one model: give it alone")
     if args.output and len(args.policy) > 1:
@@ -128,7 +128,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     rows = []
     for name in args.policy:
         policy = name
-        if name in MODEL_POLICIES:
+        if is_model_policy(name):
             policy = ModelSpec(name, args.model, {"base_url": args.base_url, "api_key": args.api_key, "device": args.device,
                                                   "timeout": args.timeout, "max_retries": args.max_retries,
                                                   "temperature": args.temperature, "max_tokens": args.max_tokens})
@@ -230,6 +230,14 @@ def cmd_llm_build_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def policy_name(name: str) -> str:
+    """``--policy``'s values: a known policy, or a ``module:factory`` spec."""
+    if name in POLICIES or is_model_policy(name):
+        return name
+    raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from {', '.join([*POLICIES, *MODEL_POLICIES])}, "
+                                     "or give module:factory)")
+
+
 def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--num-workers", type=int, default=None, metavar="N",
                         help=f"{what}; default with --ray-address: one per CPU of the Ray cluster (needs agentgym[ray])")
@@ -272,8 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
-    p.add_argument("--policy", nargs="+", default=["expert", "random"], choices=sorted([*POLICIES, *MODEL_POLICIES]),
-                   help="reference policies, or one language model: openai (an OpenAI-compatible endpoint), hf (a local model)")
+    p.add_argument("--policy", nargs="+", default=["expert", "random"], type=policy_name, metavar="POLICY",
+                   help=f"reference policies ({', '.join(POLICIES)}), or one language model: openai (an OpenAI-compatible "
+                   "endpoint), hf (a local model), an agent framework's built-in agent on the endpoint (langchain, "
+                   "openai-agents, strands), or module:factory (a factory building a framework agent; docs/agents.md)")
     p.add_argument("--episodes", type=int, default=100, help="tasks, seeded --seed, --seed+1, ...")
     p.add_argument("--split", default="test")
     p.add_argument("--seed", type=int, default=0)

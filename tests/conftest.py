@@ -3,6 +3,7 @@ real OpenAI-compatible server serving it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import gymnasium as gym
 import pytest
@@ -57,16 +59,16 @@ def micro_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_model(tmp_path_factory.mktemp("llm") / "micro", size="micro", device="cpu")
 
 
-@pytest.fixture(scope="module")
-def server(micro_model):
-    """``transformers serve`` pinned to the micro model on 127.0.0.1, offline; its
-    ``/v1`` URL. Stopped with its whole process group."""
+@contextlib.contextmanager
+def serve(model_dir: Path) -> Iterator[str]:
+    """``transformers serve`` pinned to ``model_dir`` on 127.0.0.1, offline; yields its ``/v1``
+    URL, then stops it with its whole process group."""
     executable = shutil.which("transformers")
     if executable is None:
         pytest.skip("transformers serve is not installed (pip install 'transformers[serving]')")
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    process = subprocess.Popen([executable, "serve", str(micro_model), "--host", "127.0.0.1", "--port", str(port),
+    process = subprocess.Popen([executable, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
                                 "--device", "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -93,6 +95,19 @@ def server(micro_model):
         process.stderr.close()
         with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
             os.killpg(process.pid, 0)
+
+
+@pytest.fixture(scope="session")
+def serve_model():
+    """:func:`serve`, for a fixture that serves a model of its own."""
+    return serve
+
+
+@pytest.fixture(scope="module")
+def server(micro_model):
+    """``transformers serve`` pinned to the micro model (:func:`serve`); its ``/v1`` URL."""
+    with serve(micro_model) as url:
+        yield url
 
 
 SUPPORT_RESOLUTIONS = Path(__file__).parent / "data" / "support_resolutions.json"

@@ -5,11 +5,12 @@ The LLM agents need the ``llm`` extra (``openai``, ``transformers``), imported w
 
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
 from .chat_client import ChatClient, ChatReply, EndpointError
-from .evaluation import MODEL_POLICIES, POLICIES, ModelSpec, episode_records, evaluate, model_policy, run_episode
+from .evaluation import (MODEL_POLICIES, POLICIES, ModelSpec, episode_records, evaluate, is_model_policy, model_policy,
+                         run_episode)
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
 from .results import default_results_path, pass_hat_k
 
 __all__ = ["Agent", "BatchPolicy", "ChatClient", "ChatReply", "EndpointError", "episode_records", "ExpertPolicy", "MODEL_POLICIES", "ModelSpec",
            "OpenAIChatAgent", "POLICIES", "RandomPolicy", "TransformersAgent", "Turn", "default_results_path", "evaluate",
-           "model_policy", "pass_hat_k", "run_episode", "tool_env"]
+           "is_model_policy", "model_policy", "pass_hat_k", "run_episode", "tool_env"]

@@ -1,18 +1,25 @@
 """Evaluating a policy: seeded tasks, each played ``trials`` times, several environments at
 once, every finished episode recorded (optionally to JSONL, which ``resume`` continues), and a
 summary of mean metrics and pass^k. With ``num_workers``, the episodes fan out over Ray workers
-(:mod:`agentgym_envs.scale`), each building its own language-model agent from a :class:`ModelSpec`."""
+(:mod:`agentgym_envs.scale`), each building its own language-model agent from a :class:`ModelSpec`.
+Agents built in agent frameworks (:mod:`agentgym_envs.frameworks`) drive their own episodes and
+are evaluated the same way."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 import gymnasium as gym
 from tqdm import tqdm
+
+from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
+from agentgym_envs.frameworks.session import Endpoint
 
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
 from .hf_agent import TransformersAgent
@@ -23,14 +30,28 @@ POLICIES: dict[str, Callable[[gym.Env, int], Agent]] = {
     "expert": lambda env, seed: ExpertPolicy(env),
     "random": lambda env, seed: RandomPolicy(env, seed),
 }
-MODEL_POLICIES = ("openai", "hf")  # an OpenAI-compatible endpoint, a local Hugging Face model
+# an OpenAI-compatible endpoint, a local Hugging Face model, the agent frameworks' built-in agents
+MODEL_POLICIES = ("openai", "hf", *FRAMEWORKS)
+
+
+def is_model_policy(name: str) -> bool:
+    """Whether policy ``name`` is a language model: one of :data:`MODEL_POLICIES`, or a
+    framework agent's ``module:factory`` spec."""
+    return name in MODEL_POLICIES or ":" in name
 
 
 def model_policy(name: str, model: str | None, *, base_url: str | None = None, api_key: str | None = None,
                  device: str = "auto", concurrency: int = 1, timeout: float = 60.0, max_retries: int = 3,
-                 temperature: float | None = None, max_tokens: int = 256) -> BatchPolicy:
-    """The agent for policy ``name`` of :data:`MODEL_POLICIES` (endpoint settings apply to
-    ``openai``, ``device`` to ``hf``; ``temperature`` None: the server's default, greedy for ``hf``)."""
+                 temperature: float | None = None, max_tokens: int = 256) -> BatchPolicy | FrameworkPolicy:
+    """The agent for policy ``name`` of :data:`MODEL_POLICIES` or a ``module:factory`` spec
+    (endpoint settings apply to ``openai`` and the framework agents, ``device`` to ``hf``;
+    ``temperature`` None: the server's default, greedy for ``hf``)."""
+    if name in FRAMEWORKS or ":" in name:
+        endpoint = Endpoint(model, base_url, api_key, temperature, max_tokens, timeout, max_retries) if model else None
+        if endpoint is None and name in FRAMEWORKS:
+            raise ValueError(f"--policy {name} needs --model (a name the endpoint serves)")
+        resolve_factory(name)  # a spec that does not load fails here, before any episode
+        return FrameworkPolicy(name, endpoint)
     if name == "openai":
         return OpenAIChatAgent(model, base_url, api_key, concurrency=concurrency, timeout=timeout,
                                max_retries=max_retries, temperature=temperature, max_tokens=max_tokens)
@@ -147,7 +168,8 @@ def episode_records(
     ``env`` is an env id (made with ``split`` and ``make_kwargs``, ``concurrency`` copies) or one
     env. ``policy`` is ``"expert"``, ``"random"``, an agent callable (one env), or a batch policy
     with ``respond`` (the LLM agents), which answers the ``concurrency`` envs together, or a
-    :class:`ModelSpec` (its agent is built here, and closed at the end). A batch
+    :class:`~agentgym_envs.frameworks.FrameworkPolicy`, whose agents play ``concurrency`` episodes
+    at once, one per thread, or a :class:`ModelSpec` (its agent is built here, and closed at the end). A batch
     policy's failed turn ends its episode as a recorded failure with the error.
     ``output`` names a JSONL file that receives each episode as it finishes; ``resume``
     continues such a file, skipping the episodes it holds. ``progress`` shows a progress bar.
@@ -171,7 +193,7 @@ def episode_records(
     if episodes < 1 or trials < 1 or concurrency < 1:
         raise ValueError("episodes, trials and concurrency must be at least 1")
     env_id = env if isinstance(env, str) else env.spec.id if env.spec else type(env.unwrapped).__name__
-    batch = hasattr(policy, "respond")
+    batch = hasattr(policy, "respond") or hasattr(policy, "play_episode")
     if not isinstance(policy, str) and not batch and concurrency > 1:
         raise ValueError("an agent callable plays one env: use concurrency 1, or pass a batch policy")
     if not isinstance(env, str) and concurrency > 1:
@@ -221,9 +243,34 @@ def _made_envs(env: str | gym.Env, split: str, make_kwargs: dict[str, Any], coun
 def _play_keys(envs: list[gym.Env], policy: str | Agent | BatchPolicy, keys: Sequence[Key], seed: int,
                store: ResultsFile, bar: tqdm | None = None) -> None:
     """Play ``keys`` here on ``envs``, recording each episode in ``store``."""
+    if hasattr(policy, "play_episode"):
+        _play_episodes(envs, policy, keys, seed, store, bar)
+        return
     batch = hasattr(policy, "respond")
     agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
     _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar)
+
+
+def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[Key], seed: int, store: ResultsFile,
+                   bar: tqdm | None) -> None:
+    """Play ``keys`` with a policy that drives whole episodes (a framework agent), one thread per env."""
+    pending, lock = deque(keys), threading.Lock()
+
+    def play_on(env: gym.Env) -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                key = pending.popleft()
+            episode = policy.play_episode(env, *reset_arguments(key, seed))
+            with lock:
+                store.add({"task": key[0], "trial": key[1], "return": episode.reward, "metrics": episode.metrics,
+                           "error": episode.error})
+                if bar is not None:
+                    bar.update()
+
+    with ThreadPoolExecutor(len(envs), thread_name_prefix="episode") as pool:
+        list(pool.map(play_on, envs))
 
 
 def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, store: ResultsFile, bar: tqdm) -> None:
@@ -274,12 +321,18 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
 def _start(slot: _Slot, pending: deque) -> None:
     slot.key = pending.popleft() if pending else None
     if slot.key is not None:
-        task, trial = slot.key
-        if isinstance(task, str):  # a task id
-            slot.observation, slot.info = slot.env.reset(seed=slot.seed + trial, options={"task_id": task})
-        else:
-            slot.observation, slot.info = slot.env.reset(seed=task)
+        reset_seed, options = reset_arguments(slot.key, slot.seed)
+        slot.observation, slot.info = slot.env.reset(seed=reset_seed, options=options)
         slot.total, slot.usage = 0.0, Counter()
+
+
+def reset_arguments(key: Key, seed: int) -> tuple[int, dict[str, Any] | None]:
+    """``reset``'s seed and options for episode ``key``: a task seed, or a task id played with
+    seed ``seed`` + trial."""
+    task, trial = key
+    if isinstance(task, str):  # a task id
+        return seed + trial, {"task_id": task}
+    return task, None
 
 
 def describe(policy: Any) -> dict[str, Any]:

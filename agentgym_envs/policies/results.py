@@ -61,7 +61,8 @@ def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, fl
 def default_results_path(env_id: str, policy: str, model: str | None, split: str, seed: int) -> str:
     """``evals/<Env>__<policy>__<model>__<split>__seed<N>.jsonl`` (the model's last path part)."""
     model_name = re.sub(r"[^A-Za-z0-9._-]+", "-", (model or "default").rstrip("/").split("/")[-1])
-    return f"evals/{env_id.split('/')[-1]}__{policy}__{model_name}__{split}__seed{seed}.jsonl"
+    policy_name = re.sub(r"[^A-Za-z0-9._-]+", "-", policy)  # a module:factory spec
+    return f"evals/{env_id.split('/')[-1]}__{policy_name}__{model_name}__{split}__seed{seed}.jsonl"
 
 
 class ResultsFile:

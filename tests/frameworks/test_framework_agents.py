@@ -1,0 +1,144 @@
+"""Agents built in LangChain, the OpenAI Agents SDK and Strands play agentgym envs in their own
+loops, against a real ``transformers serve`` (``calling_server``: a model that writes tool calls)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from agentgym_envs.cli import main
+from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
+from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
+from agentgym_envs.policies import ModelSpec
+from agentgym_envs.policies.evaluation import ShardEvaluation
+
+MATH = "AgentGym/Math-v0"
+DOCS = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+EXAMPLES = re.findall(r"^```python\n(.*?)^```$", DOCS, re.DOTALL | re.MULTILINE)
+MODULES = {"langchain": "langchain", "openai-agents": "agents", "strands": "strands"}
+
+
+def needs(framework: str) -> None:
+    pytest.importorskip(MODULES[framework])
+
+
+def model_calls(trace: list[dict]) -> list[str]:
+    """The tool calls the env saw, by name."""
+    return [call["function"]["name"] for message in trace for call in message.get("tool_calls") or []]
+
+
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
+def test_docs_example_plays_an_episode_in_the_frameworks_own_loop(framework, calling_model, calling_server):
+    needs(framework)
+    [example] = [block for block in EXAMPLES if f"agentgym_envs.frameworks.{FRAMEWORKS[framework]} import" in block]
+    endpoint_line = 'MODEL, BASE_URL = "models/agentgym-tiny", "http://127.0.0.1:8000/v1"'
+    assert endpoint_line in example
+    namespace: dict = {}
+    exec(compile(example.replace(endpoint_line, f"MODEL, BASE_URL = {str(calling_model)!r}, {calling_server!r}"),
+                 "docs/agents.md", "exec"), namespace)
+    episode = namespace["episode"]
+    assert episode.error is None
+    calls = model_calls(episode.trace)
+    assert calls and calls[0] == "sum_1_to_n"  # the model's call reached the env
+    assert episode.tool_calls == len(calls) == episode.metrics["turns"]
+    assert episode.success == (episode.metrics["success"] == 1.0) and "score" in episode.metrics  # the env graded it
+
+
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
+def test_the_call_that_ends_the_episode_stops_the_frameworks_loop(framework, calling_model, calling_server):
+    """With one turn allowed, the env truncates after the model's first call; the model would call
+    ``submit_answer`` next if its framework asked it again."""
+    needs(framework)
+    calls = []
+
+    def counted(session: EnvSession):
+        run_call = session.call_tool
+        session.call_tool = lambda name, arguments: calls.append((name, session.ended)) or run_call(name, arguments)
+        return resolve_factory(framework)(session)
+
+    endpoint = Endpoint(str(calling_model), calling_server, temperature=0.0, max_tokens=64)
+    episode = run_agent(counted, "math", seed=0, split="train", endpoint=endpoint, max_turns=1)
+    assert episode.error is None
+    assert calls == [("sum_1_to_n", False)]
+    assert episode.metrics["turns"] == 1 and not episode.success
+
+
+def test_agentgym_eval_runs_a_module_factory_and_records_its_episodes(calling_model, calling_server, tmp_path, capsys):
+    needs("openai-agents")
+    output = tmp_path / "episodes.jsonl"
+    status = main(["eval", "math", "--policy", "agentgym_envs.frameworks.openai_agents:default_agent",
+                   "--model", str(calling_model), "--base-url", calling_server, "--temperature", "0", "--max-tokens", "64",
+                   "--episodes", "1", "--split", "train", "--max-turns", "2", "--output", str(output)])
+    assert status == 0
+    config, record = [json.loads(line) for line in output.read_text().splitlines()]
+    assert config["config"]["policy"]["name"] == "agentgym_envs.frameworks.openai_agents:default_agent"
+    assert record["error"] is None and record["metrics"]["turns"] >= 1
+    assert "| agentgym_envs.frameworks.openai_agents:default_agent |" in capsys.readouterr().out
+
+
+def test_a_ray_workers_shard_plays_framework_episodes(calling_model, calling_server):
+    """What each Ray worker of ``evaluate(..., num_workers=N)`` runs, here in-process."""
+    needs("langchain")
+    spec = ModelSpec("langchain", str(calling_model), {"base_url": calling_server, "temperature": 0.0, "max_tokens": 64})
+    [record] = ShardEvaluation(MATH, spec, "train", 0, 1, {"action_mode": "text", "max_turns": 2})([(0, 0)])
+    assert record["error"] is None and record["metrics"]["turns"] >= 1 and (record["task"], record["trial"]) == (0, 0)
+
+
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
+def test_an_unreachable_endpoint_ends_the_episode_with_a_recorded_error(framework, free_port):
+    needs(framework)
+    endpoint = Endpoint("m", f"http://127.0.0.1:{free_port}/v1", max_retries=0, timeout=5)
+    episode = run_agent(framework, "math", seed=0, endpoint=endpoint)
+    assert episode.error and not episode.success and episode.metrics == {"success": 0.0}
+    assert episode.tool_calls == 0 and [m["role"] for m in episode.trace] == ["system", "user"]
+
+
+def test_a_tool_call_steps_the_env_and_returns_its_result_until_the_episode_ends():
+    env = gym.make(MATH, action_mode="text", split="train", max_turns=2)
+    session = EnvSession(env, seed=0)
+    assert session.instructions.startswith("You are solving a math problem") and "PROBLEM" in session.task
+    assert session.call_tool("sum_1_to_n", {"n": 4}) == "1 + 2 + ... + 4 = 10"
+    assert session.call_tool("sum_1_to_n", '{"n": ').startswith("Error:")  # the env judges bad arguments
+    assert session.ended and session.truncated and session.tool_calls == 2
+    assert session.call_tool("submit_answer", {"value": 10}) == ENDED and session.info["turn"] == 2
+    episode = session.result()
+    assert model_calls(episode.trace) == ["sum_1_to_n"]  # the second is no call the env could read
+    assert episode.metrics["turns"] == 2 and episode.metrics["invalid_calls"] == 1
+
+
+def test_a_structured_env_is_refused():
+    with pytest.raises(ValueError, match="text mode"):
+        EnvSession(gym.make(MATH))
+
+
+def test_an_unknown_agent_or_factory_is_a_clear_error(capsys):
+    with pytest.raises(ValueError, match="give one of"):
+        resolve_factory("autogen")
+    with pytest.raises(ValueError, match="cannot load the agent factory 'no_such_module:make'"):
+        resolve_factory("no_such_module:make")
+    with pytest.raises(TypeError, match="not an agent of"):
+        run_agent(lambda session: object(), "math", seed=0)
+    assert main(["eval", "math", "--policy", "no_such_module:make", "--model", "m"]) == 2
+    assert "agentgym: error: cannot load the agent factory" in capsys.readouterr().err
+
+
+def test_an_answer_without_a_tool_call_is_an_env_turn_and_the_reply_continues_the_conversation():
+    """:func:`converse`, the loop every framework's ``play`` runs, with scripted answers in
+    place of a framework: text is judged by the env (a call written in it runs) until the end."""
+    session = EnvSession(gym.make(MATH, action_mode="text", split="train"), seed=0)
+    answers = iter(["Let me think.", '{"name": "sum_1_to_n", "arguments": {"n": 14}}',
+                    '{"name": "submit_answer", "arguments": {"value": 105}}'])
+    asked = []
+
+    def ask(message: str) -> str:
+        asked.append(message)
+        return next(answers)
+
+    converse(ask, session)
+    assert asked[0] == session.task and asked[1].startswith("Error: no tool call found")
+    assert asked[2] == "1 + 2 + ... + 14 = 105"
+    assert session.terminated and session.result().success and session.tool_calls == 0
