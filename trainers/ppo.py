@@ -136,7 +136,8 @@ def train(run: Run) -> Trained:
     policy = initial_policy(run, probe, config.token_config(), device)
     probe.close()
     reference = frozen_copy(policy, device) if config.kl_coef > 0 else None
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)
+    # foreach: the per-tensor arithmetic of the default CPU path, in fewer calls (the same weights to the last bit)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5, foreach=True)
     value_head = {id(parameter) for parameter in policy.value_head_parameters()}
     frozen_during_warmup = [parameter for parameter in policy.parameters() if id(parameter) not in value_head]
 
@@ -242,7 +243,7 @@ def train(run: Run) -> Trained:
                     loss = loss + config.kl_coef * kl_loss
                 optimizer.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
+                nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm, foreach=True)
                 optimizer.step()
             if config.target_kl is not None and approx_kl > config.target_kl:
                 break
