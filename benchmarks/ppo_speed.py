@@ -90,6 +90,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    load_at_start = os.getloadavg()[0]
     rows = []
     for round_ in range(args.rounds):
         mlp, mlp_split = ours_sps(args.steps, round_, args.device, "bag")
@@ -104,7 +105,7 @@ def main() -> int:
     lines = ["# PPO speed: ours / SB3 PPO on CustomerSupport-v0, same MLP, same observation, same schedule (goal >= 1.5)", "",
              f"Command: `{command}`", "",
              f"Machine: {os.cpu_count()} CPU cores (shared with other jobs), device {args.device}, torch threads 1, load "
-             f"average at the end {os.getloadavg()[0]:.1f}; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
+             f"average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              "| round | ours, MLP SPS | SB3 PPO, MLP SPS | ours / SB3 | ours, token policy SPS | token policy / SB3 |",
              "|-|-|-|-|-|-|"]
     lines += [f"| {i} | {mlp:.0f} | {sb3:.0f} | {mlp / sb3:.2f} | {token:.0f} | {token / sb3:.2f} |"

@@ -27,6 +27,7 @@ embedding is added to the CLS vector, so that one network acts for every agent.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator, NamedTuple, Sequence
@@ -34,7 +35,6 @@ from typing import Any, Iterator, NamedTuple, Sequence
 import numpy as np
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from agentgym_envs.wrappers import PAD_ID
 
@@ -82,6 +82,32 @@ class TokenPolicyFields:
         return TokenPolicyConfig(self.embed_dim, self.layers, self.heads, self.ff_dim)
 
 
+class Categorical:
+    """A batch of categorical distributions over the last dimension of ``logits``: the arithmetic
+    of ``torch.distributions.Categorical(logits=...)`` (the same normalisation, samples, random
+    draws, log-probabilities and entropies, to the last bit) without its argument validation and
+    broadcasting, which cost more than a small network's forward pass."""
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        self.logits = logits - logits.logsumexp(-1, keepdim=True)  # log-probabilities
+
+    @functools.cached_property
+    def probs(self) -> torch.Tensor:  # computed when first needed, as torch does (the order gradients add up in)
+        return self.logits.softmax(-1)
+
+    def sample(self) -> torch.Tensor:
+        return torch.multinomial(self.probs, 1, True).squeeze(-1)
+
+    def mode(self) -> torch.Tensor:
+        return self.probs.argmax(-1)
+
+    def log_prob(self, value: torch.Tensor) -> torch.Tensor:
+        return self.logits.gather(-1, value.long().unsqueeze(-1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        return -(self.logits.clamp(min=torch.finfo(self.logits.dtype).min) * self.probs).sum(-1)
+
+
 def masked_categorical(logits: torch.Tensor, mask: torch.Tensor) -> Categorical:
     return Categorical(logits=torch.where(mask, logits, torch.full_like(logits, MASKED)))
 
@@ -127,7 +153,7 @@ class MLPPolicy(nn.Module):
         obs = obs.float()
         dists = [Categorical(logits=logits) for logits in self.actor(obs).split(self.nvec, dim=-1)]
         if action is None:
-            actions = torch.stack([d.probs.argmax(-1) if deterministic else d.sample() for d in dists], -1)
+            actions = torch.stack([d.mode() if deterministic else d.sample() for d in dists], -1)
         else:
             actions = action[:, None] if self.discrete else action
         log_prob = sum(d.log_prob(actions[:, i]) for i, d in enumerate(dists))
@@ -256,7 +282,7 @@ class TokenPolicy(nn.Module):
         cls, entities = self.encode(obs)
         batch = cls.shape[0]
         tool_dist = masked_categorical(self.tool_head(cls), self.tool_mask(masks))
-        tool = (tool_dist.probs.argmax(-1) if deterministic else tool_dist.sample()) if action is None else action[:, 0].long()
+        tool = (tool_dist.mode() if deterministic else tool_dist.sample()) if action is None else action[:, 0].long()
         log_prob, entropy = tool_dist.log_prob(tool), tool_dist.entropy()
         slot_masks = self.slot_masks(masks)[torch.arange(batch, device=cls.device), tool]  # [B, slots, E]
         keys = self.entity_keys(entities)
@@ -271,7 +297,7 @@ class TokenPolicy(nn.Module):
             mask = torch.where(mask.any(-1, keepdim=True), mask, torch.arange(self.max_entities, device=cls.device) == 0)
             dist = masked_categorical(logits, mask)
             if action is None:
-                slot = dist.probs.argmax(-1) if deterministic else dist.sample()
+                slot = dist.mode() if deterministic else dist.sample()
                 slot = torch.where(active, slot, torch.zeros_like(slot))
             else:
                 slot = action[:, 1 + k].long()

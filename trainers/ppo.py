@@ -26,7 +26,7 @@ from . import augment, checkpoints
 from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
 from .torch_policy import EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
-    kl_to_reference, trained_policy
+    kl_to_reference, trained_policy, write_scalars
 
 
 @dataclass
@@ -136,7 +136,8 @@ def train(run: Run) -> Trained:
     policy = initial_policy(run, probe, config.token_config(), device)
     probe.close()
     reference = frozen_copy(policy, device) if config.kl_coef > 0 else None
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)
+    # foreach: the per-tensor arithmetic of the default CPU path, in fewer calls (the same weights to the last bit)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5, foreach=True)
     value_head = {id(parameter) for parameter in policy.value_head_parameters()}
     frozen_during_warmup = [parameter for parameter in policy.parameters() if id(parameter) not in value_head]
 
@@ -242,7 +243,7 @@ def train(run: Run) -> Trained:
                     loss = loss + config.kl_coef * kl_loss
                 optimizer.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
+                nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm, foreach=True)
                 optimizer.step()
             if config.target_kl is not None and approx_kl > config.target_kl:
                 break
@@ -254,15 +255,13 @@ def train(run: Run) -> Trained:
         var_y = np.var(y_true)
         explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
         sps = global_step / train_seconds
-        for tag, value in (("charts/learning_rate", optimizer.param_groups[0]["lr"]), ("losses/value_loss", v_loss.item()),
-                           ("losses/policy_loss", pg_loss.item()), ("losses/entropy", entropy_loss.item()),
-                           ("losses/old_approx_kl", old_approx_kl.item()), ("losses/approx_kl", approx_kl.item()),
-                           ("losses/clipfrac", float(np.mean(clipfracs))), ("losses/explained_variance", explained_var),
-                           ("charts/SPS", sps), ("perf/rollout_s", optimise_started - update_started),
-                           ("perf/env_step_s", env_seconds), ("perf/update_s", now - optimise_started)):
-            writer.add_scalar(tag, value, global_step)
-        if reference is not None:
-            writer.add_scalar("losses/kl_to_reference", kl_loss.item(), global_step)
+        write_scalars(writer, [("charts/learning_rate", optimizer.param_groups[0]["lr"]), ("losses/value_loss", v_loss.item()),
+                               ("losses/policy_loss", pg_loss.item()), ("losses/entropy", entropy_loss.item()),
+                               ("losses/old_approx_kl", old_approx_kl.item()), ("losses/approx_kl", approx_kl.item()),
+                               ("losses/clipfrac", float(np.mean(clipfracs))), ("losses/explained_variance", explained_var),
+                               ("charts/SPS", sps), ("perf/rollout_s", optimise_started - update_started),
+                               ("perf/env_step_s", env_seconds), ("perf/update_s", now - optimise_started),
+                               *([] if reference is None else [("losses/kl_to_reference", kl_loss.item())])], global_step)
         if next_eval is not None and (global_step >= next_eval or update == num_updates):
             point = run.curve_point(trained_policy(run, policy, config.observation), global_step, config.eval_curve_episodes)
             curve.append((global_step, point))

@@ -31,22 +31,30 @@ from . import checkpoints
 from .lifecycle import Run, make_env
 from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
 
-TRAINER_INFO_KEYS = ("action_mask", "argument_mask", "metrics", "task_id", "task_tokens")
+MASK_KEYS = ("action_mask", "argument_mask")
+TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
 EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")  # logged as metrics/<name>
 TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
 
 
 class TrainerInfo(gym.Wrapper):
-    """Keep only the ``info`` keys trainers read (masks, episode metrics, the task id): vector
-    envs then stack small arrays instead of whole conversations."""
+    """Keep only the ``info`` keys trainers read (``keys``: by default masks, episode metrics, the
+    task id and the task-prompt length): vector envs then stack small arrays instead of whole
+    conversations."""
+
+    keys: tuple[str, ...] = TRAINER_INFO_KEYS  # also what a TrainerInfo pickled without its own keys keeps
+
+    def __init__(self, env: gym.Env, keys: tuple[str, ...] = TRAINER_INFO_KEYS) -> None:
+        super().__init__(env)
+        self.keys = keys
 
     def reset(self, **kwargs: Any):
         observation, info = self.env.reset(**kwargs)
-        return observation, {k: info[k] for k in TRAINER_INFO_KEYS if k in info}
+        return observation, {k: info[k] for k in self.keys if k in info}
 
     def step(self, action: Any):
         observation, reward, terminated, truncated, info = self.env.step(action)
-        return observation, reward, terminated, truncated, {k: info[k] for k in TRAINER_INFO_KEYS if k in info}
+        return observation, reward, terminated, truncated, {k: info[k] for k in self.keys if k in info}
 
 
 def is_tool_call_env(env: gym.Env) -> bool:
@@ -66,16 +74,19 @@ def has_attr(env: gym.Env, name: str) -> bool:
 def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens") -> gym.Env:
     """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info``: a
     ``Text`` observation as token ids (``observation="tokens"``, the ``context_len`` /
-    ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP)."""
+    ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP, which reads no
+    masks: its ``info`` leaves them out, so that vector envs need not stack them every step)."""
     env = make_base()
+    keys = TRAINER_INFO_KEYS
     if isinstance(env.observation_space, gym.spaces.Text):
         if observation == "tokens":
             env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
         elif observation == "bag":
             env = BagOfTokensObservation(env)
+            keys = tuple(k for k in TRAINER_INFO_KEYS if k not in MASK_KEYS)
         else:
             raise ValueError(f"observation must be 'tokens' or 'bag', got {observation!r}")
-    return TrainerInfo(env)
+    return TrainerInfo(env, keys)
 
 
 def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int,
@@ -138,10 +149,25 @@ def clipped_surrogate(ratio: torch.Tensor, advantages: torch.Tensor, clip_coef: 
     return torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
 
 
+def write_scalars(writer: Any, values: list[tuple[str, float]], step: int) -> None:
+    """Log ``(tag, value)`` pairs of one step to a ``SummaryWriter`` as one TensorBoard event
+    (``add_scalar`` writes an event per value, at several times the cost per value)."""
+    from tensorboard.compat.proto.summary_pb2 import Summary
+
+    if values:
+        summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value)) for tag, value in values])
+        writer._get_file_writer().add_summary(summary, step)
+
+
+def metric_values(metrics: dict[str, Any]) -> list[tuple[str, float]]:
+    """``(metrics/<name>, value)`` for the :data:`EPISODE_METRICS` in ``metrics``."""
+    return [(f"metrics/{name}", float(metrics[name])) for name in EPISODE_METRICS if name in metrics]
+
+
 class EpisodeStats:
     """Logs finished episodes: :data:`TRAINING_RETURN_TAG` (the training reward's return),
-    ``charts/episodic_length`` and ``metrics/<name>`` for the tool-use metrics; keeps the last
-    100 values of each for the progress bar."""
+    ``charts/episodic_length`` and ``metrics/<name>`` for the tool-use metrics, one TensorBoard
+    event per call; keeps the last 100 values of each for the progress bar."""
 
     def __init__(self, writer: Any) -> None:
         self.writer = writer
@@ -149,29 +175,25 @@ class EpisodeStats:
 
     def log_vector(self, info: dict[str, Any], global_step: int) -> None:
         """The episodes a vector env's ``info`` reports finished."""
+        values = []
         if "episode" in info:
             for i in np.flatnonzero(info["_episode"]):
-                self.add(TRAINING_RETURN_TAG, float(info["episode"]["r"][i]), global_step)
-                self.writer.add_scalar("charts/episodic_length", float(info["episode"]["l"][i]), global_step)
+                values += [(TRAINING_RETURN_TAG, float(info["episode"]["r"][i])),
+                           ("charts/episodic_length", float(info["episode"]["l"][i]))]
         final = info.get("final_info", {})
         if "metrics" in final:
             for i in np.flatnonzero(final["_metrics"]):
-                self.log_metrics({name: final["metrics"][name][i] for name in EPISODE_METRICS if name in final["metrics"]},
-                                 global_step)
+                values += metric_values({name: column[i] for name, column in final["metrics"].items()})
+        self.write(values, global_step)
 
     def log_episode(self, episode_return: float, metrics: dict[str, Any], global_step: int) -> None:
-        self.add(TRAINING_RETURN_TAG, episode_return, global_step)
-        self.log_metrics(metrics, global_step)
+        self.write([(TRAINING_RETURN_TAG, episode_return), *metric_values(metrics)], global_step)
 
-    def log_metrics(self, metrics: dict[str, Any], global_step: int) -> None:
-        for name in EPISODE_METRICS:
-            if name in metrics:
-                self.add(f"metrics/{name}", float(metrics[name]), global_step)
-
-    def add(self, tag: str, value: float, step: int) -> None:
-        self.writer.add_scalar(tag, value, step)
-        self.recent.setdefault(tag, []).append(value)
-        del self.recent[tag][:-100]
+    def write(self, values: list[tuple[str, float]], step: int) -> None:
+        write_scalars(self.writer, values, step)
+        for tag, value in values:
+            self.recent.setdefault(tag, []).append(value)
+            del self.recent[tag][:-100]
 
     def mean(self, tag: str) -> float:
         values = self.recent.get(tag)

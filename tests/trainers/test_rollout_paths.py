@@ -1,0 +1,52 @@
+"""The lean paths PPO's rollouts take: categoricals, trainer-sized info, batched episode scalars."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from torch.utils.tensorboard import SummaryWriter
+
+from trainers.lifecycle import make_env
+from trainers.policy import Categorical
+from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env
+
+CS = "AgentGym/CustomerSupport-v0"
+
+
+@pytest.mark.parametrize("n", [2, 11, 32])
+def test_categorical_draws_and_scores_as_torch_distributions_categorical(n):
+    logits = torch.randn(64, n, requires_grad=True)
+    ours, torchs = Categorical(logits), torch.distributions.Categorical(logits=logits)
+    torch.manual_seed(7)
+    sample = ours.sample()
+    torch.manual_seed(7)
+    assert torch.equal(sample, torchs.sample())
+    assert torch.equal(ours.log_prob(sample), torchs.log_prob(sample))
+    assert torch.equal(ours.entropy(), torchs.entropy())
+    assert torch.equal(ours.mode(), torchs.mode)
+    ours_grad, = torch.autograd.grad(ours.log_prob(sample).sum() + ours.entropy().sum(), logits)
+    torchs_grad, = torch.autograd.grad(torchs.log_prob(sample).sum() + torchs.entropy().sum(), logits)
+    assert torch.equal(ours_grad, torchs_grad)
+
+
+def test_the_bag_of_tokens_env_leaves_the_masks_out_of_info_and_token_ids_keep_them():
+    base = lambda: make_env(CS, "train", {})  # noqa: E731
+    _, bag_info = network_env(base, 64, 8, "bag").reset(seed=0)
+    _, token_info = network_env(base, 64, 8, "tokens").reset(seed=0)
+    assert "action_mask" not in bag_info and "argument_mask" not in bag_info and "task_id" in bag_info
+    assert {"action_mask", "argument_mask", "task_tokens"} <= set(token_info)
+
+
+def test_episode_stats_write_each_finished_episode_readable_by_tensorboard(tmp_path):
+    writer = SummaryWriter(str(tmp_path))
+    stats = EpisodeStats(writer)
+    stats.log_episode(3.0, {"success": 1.0, "tool_reliability": 0.5}, 10)
+    stats.log_episode(-1.0, {"success": 0.0}, 10)
+    stats.log_episode(2.0, {}, 20)
+    writer.close()
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars(TRAINING_RETURN_TAG)] == [(10, 3.0), (10, -1.0), (20, 2.0)]
+    assert [(e.step, e.value) for e in events.Scalars("metrics/success")] == [(10, 1.0), (10, 0.0)]
+    assert stats.mean(TRAINING_RETURN_TAG) == pytest.approx(4.0 / 3)
