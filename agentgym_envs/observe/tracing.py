@@ -23,7 +23,9 @@ import atexit
 import contextlib
 import contextvars
 import os
+import random
 import socket
+import time
 import warnings
 from types import SimpleNamespace
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
@@ -35,6 +37,7 @@ SERVICE_NAME = "agentgym"
 
 _tracer: Any = None  # the SDK tracer while tracing is on, else None
 _provider: Any = None
+_processor: Any = None  # the batch span processor that exports every span
 _otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
 _NOOP: ContextManager[None] = contextlib.nullcontext()
 # the episode contexts of the conversations a batch policy is answering (see conversations())
@@ -60,7 +63,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     accepts no connection is a :class:`TracingWarning` and tracing stays off. Returns whether
     tracing is on. A missing package is a ``ValueError`` for an explicit endpoint, a warning
     for one from the environment."""
-    global _tracer, _provider
+    global _tracer, _provider, _processor
     shutdown()
     protocol = (protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
@@ -85,22 +88,27 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
         return False
     from opentelemetry import context, trace
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-    _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
-                          Status=trace.Status, ERROR=trace.StatusCode.ERROR, CLIENT=trace.SpanKind.CLIENT)
     resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
+    _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
+                          Status=trace.Status, ERROR=trace.StatusCode.ERROR, CLIENT=trace.SpanKind.CLIENT,
+                          OK=trace.Status(trace.StatusCode.UNSET), SpanContext=trace.SpanContext,
+                          NonRecordingSpan=trace.NonRecordingSpan, ReadableSpan=ReadableSpan, resource=resource,
+                          SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED), scope=InstrumentationScope("agentgym"))
     _provider = TracerProvider(resource=resource)
-    _provider.add_span_processor(BatchSpanProcessor(exporter_class(endpoint=endpoint)))
+    _processor = BatchSpanProcessor(exporter_class(endpoint=endpoint))
+    _provider.add_span_processor(_processor)
     _tracer = _provider.get_tracer("agentgym")
     return True
 
 
 def shutdown() -> None:
     """Export the spans still queued and turn tracing off."""
-    global _tracer, _provider
-    provider, _provider, _tracer = _provider, None, None
+    global _tracer, _provider, _processor
+    provider, _provider, _tracer, _processor = _provider, None, None, None
     if provider is not None:
         provider.shutdown()
 
@@ -184,7 +192,12 @@ def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ episodes and tool calls
 class EpisodeTrace:
     """The spans of one episode: the episode span (open from ``reset`` to the step that ends the
-    episode, a child of the span current at ``reset``) and one ``execute_tool`` span per step."""
+    episode, a child of the span current at ``reset``) and one ``execute_tool`` span per step.
+
+    Tool-call spans are on the env's hot path, so each is made finished: its context is current
+    while the step runs (a model the env calls, such as a simulated user, nests under it), and
+    at the step's end it goes to the batch processor as the SDK's ``ReadableSpan``, without the
+    live span's locking and attribute checks (the attributes are plain strings and numbers)."""
 
     def __init__(self, attributes: dict[str, Any]) -> None:
         self.span = _tracer.start_span("episode", attributes=attributes)
@@ -193,27 +206,34 @@ class EpisodeTrace:
         self.open = True
 
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
-        """``play(action)`` (the env's step) inside a tool-call span, current while it runs (an
-        LLM the env calls, such as a simulated user, nests under it); ends the episode span
-        when the step ends the episode."""
-        span = _tracer.start_span("execute_tool", context=self.context)
-        token = _otel.attach(_otel.in_context(span))
+        """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
+        the step ends the episode."""
+        parent = self.span.get_span_context()
+        if _processor is None or not parent.trace_flags.sampled:
+            return play(action)
+        context = _otel.SpanContext(parent.trace_id, random.getrandbits(64) or 1, False, _otel.SAMPLED)
+        start = time.time_ns()
+        token = _otel.attach(_otel.in_context(_otel.NonRecordingSpan(context), self.context))
         try:
             result = play(action)
         except BaseException as exc:
-            span.record_exception(exc)
-            span.set_status(_otel.Status(_otel.ERROR, f"{type(exc).__name__}: {exc}"))
-            span.end()
+            self._export("execute_tool", context, parent, start, {"openinference.span.kind": "TOOL",
+                         "error.type": type(exc).__name__}, _otel.Status(_otel.ERROR, f"{type(exc).__name__}: {exc}"))
             raise
         finally:
             _otel.detach(token)
         _, reward, terminated, truncated, info = result
-        _describe_call(span, info, float(reward))
-        span.end()
+        name, attributes, status = _describe_call(info, float(reward))
+        self._export(name, context, parent, start, attributes, status)
         self.total += float(reward)
         if terminated or truncated:
             self.finish(info, bool(truncated))
         return result
+
+    @staticmethod
+    def _export(name: str, context: Any, parent: Any, start: int, attributes: dict[str, Any], status: Any) -> None:
+        _processor.on_end(_otel.ReadableSpan(name, context, parent, _otel.resource, attributes, status=status,
+                                             start_time=start, end_time=time.time_ns(), instrumentation_scope=_otel.scope))
 
     def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
         """End the episode span with the return, the outcome and the end-of-episode metrics."""
@@ -253,25 +273,26 @@ def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any
                                 "agentgym.seed": seed, "openinference.span.kind": "AGENT"}))
 
 
-def _describe_call(span: Any, info: Mapping[str, Any], reward: float) -> None:
-    """The tool-call span's name and attributes from the step's ``info``."""
+def _describe_call(info: Mapping[str, Any], reward: float) -> tuple[str, dict[str, Any], Any]:
+    """The tool-call span's name, attributes and status from the step's ``info``."""
     call, error = info.get("tool_call"), info.get("error")
     status = "ok" if error is None else "invalid" if not info.get("valid", True) else "error"
     attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
                                   "agentgym.turn": int(info.get("turn", 0)), "agentgym.reward": reward,
                                   "agentgym.tool.status": status, "agentgym.tool.correct": bool(info.get("correct"))}
+    name = "execute_tool"
     if call is not None:
-        span.update_name(f"execute_tool {call.name}")
+        name = f"execute_tool {call.name}"
         attributes["gen_ai.tool.name"] = call.name
         attributes["gen_ai.tool.call.arguments"] = call.arguments_json[:MAX_TEXT]
     messages = info.get("messages")
     if messages and messages[-1].get("role") == "tool":
         attributes["gen_ai.tool.call.id"] = str(messages[-1].get("tool_call_id"))
         attributes["gen_ai.tool.call.result"] = str(messages[-1].get("content"))[:MAX_TEXT]
-    if error is not None:
-        attributes["error.type"] = "invalid_call" if status == "invalid" else "tool_error"
-        span.set_status(_otel.Status(_otel.ERROR, str(error)[:MAX_TEXT]))
-    span.set_attributes(attributes)
+    if error is None:
+        return name, attributes, _otel.OK
+    attributes["error.type"] = "invalid_call" if status == "invalid" else "tool_error"
+    return name, attributes, _otel.Status(_otel.ERROR, str(error)[:MAX_TEXT])
 
 
 def episode_trace(env: Any) -> EpisodeTrace | None:
