@@ -79,8 +79,10 @@ def phoenix(tmp_path_factory):
 
 
 def spans_of(url: str, trace_id: str, count: int) -> list[dict]:
-    """The spans of ``trace_id`` that Phoenix stored, once it holds ``count`` of them."""
+    """The spans of ``trace_id`` that Phoenix stored, once it holds at least ``count`` of them
+    and two reads a second apart agree (Phoenix inserts what it receives in batches)."""
     deadline = time.monotonic() + 60
+    previous: list[dict] = []
     while True:
         spans, cursor = [], None
         while True:
@@ -91,9 +93,10 @@ def spans_of(url: str, trace_id: str, count: int) -> list[dict]:
             cursor = page.get("next_cursor")
             if not cursor:
                 break
-        if len(spans) >= count or time.monotonic() > deadline:
+        if (len(spans) >= count and len(spans) == len(previous)) or time.monotonic() > deadline:
             return spans
-        time.sleep(0.5)
+        previous = spans
+        time.sleep(1.0)
 
 
 def test_an_evaluation_traced_to_phoenix_has_run_episode_and_tool_spans(phoenix, tmp_path, capsys):
