@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 PROTOCOLS = ("http/protobuf", "grpc")
 MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
 SERVICE_NAME = "agentgym"
+EXPORT_TIMEOUT_S = 30.0  # per export, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says otherwise
 
 _tracer: Any = None  # the SDK tracer while tracing is on, else None
 _provider: Any = None
@@ -99,7 +100,8 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
                           NonRecordingSpan=trace.NonRecordingSpan, ReadableSpan=ReadableSpan, resource=resource,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED), scope=InstrumentationScope("agentgym"))
     _provider = TracerProvider(resource=resource)
-    _processor = BatchSpanProcessor(exporter_class(endpoint=endpoint))
+    timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
+    _processor = BatchSpanProcessor(exporter_class(endpoint=endpoint, **({} if timeout_set else {"timeout": EXPORT_TIMEOUT_S})))
     _provider.add_span_processor(_processor)
     _tracer = _provider.get_tracer("agentgym")
     return True

@@ -78,6 +78,12 @@ def phoenix(tmp_path_factory):
             os.killpg(process.pid, 0)
 
 
+@pytest.fixture(autouse=True)
+def patient_exporter(monkeypatch):
+    """A loaded machine may keep Phoenix from answering an export within the default timeout."""
+    monkeypatch.setattr(tracing, "EXPORT_TIMEOUT_S", 120.0)
+
+
 def spans_of(url: str, trace_id: str, count: int) -> list[dict]:
     """The spans of ``trace_id`` that Phoenix stored, once it holds at least ``count`` of them
     and two reads a second apart agree (Phoenix inserts what it receives in batches)."""
