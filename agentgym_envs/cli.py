@@ -14,6 +14,7 @@ from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no t
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
+from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
 from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate, is_model_policy
 from .policies.results import summarize
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
@@ -81,7 +82,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
                        run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
                        progress=not args.no_progress, overrides=overrides, num_workers=args.num_workers,
-                       ray_address=args.ray_address))
+                       ray_address=args.ray_address, run_store=args.store, record=not args.no_store))
     return 0
 
 
@@ -135,12 +136,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
         output = args.output or (default_results_path(env_id, name, args.model, args.split, args.seed) if llm else None)
         if output:
             print(f"episodes: {output}" + (" (resumed)" if args.resume else ""))
-        if on_ray and not llm:
-            metrics = _eval_on_ray(args, env_id, name, make_kwargs)
-        else:
-            metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
-                               trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
-                               task_ids=task_ids, num_workers=ray_workers(args) if on_ray else None, **make_kwargs)
+        config = {"env_id": env_id, "policy": name, "model": args.model, "split": args.split, "seed": args.seed,
+                  "episodes": args.episodes, "trials": args.trials, "make_kwargs": make_kwargs, "output": output}
+        version = {"name": name, **({"model": args.model, "temperature": args.temperature, "max_tokens": args.max_tokens}
+                                    if name in MODEL_POLICIES else {})}
+        with eval_recording(args, f"{env_id.split('/')[-1]}__{name}__{args.split}__seed{args.seed}", config, env_id,
+                            version) as recorder:
+            if on_ray and not llm:  # the workers' episodes are not recorded, only the run's figures
+                metrics = _eval_on_ray(args, env_id, name, make_kwargs)
+            else:
+                metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
+                                   trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
+                                   task_ids=task_ids, num_workers=ray_workers(args) if on_ray else None,
+                                   recorder=recorder, **make_kwargs)
+            if recorder is not None:
+                recorder.summary = metrics
         rows.append({"policy": name, **metrics})
     if task_ids is not None:
         print(f"\n{env_id}, split={args.split}, its {len(task_ids)} real tasks x {args.trials} trials")
@@ -212,7 +222,15 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
     from trainers.lifecycle import evaluate_policy, load_trained_policy
 
     policy = load_trained_policy(args.env, args.device)
-    metrics = evaluate_policy(policy, args.split, args.episodes, seed=args.seed)
+    checkpoint = Path(args.env).resolve()
+    run_name = (checkpoint.parent if checkpoint.is_file() else checkpoint).name
+    config = {"checkpoint": str(checkpoint), "env_id": policy.env_id, "split": args.split, "seed": args.seed,
+              "episodes": args.episodes}
+    with eval_recording(args, f"{run_name}__{args.split}__seed{args.seed}", config, policy.env_id,
+                        {"checkpoint": str(checkpoint)}) as recorder:
+        metrics = evaluate_policy(policy, args.split, args.episodes, seed=args.seed, recorder=recorder)
+        if recorder is not None:
+            recorder.summary = metrics
     print(f"\n{args.env} on {policy.env_id}, split={args.split}, {args.episodes} episodes, "
           f"seeds {args.seed}..{args.seed + args.episodes - 1}; return: the env's own reward")
     columns = [c for c in DEFAULT_COLUMNS if c in metrics]
@@ -277,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "
                    "config, e.g. --set learning_rate=3e-4 (repeatable; values are JSON where they parse)")
     add_ray_arguments(p, "run PPO's vector env in N Ray actors (vectorization=ray)")
+    add_tracing_arguments(p)
+    add_store_arguments(p, "<run-dir>/agentgym.db, or AGENTGYM_RUN_STORE")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("eval", help="evaluate reference policies on an environment, or a trained checkpoint")
     p.add_argument("env", help="an environment name or id, e.g. customer_support; or a checkpoint file, e.g. runs/<run>/checkpoint.pt")
@@ -321,7 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "(default: evals/tau2__<policy>__<model>__<split>__seed<N>.json)")
     add_ray_arguments(p, "play the episodes on N Ray workers: a reference policy with a fresh agent seeded by "
                       "each episode; a language model with one agent and --concurrency envs per worker")
+    add_tracing_arguments(p)
+    add_store_arguments(p, "runs/agentgym.db, or AGENTGYM_RUN_STORE")
     p.set_defaults(func=cmd_eval)
+    add_runs_parser(sub)
     p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
                        "SFT warm start on expert trajectories (needs the llm extra)")
     add_llm_build_arguments(p)
@@ -332,7 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with tracing_session(args):
+            return args.func(args)
     except ValueError as exc:
         print(f"agentgym: error: {exc}", file=sys.stderr)
         return 2

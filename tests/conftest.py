@@ -128,3 +128,17 @@ def support_task_file(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("support") / "tickets.jsonl"
     path.write_text("".join(lines))
     return str(path)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def run_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The rollout store ``agentgym eval`` and ``agentgym train`` record into during the tests
+    (AGENTGYM_RUN_STORE), so that no test writes into the checkout's runs/."""
+    path = tmp_path_factory.mktemp("store") / "agentgym.db"
+    previous = os.environ.get("AGENTGYM_RUN_STORE")
+    os.environ["AGENTGYM_RUN_STORE"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("AGENTGYM_RUN_STORE", None)
+    else:
+        os.environ["AGENTGYM_RUN_STORE"] = previous

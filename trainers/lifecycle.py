@@ -47,6 +47,7 @@ adapter that their package registers as a gymnasium id (``AgentGym/SupportTeam-v
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
@@ -57,12 +58,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import gymnasium as gym
 from tqdm import tqdm
 
 from agentgym_envs import resolve_env_id
+from agentgym_envs.observe import tracing
+from agentgym_envs.observe.store import RunRecorder, default_store_path, recording
 
 DEFAULT_TOTAL_STEPS = 20_000  # env steps: a few minutes of PPO on CustomerSupport-v0 on 2 CPU cores
 DEFAULT_EVAL_EPISODES = 100
@@ -99,6 +102,8 @@ class TrainRequest:
     overrides: dict[str, Any] = field(default_factory=dict)
     num_workers: int | None = None  # Ray workers of a vector env made with vectorization="ray" (None: one per CPU)
     ray_address: str | None = None  # None: a local Ray started on demand; "auto": the cluster of this machine
+    record: bool = True  # record the run and its final evaluation's episodes in the rollout store
+    run_store: str | None = None  # the rollout store (None: AGENTGYM_RUN_STORE, else <run_root>/agentgym.db)
 
 
 @dataclass
@@ -398,14 +403,16 @@ class Run:
 
 
 # ------------------------------------------------------------------ evaluation
-def evaluate_policy(policy: TrainedPolicy, split: str, episodes: int, seed: int = EVAL_SEED) -> dict[str, float]:
+def evaluate_policy(policy: TrainedPolicy, split: str, episodes: int, seed: int = EVAL_SEED,
+                    recorder: RunRecorder | None = None) -> dict[str, float]:
     """Mean metrics of ``policy``'s greedy agent over ``episodes`` episodes of ``split`` seeded
-    ``seed, seed + 1, ...``: every ``info["metrics"]`` entry plus ``return`` (the env's own reward)."""
+    ``seed, seed + 1, ...``: every ``info["metrics"]`` entry plus ``return`` (the env's own reward);
+    ``recorder``: the rollout-store run that records the episodes."""
     from agentgym_envs.policies import evaluate
 
     env = policy.make_env(split)
     try:
-        return evaluate(env, policy.agent(env), episodes=episodes, split=split, seed=seed)
+        return evaluate(env, policy.agent(env), episodes=episodes, split=split, seed=seed, recorder=recorder)
     finally:
         env.close()
 
@@ -542,10 +549,17 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
 
 
 def train(request: TrainRequest) -> TrainResult:
-    """Carry ``request`` from start to its final report (see the module docstring)."""
+    """Carry ``request`` from start to its final report (see the module docstring), inside one
+    run span while tracing is on."""
     if "progress" in request.overrides:  # --set progress=false: the progress bar, as --no-progress
         overrides = {k: v for k, v in request.overrides.items() if k != "progress"}
         request = replace(request, progress=bool(request.overrides["progress"]), overrides=overrides)
+    with tracing.run_span("train", {"agentgym.env.id": request.env, "agentgym.algo": request.algo,
+                                    "agentgym.seed": request.seed, "agentgym.total_steps": request.total_steps}) as span:
+        return _train(request, span)
+
+
+def _train(request: TrainRequest, span: Any) -> TrainResult:
     entry = algorithm(request.algo)
     started = time.perf_counter()
     warm, overrides = None, None
@@ -559,17 +573,45 @@ def train(request: TrainRequest) -> TrainResult:
                 init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
     print(f"{run.algo} on {run.env_id}, seed {run.seed}, {run.total_steps} env steps, device {run.device}; "
           f"run directory {run.run_dir}")
-    trained = entry_point(entry.train)(run)
-    result = finish(run, trained, request.eval_episodes, time.perf_counter() - started)
-    if warm is not None:  # one budget, one curve: the warm start's steps and time count
-        result.total_steps += warm.total_steps
-        result.wall_time_s += warm.wall_time_s
-        result.curve = [(step + warm.total_steps, value) for step, value in result.curve]
-        result.steps_to_target = first_step_at_target(result.curve)
-        write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
+    with recorded(request, run, span) as recorder:
+        trained = entry_point(entry.train)(run)
+        result = finish(run, trained, request.eval_episodes, time.perf_counter() - started, recorder)
+        if warm is not None:  # one budget, one curve: the warm start's steps and time count
+            result.total_steps += warm.total_steps
+            result.wall_time_s += warm.wall_time_s
+            result.curve = [(step + warm.total_steps, value) for step, value in result.curve]
+            result.steps_to_target = first_step_at_target(result.curve)
+            write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
+        if recorder is not None:
+            recorder.summary = run_figures(result)
     print(final_report(result, request.eval_episodes))
     print(f"\nrun directory: {run.run_dir}  (tensorboard --logdir {request.run_root})")
     return result
+
+
+@contextlib.contextmanager
+def recorded(request: TrainRequest, run: Run, span: Any) -> Iterator[RunRecorder | None]:
+    """The run in the rollout store (None when ``request.record`` is off): running while the
+    block runs, then finished with ``recorder.summary``, or failed."""
+    if not request.record:
+        yield None
+        return
+    path = request.run_store or default_store_path(request.run_root)
+    config = json.loads((run.run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    version = ("policy", {"algo": run.algo, "checkpoint": str(run.checkpoint_path.resolve())})
+    with recording(path, "train", run.run_dir.name, config, run.env_id, version) as recorder:
+        recorder.store.set_trace(recorder.run_id, *tracing.span_ids(span))
+        print(f"run {recorder.run_id} in {path}")
+        yield recorder
+
+
+def run_figures(result: TrainResult) -> dict[str, Any]:
+    """A training run's figures for the rollout store: steps, speed, and both splits' metrics."""
+    figures: dict[str, Any] = {"total_steps": result.total_steps, "sps": result.sps, "wall_time_s": result.wall_time_s,
+                               "steps_to_target": result.steps_to_target}
+    for split, metrics in (("train", result.train_metrics), ("test", result.test_metrics)):
+        figures.update({f"{split}_{name}": value for name, value in metrics.items()})
+    return figures
 
 
 def warm_start(request: TrainRequest, stage: str) -> TrainResult:
@@ -594,9 +636,11 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     return finish(run, trained, 0, trained.train_seconds)
 
 
-def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float) -> TrainResult:
-    """The final evaluation on both splits (the env's own reward), ``result.json``."""
-    metrics = {split: evaluate_policy(trained.policy, split, eval_episodes) if eval_episodes else {}
+def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
+           recorder: RunRecorder | None = None) -> TrainResult:
+    """The final evaluation on both splits (the env's own reward, its episodes recorded by
+    ``recorder``), ``result.json``."""
+    metrics = {split: evaluate_policy(trained.policy, split, eval_episodes, recorder=recorder) if eval_episodes else {}
                for split in ("train", "test")}
     curve = list(trained.curve)
     measure = "success" if "success" in metrics["test"] else "return"

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..observe import tracing
 from .episode import CallReport, Episode, max_observation_chars
 from .rewards import RewardConfig
 from .scenario import Scenario
@@ -118,6 +119,7 @@ class ToolUseEnv(gym.Env[str, Any]):
             self.action_space = text_space(scenario.max_action_chars)
         self.observation_space = text_space(max_observation_chars(scenario, history_turns))
         self.episode: Episode | None = None
+        self.episode_trace: tracing.EpisodeTrace | None = None  # the episode's spans while tracing is on
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -128,9 +130,22 @@ class ToolUseEnv(gym.Env[str, Any]):
         else:
             task = self.tasks.sample(self.np_random)
         self.episode = Episode(self.scenario, task, self.history_turns)
+        self.episode_trace = tracing.start_episode(getattr(self.spec, "id", type(self).__name__), self.split, seed,
+                                                   task.task_id, self.episode_trace)
         return self.episode.observation(), self._info(None)
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Run one tool call (inside a tool-call span while tracing is on)."""
+        if self.episode_trace is not None:
+            return self.episode_trace.step(self._step, action)
+        return self._step(action)
+
+    def close(self) -> None:
+        if self.episode_trace is not None:
+            self.episode_trace.abandon()
+        super().close()
+
+    def _step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         episode = self.episode
         if episode is None or episode.ended:
             raise RuntimeError("the episode has ended (or never started): call reset() before step()")

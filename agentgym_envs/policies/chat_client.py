@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..observe import tracing
+
 RETRYABLE_STATUS = {408, 409, 429}  # plus every 5xx
 
 
@@ -69,7 +71,12 @@ class ChatClient:
                                      timeout=self.timeout, max_retries=0)
 
     def chat(self, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ChatReply:
-        """The model's reply to ``messages`` (with ``tools`` offered); raises :class:`EndpointError`."""
+        """The model's reply to ``messages`` (with ``tools`` offered); raises :class:`EndpointError`.
+        While tracing is on, the call (its retries included) is one LLM span."""
+        with tracing.chat_span(self.model, self.base_url, self.request_options) as span:
+            return self._chat(messages, tools, span)
+
+    def _chat(self, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None, span: Any) -> ChatReply:
         openai = self._openai
         extra = {"tools": tools} if tools else {}
         for attempt in range(self.max_retries + 1):
@@ -83,7 +90,9 @@ class ChatClient:
                 if exc.status_code < 500 and exc.status_code not in RETRYABLE_STATUS:
                     raise EndpointError(f"{self.base_url} rejected the request, {cause}") from None
             else:
-                return self._reply(response)
+                reply = self._reply(response)
+                tracing.record_usage(span, reply.prompt_tokens, reply.completion_tokens, reply.finish_reason, attempt + 1)
+                return reply
             if attempt < self.max_retries:
                 time.sleep(self.backoff * 2**attempt)
         attempts = self.max_retries + 1

@@ -21,6 +21,8 @@ from tqdm import tqdm
 from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
 from agentgym_envs.frameworks.session import Endpoint
 
+from ..observe import tracing
+from ..observe.store import EpisodeRow, RunRecorder
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
@@ -86,13 +88,14 @@ class ShardEvaluation:
     seed: int
     concurrency: int
     make_kwargs: dict[str, Any]
+    recorder: RunRecorder | None = None  # the worker records the episodes it plays here
 
     def __call__(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
         policy = self.spec.build(self.concurrency)
         store = ResultsFile(None, {})
         try:
             with _made_envs(self.env_id, self.split, self.make_kwargs, min(self.concurrency, len(keys))) as envs:
-                _play_keys(envs, policy, keys, self.seed, store)
+                _play_keys(envs, policy, keys, self.seed, store, recorder=self.recorder)
         finally:
             getattr(policy, "close", lambda: None)()
         return [store.records[tuple(key)] for key in keys]
@@ -121,6 +124,7 @@ class _Slot:
     total: float = 0.0
     usage: Counter = field(default_factory=Counter)
     seed: int = 0
+    rewards: list[float] = field(default_factory=list)
 
 
 def evaluate(
@@ -137,6 +141,7 @@ def evaluate(
     resume: bool = False,
     task_ids: Sequence[str] | None = None,
     num_workers: int | None = None,
+    recorder: RunRecorder | None = None,
     **make_kwargs: Any,
 ) -> dict[str, float]:
     """Summary metrics (:func:`~agentgym_envs.policies.results.summarize`) of the episodes
@@ -183,6 +188,9 @@ def episode_records(
     Returns the requested episodes' records in order: ``task``, ``trial``, ``return``, ``metrics``,
     ``error``, ``outcome`` (the grader's ``success``, ``score`` and ``reason``; None for an episode
     an error ended) and, with ``keep_messages``, ``messages`` (the conversation as the env kept it).
+    ``recorder`` records every episode played (messages, per-step rewards, span ids) in the
+    rollout store (:mod:`agentgym_envs.observe.store`); the evaluation is one run span when
+    tracing is on (:mod:`agentgym_envs.observe.tracing`).
     """
     if num_workers is not None and not (isinstance(policy, ModelSpec) and isinstance(env, str)):
         raise ValueError("num_workers fans out a ModelSpec on an env id; reference policies fan out with "
@@ -209,15 +217,20 @@ def episode_records(
     store = ResultsFile(output, config, resume, keep_messages=keep_messages)
     keys = [(task, trial) for task in tasks for trial in range(trials)]
     pending = [key for key in keys if not store.done(key)]
+    span_attributes = {"agentgym.env.id": env_id, "agentgym.split": split, "agentgym.policy": config["policy"].get("name"),
+                       "agentgym.episodes": len(pending), "agentgym.run.id": recorder.run_id if recorder else None}
     try:
         bar = functools.partial(tqdm, total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress)
-        if pending and num_workers is None:  # the envs first: an env that cannot be made fails before the bar shows
-            with _made_envs(env, split, make_kwargs, min(concurrency, len(pending))) as envs, bar() as progress_bar:
-                _play_keys(envs, policy, pending, seed, store, progress_bar)
-        elif pending:  # the workers build their own envs and agents
-            with bar() as progress_bar:
-                _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs), pending, num_workers, store,
-                         progress_bar)
+        with tracing.run_span("eval", span_attributes) as span:
+            if recorder is not None:
+                recorder.store.set_trace(recorder.run_id, *tracing.span_ids(span))
+            if pending and num_workers is None:  # the envs first: an env that cannot be made fails before the bar shows
+                with _made_envs(env, split, make_kwargs, min(concurrency, len(pending))) as envs, bar() as progress_bar:
+                    _play_keys(envs, policy, pending, seed, store, progress_bar, recorder)
+            elif pending:  # the workers build their own envs and agents
+                with bar() as progress_bar:
+                    _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs, recorder), pending,
+                             num_workers, store, progress_bar)
     finally:
         if spec is not None:  # the agent built here from the spec
             getattr(policy, "close", lambda: None)()
@@ -241,18 +254,19 @@ def _made_envs(env: str | gym.Env, split: str, make_kwargs: dict[str, Any], coun
 
 
 def _play_keys(envs: list[gym.Env], policy: str | Agent | BatchPolicy, keys: Sequence[Key], seed: int,
-               store: ResultsFile, bar: tqdm | None = None) -> None:
-    """Play ``keys`` here on ``envs``, recording each episode in ``store``."""
+               store: ResultsFile, bar: tqdm | None = None, recorder: RunRecorder | None = None) -> None:
+    """Play ``keys`` here on ``envs``, recording each episode in ``store`` (and ``recorder``)."""
     if hasattr(policy, "play_episode"):
-        _play_episodes(envs, policy, keys, seed, store, bar)
+        _play_episodes(envs, policy, keys, seed, store, bar, recorder)
         return
     batch = hasattr(policy, "respond")
     agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
-    _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar)
+    _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar,
+          recorder)
 
 
 def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[Key], seed: int, store: ResultsFile,
-                   bar: tqdm | None) -> None:
+                   bar: tqdm | None, recorder: RunRecorder | None = None) -> None:
     """Play ``keys`` with a policy that drives whole episodes (a framework agent), one thread per env."""
     pending, lock = deque(keys), threading.Lock()
 
@@ -262,10 +276,20 @@ def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[
                 if not pending:
                     return
                 key = pending.popleft()
-            episode = policy.play_episode(env, *reset_arguments(key, seed))
+            reset_seed, options = reset_arguments(key, seed)
+            episode = policy.play_episode(env, reset_seed, options)
+            record = {"task": key[0], "trial": key[1], "return": episode.reward, "metrics": episode.metrics,
+                      "error": episode.error}
             with lock:
-                store.add({"task": key[0], "trial": key[1], "return": episode.reward, "metrics": episode.metrics,
-                           "error": episode.error})
+                store.add(record)
+                if recorder is not None:
+                    trace_id, span_id = tracing.span_ids(getattr(tracing.episode_trace(env), "span", None))
+                    base = env.unwrapped
+                    recorder.episode(EpisodeRow(key[0], key[1], episode.reward, episode.metrics, episode.trace,
+                                                split=getattr(base, "split", None), seed=reset_seed,
+                                                task_id=(options or {}).get("task_id"), error=episode.error,
+                                                tools=getattr(base, "tool_schemas", None), trace_id=trace_id,
+                                                span_id=span_id))
                 if bar is not None:
                     bar.update()
 
@@ -285,16 +309,18 @@ def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, s
     fan_out(shard, keys, num_workers, on_records=record)
 
 
-def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm | None) -> None:
+def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm | None,
+          recorder: RunRecorder | None = None) -> None:
     """Run every pending episode, each slot taking the next task when its episode ends."""
     finished, successes = 0, 0.0
     for slot in slots:
         _start(slot, pending)
     while running := [slot for slot in slots if slot.key is not None]:
         if batch_policy is None:
-            turns = [Turn(slot.agent(slot.observation, slot.info)) for slot in running]
+            turns = [_act(slot) for slot in running]
         else:
-            turns = batch_policy.respond([slot.info["messages"] for slot in running], tool_env(running[0].env).tool_schemas)
+            with tracing.conversations([slot.env for slot in running]):  # each LLM span under its episode's
+                turns = batch_policy.respond([slot.info["messages"] for slot in running], tool_env(running[0].env).tool_schemas)
         for slot, turn in zip(running, turns, strict=True):
             slot.usage.update(turn.usage)
             metrics = None
@@ -303,6 +329,7 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
             else:
                 slot.observation, reward, terminated, truncated, slot.info = slot.env.step(turn.action)
                 slot.total += float(reward)
+                slot.rewards.append(float(reward))
                 if terminated or truncated:
                     metrics = {**slot.info.get("metrics", {}), **slot.usage}
             if metrics is not None:
@@ -311,6 +338,8 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
                 if store.keep_messages:
                     record["messages"] = slot.info.get("messages", [])
                 store.add(record)
+                if recorder is not None:
+                    recorder.episode(_episode_row(slot, record))
                 finished, successes = finished + 1, successes + metrics.get("success", 0.0)
                 if bar is not None:
                     bar.update()
@@ -318,12 +347,29 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
                 _start(slot, pending)
 
 
+def _act(slot: _Slot) -> Turn:
+    """The agent's action, its LLM calls (if any) under the episode's span."""
+    with tracing.within_episode(slot.env):
+        return Turn(slot.agent(slot.observation, slot.info))
+
+
+def _episode_row(slot: _Slot, record: dict[str, Any]) -> EpisodeRow:
+    """What the rollout store keeps of the episode ``slot`` just finished."""
+    task, trial = slot.key
+    base, info = slot.env.unwrapped, slot.info
+    trace_id, span_id = tracing.span_ids(getattr(tracing.episode_trace(slot.env), "span", None))
+    return EpisodeRow(task, trial, record["return"], record["metrics"], info.get("messages", []), list(slot.rewards),
+                      split=getattr(base, "split", None), seed=slot.seed + trial if isinstance(task, str) else task,
+                      task_id=info.get("task_id"), outcome_reason=(info.get("outcome") or {}).get("reason"),
+                      error=record["error"], tools=getattr(base, "tool_schemas", None), trace_id=trace_id, span_id=span_id)
+
+
 def _start(slot: _Slot, pending: deque) -> None:
     slot.key = pending.popleft() if pending else None
     if slot.key is not None:
         reset_seed, options = reset_arguments(slot.key, slot.seed)
         slot.observation, slot.info = slot.env.reset(seed=reset_seed, options=options)
-        slot.total, slot.usage = 0.0, Counter()
+        slot.total, slot.usage, slot.rewards = 0.0, Counter(), []
 
 
 def reset_arguments(key: Key, seed: int) -> tuple[int, dict[str, Any] | None]:

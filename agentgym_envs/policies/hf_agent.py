@@ -3,9 +3,11 @@ conversation and the tools, and one batched ``generate`` answers every waiting e
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any, Sequence
 
+from ..observe import tracing
 from .agents import Turn
 
 Message = dict[str, Any]
@@ -63,12 +65,15 @@ class TransformersAgent:
 
     def respond(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None) -> list[Turn]:
         size = self.batch_size or max(len(conversations), 1)
+        parents = tracing.conversation_parents(len(conversations))
         turns: list[Turn] = []
         for start in range(0, len(conversations), size):
-            turns.extend(self._generate(conversations[start:start + size], tools))
+            turns.extend(self._generate(conversations[start:start + size], tools, parents[start:start + size]))
         return turns
 
-    def _generate(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None) -> list[Turn]:
+    def _generate(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None,
+                  parents: Sequence[Any]) -> list[Turn]:
+        """One batched ``generate`` for ``conversations`` (one LLM span each, under ``parents``)."""
         torch = self._torch
         prompts = [self.prompt_ids(messages, tools) for messages in conversations]
         width = max(len(ids) for ids, _ in prompts)
@@ -76,6 +81,7 @@ class TransformersAgent:
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in prompts], device=self.device)
         attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in prompts], device=self.device)
         sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
+        started = time.time_ns()
         with torch.inference_mode():
             output = self.model.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=self.max_new_tokens,
                                          pad_token_id=pad, **sampling)
@@ -85,6 +91,8 @@ class TransformersAgent:
             text = self.tokenizer.decode(generated, skip_special_tokens=True)  # as transformers serve decodes content
             usage = {"llm_prompt_tokens": len(ids), "llm_completion_tokens": len(generated), "llm_truncated_prompts": int(cut)}
             turns.append(Turn(text.strip(), usage))
+        tracing.record_generations(parents, self.name, started, time.time_ns(),
+                                   [(turn.usage["llm_prompt_tokens"], turn.usage["llm_completion_tokens"]) for turn in turns])
         return turns
 
     def _stop_ids(self) -> set[int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
+from ..observe import tracing
 from .agents import Turn
 from .chat_client import ChatClient, EndpointError
 
@@ -32,13 +33,15 @@ class OpenAIChatAgent:
         self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="chat") if concurrency > 1 else None
 
     def respond(self, conversations: Sequence[Sequence[dict[str, Any]]], tools: list[dict[str, Any]] | None) -> list[Turn]:
+        parents = tracing.conversation_parents(len(conversations))  # each request's span under its episode's
         if self._pool is None or len(conversations) == 1:
-            return [self._turn(messages, tools) for messages in conversations]
-        return list(self._pool.map(lambda messages: self._turn(messages, tools), conversations))
+            return [self._turn(messages, tools, parent) for messages, parent in zip(conversations, parents)]
+        return list(self._pool.map(lambda messages, parent: self._turn(messages, tools, parent), conversations, parents))
 
-    def _turn(self, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Turn:
+    def _turn(self, messages: Sequence[dict[str, Any]], tools: list[dict[str, Any]] | None, parent: Any = None) -> Turn:
         try:
-            reply = self.client.chat(messages, tools)
+            with tracing.within(parent):
+                reply = self.client.chat(messages, tools)
         except EndpointError as exc:
             return Turn(error=str(exc))
         return Turn(dict(reply.message),  # the env's text mode reads tool_calls or the content

@@ -23,6 +23,7 @@ training reward is the one the lifecycle gives (the scenario's declared training
 ``training_reward``; evaluation uses the env's own. ``total_steps`` counts env steps (tool calls).
 
     agentgym train math --algo llm-grpo --set model=models/agentgym-tiny --total-steps 2000
+    agentgym train math --algo llm-grpo --set model=PATH --set train_tasks=store:RUN   # the tasks a run played
     python -m trainers.llm.grpo --model models/agentgym-tiny --env math --total-steps 2000
 """
 
@@ -32,13 +33,14 @@ import argparse
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 from agentgym_envs import resolve_env_id
+from agentgym_envs.observe import store
 
 from .. import checkpoints
 from ..grpo import draw_task, group_advantages
@@ -80,6 +82,7 @@ class Config:
     training_reward: dict[str, Any] | None = None  # reward_config of the training envs (None: the env's own)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     train_task_file: str | None = None  # the training envs play this task file instead of the train split
+    train_tasks: str | None = None  # store:RUN[@PATH]: play the task ids of that run's episodes (the rollout store)
     eval_episodes: int = 100
     checkpoint_every: int = 5  # updates
     threads: int = 0
@@ -210,8 +213,10 @@ def policy_update(network: Any, reference: Any, optimizer: torch.optim.Optimizer
 
 
 def play_groups(network: Any, fmt: ChatFormat, envs: list[gym.Env], config: Config, rng: np.random.Generator,
-                device: torch.device, window: int) -> tuple[list[Trajectory], list[Trajectory], np.ndarray, dict[str, float]]:
-    """One update's episodes: ``tasks_per_update`` tasks drawn with ``rng``, each played
+                device: torch.device, window: int, pool: Sequence[str] = ()
+                ) -> tuple[list[Trajectory], list[Trajectory], np.ndarray, dict[str, float]]:
+    """One update's episodes: ``tasks_per_update`` tasks drawn with ``rng`` (from the task ids of
+    ``pool`` when given, else by a seeded reset), each played
     ``group_size`` times; with ``dynamic_sampling``, tasks whose group returned all the same are
     replaced by new ones for up to ``max_sampling_rounds`` rounds. Returns every episode played,
     the episodes of the groups that learn, their advantages, and counts (``generated_tokens``,
@@ -227,7 +232,8 @@ def play_groups(network: Any, fmt: ChatFormat, envs: list[gym.Env], config: Conf
         if wanted == 0:
             break
         seeds = [int(s) for s in rng.integers(0, 2**31, wanted)]
-        resets = [{"seed": s, "options": {"task_id": draw_task(envs[0], s)}} for s in seeds for _ in range(size)]
+        resets = [{"seed": s, "options": {"task_id": pool[s % len(pool)] if pool else draw_task(envs[0], s)}}
+                  for s in seeds for _ in range(size)]
         trajectories, speed = play(network, fmt, envs[: len(resets)], resets, config.sampling, device, window)
         played += trajectories
         counts["generated_tokens"] += speed["generated_tokens"]
@@ -264,6 +270,7 @@ def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any
                                   weight_decay=0.0)
     progress = runtime.restore(state, network, optimizer) if state is not None else {"update": 0, "env_steps": 0}
     envs = training_envs(config, env_id)
+    pool = store.task_ids(config.train_tasks) if config.train_tasks else []
     if state is None:
         writer.add_text("hyperparameters", hyperparameter_table(asdict(config)))
     started = time.time()
@@ -272,7 +279,8 @@ def learn(config: Config, resume: bool, run_dir: Path, writer: Any) -> tuple[Any
         torch.manual_seed(config.seed * 1_000_003 + update)
         network.eval()
         played, learning, advantages, counts = play_groups(network, fmt, envs, config,
-                                                           np.random.default_rng([config.seed, update]), device, window)
+                                                           np.random.default_rng([config.seed, update]), device, window,
+                                                           pool)
         update_start = time.perf_counter()
         stats = policy_update(network, reference, optimizer, learning, advantages.tolist(), config,
                               tokenizer.pad_token_id, device) if learning else {"tokens": 0}

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import gymnasium as gym
 
+from agentgym_envs.observe import store
 from agentgym_envs.policies import ExpertPolicy, run_episode
 from agentgym_envs.wrappers.recorder import TrajectoryRecorder
 
@@ -148,11 +149,15 @@ def env_steps(record: dict[str, Any]) -> int:
 
 
 def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Records of chat JSONL files (``messages`` and optional ``tools`` per line); a malformed
-    line is an error naming the file and line."""
+    """Records of chat JSONL files (``messages`` and optional ``tools`` per line), or of the
+    episodes of a run in the rollout store (``store:RUN``, ``store:RUN@PATH``); a malformed line
+    is an error naming the file and line."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     records = []
     for path in paths:
+        if str(path).startswith(store.STORE_PREFIX):  # a run of the rollout store
+            records += store.trajectories(str(path))
+            continue
         with Path(path).open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
                 if not line.strip():

@@ -19,6 +19,7 @@ turns; all of them when the files hold fewer). Each conversation is seen ``epoch
 
     agentgym train math --algo llm-sft --set model=models/agentgym-tiny/base --total-steps 2000
     agentgym train math --algo llm-sft --set model=PATH --set 'data=["trajectories.jsonl"]'
+    agentgym train math --algo llm-sft --set model=PATH --set data=store:RUN   # a run's episodes, from the rollout store
     python -m trainers.llm.sft --model models/agentgym-tiny --data expert.jsonl --run-dir runs/sft
 """
 
@@ -48,7 +49,7 @@ class Config:
     """Every hyper-parameter of an SFT run."""
 
     model: str = "models/agentgym-tiny"  # a local path or a Hugging Face hub id
-    data: list[str] = field(default_factory=list)  # chat JSONL files (lifecycle: none records the expert)
+    data: list[str] = field(default_factory=list)  # chat JSONL files or store:RUN (lifecycle: none records the expert)
     env_steps: int = 0  # learn from the first conversations holding this many env steps; 0: all
     run_dir: str = "runs/llm-sft"
     seed: int = 0

@@ -1,0 +1,396 @@
+"""OpenTelemetry spans of runs, exported over OTLP to any collector (Phoenix, Jaeger, an
+OpenTelemetry Collector).
+
+A run span (``agentgym eval`` / ``agentgym train``) holds one episode span per episode, and an
+episode span one span per tool call and per LLM call. The env makes the episode and tool-call
+spans itself (:class:`EpisodeTrace`, from ``reset`` to the episode's end), so whatever steps it
+gets them: the project's loops, a trainer, or a framework agent's own tool functions. LLM-call
+spans come from where the project calls a model (:class:`~agentgym_envs.policies.ChatClient`,
+the local Hugging Face agent). Attribute names follow OpenTelemetry's GenAI semantic
+conventions where they exist (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
+``gen_ai.tool.name``...), plus ``agentgym.*`` for the rest and ``openinference.span.kind`` so
+that Phoenix shows each span's kind.
+
+Off by default. :func:`configure` turns it on for an endpoint, or for the standard
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT`` variables; it needs the
+``tracing`` extra, and ``opentelemetry`` is imported only then. While off, every hook returns at
+its first line. A collector that does not answer is a warning, and the run goes on untraced.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import contextvars
+import os
+import random
+import socket
+import time
+import warnings
+from types import SimpleNamespace
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
+from urllib.parse import urlsplit
+
+PROTOCOLS = ("http/protobuf", "grpc")
+MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
+SERVICE_NAME = "agentgym"
+EXPORT_TIMEOUT_S = 30.0  # per export, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says otherwise
+
+_tracer: Any = None  # the SDK tracer while tracing is on, else None
+_provider: Any = None
+_processor: Any = None  # the batch span processor that exports every span
+_otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
+_NOOP: ContextManager[None] = contextlib.nullcontext()
+# the episode contexts of the conversations a batch policy is answering (see conversations())
+_parents: contextvars.ContextVar[tuple[Any, ...] | None] = contextvars.ContextVar("agentgym_llm_parents", default=None)
+
+
+class TracingWarning(UserWarning):
+    """Tracing was asked for but is off for this run (no collector answers, or no package)."""
+
+
+def enabled() -> bool:
+    """Whether spans are being made."""
+    return _tracer is not None
+
+
+# ------------------------------------------------------------------ setup
+def configure(endpoint: str | None = None, protocol: str | None = None, service_name: str = SERVICE_NAME) -> bool:
+    """Export spans to ``endpoint`` (None: the ``OTEL_EXPORTER_OTLP_*`` variables; neither: off).
+
+    ``protocol`` is ``http/protobuf`` (default; a URL without a path gets ``/v1/traces``) or
+    ``grpc`` (needs ``opentelemetry-exporter-otlp-proto-grpc``), else
+    ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL``. An endpoint that
+    accepts no connection is a :class:`TracingWarning` and tracing stays off. Returns whether
+    tracing is on. A missing package is a ``ValueError`` for an explicit endpoint, a warning
+    for one from the environment."""
+    global _tracer, _provider, _processor
+    shutdown()
+    protocol = (protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"OTLP protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    explicit = endpoint is not None
+    endpoint = endpoint_url(endpoint, protocol) if explicit else environment_endpoint(protocol)
+    if endpoint is None:
+        return False
+    try:
+        exporter_class = _exporter_class(protocol)
+    except ImportError as exc:
+        message = f'tracing to {endpoint} needs the tracing extra: pip install "agentgym[tracing]" ({exc})'
+        if explicit:
+            raise ValueError(message) from None
+        warnings.warn(f"{message}; tracing is off", TracingWarning, stacklevel=2)
+        return False
+    problem = unreachable(endpoint, protocol)
+    if problem is not None:
+        warnings.warn(f"no OTLP collector answers at {endpoint} ({problem}): this run is not traced", TracingWarning,
+                      stacklevel=2)
+        return False
+    from opentelemetry import context, trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
+    _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
+                          Status=trace.Status, ERROR=trace.StatusCode.ERROR, CLIENT=trace.SpanKind.CLIENT,
+                          OK=trace.Status(trace.StatusCode.UNSET), SpanContext=trace.SpanContext,
+                          NonRecordingSpan=trace.NonRecordingSpan, ReadableSpan=ReadableSpan, resource=resource,
+                          SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED), scope=InstrumentationScope("agentgym"))
+    _provider = TracerProvider(resource=resource)
+    timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
+    _processor = BatchSpanProcessor(exporter_class(endpoint=endpoint, **({} if timeout_set else {"timeout": EXPORT_TIMEOUT_S})))
+    _provider.add_span_processor(_processor)
+    _tracer = _provider.get_tracer("agentgym")
+    return True
+
+
+def shutdown() -> None:
+    """Export the spans still queued and turn tracing off."""
+    global _tracer, _provider, _processor
+    provider, _provider, _tracer, _processor = _provider, None, None, None
+    if provider is not None:
+        provider.shutdown()
+
+
+atexit.register(shutdown)
+
+
+@contextlib.contextmanager
+def session(endpoint: str | None = None, protocol: str | None = None) -> Iterator[bool]:
+    """:func:`configure` for the length of a ``with`` block (yields whether tracing is on), then
+    :func:`shutdown`."""
+    try:
+        yield configure(endpoint, protocol)
+    finally:
+        shutdown()
+
+
+def endpoint_url(endpoint: str, protocol: str) -> str:
+    """``endpoint`` as the exporter takes it: OTLP/HTTP's ``/v1/traces`` added to a bare URL."""
+    if "://" not in endpoint:
+        raise ValueError(f"an OTLP endpoint is a URL such as http://127.0.0.1:4318/v1/traces, got {endpoint!r}")
+    if protocol != "grpc" and urlsplit(endpoint).path in ("", "/"):
+        return endpoint.rstrip("/") + "/v1/traces"
+    return endpoint
+
+
+def environment_endpoint(protocol: str) -> str | None:
+    """The endpoint the standard variables name (a signal-specific one is used as it is)."""
+    traces = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    if traces:
+        return traces
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    return endpoint_url(base, protocol) if base else None
+
+
+def unreachable(endpoint: str, protocol: str) -> str | None:
+    """Why nothing accepts a TCP connection at ``endpoint`` (None: something does)."""
+    parts = urlsplit(endpoint)
+    default_port = 4317 if protocol == "grpc" else 443 if parts.scheme == "https" else 80
+    try:
+        with socket.create_connection((parts.hostname or "localhost", parts.port or default_port), timeout=2):
+            return None
+    except OSError as exc:
+        return str(exc) or type(exc).__name__
+
+
+def _exporter_class(protocol: str) -> type:
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    import opentelemetry.sdk.trace  # noqa: F401  (the SDK, not only the API, must be there)
+
+    return OTLPSpanExporter
+
+
+# ------------------------------------------------------------------ runs
+def run_span(kind: str, attributes: Mapping[str, Any]) -> ContextManager[Any]:
+    """The span of a whole run (``kind``: ``eval``, ``train``), current inside the ``with``
+    block, so that the episodes played there are its children; yields None while off."""
+    if _tracer is None:
+        return _NOOP
+    return _tracer.start_as_current_span(f"agentgym {kind}", attributes={
+        "agentgym.run.kind": kind, "openinference.span.kind": "CHAIN", **_clean(attributes)})
+
+
+def span_ids(span: Any) -> tuple[str | None, str | None]:
+    """``(trace id, span id)`` in hex, as collectors show them; ``(None, None)`` without a span."""
+    if span is None:
+        return None, None
+    context = span.get_span_context()
+    return format(context.trace_id, "032x"), format(context.span_id, "016x")
+
+
+def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """Attributes OpenTelemetry accepts: scalars kept, None dropped, anything else as text."""
+    return {key: value if isinstance(value, (str, bool, int, float)) else str(value)
+            for key, value in attributes.items() if value is not None}
+
+
+# ------------------------------------------------------------------ episodes and tool calls
+class EpisodeTrace:
+    """The spans of one episode: the episode span (open from ``reset`` to the step that ends the
+    episode, a child of the span current at ``reset``) and one ``execute_tool`` span per step.
+
+    Tool-call spans are on the env's hot path, so each is made finished: its context is current
+    while the step runs (a model the env calls, such as a simulated user, nests under it), and
+    at the step's end it goes to the batch processor as the SDK's ``ReadableSpan``, without the
+    live span's locking and attribute checks (the attributes are plain strings and numbers)."""
+
+    def __init__(self, attributes: dict[str, Any]) -> None:
+        self.span = _tracer.start_span("episode", attributes=attributes)
+        self.context = _otel.in_context(self.span)
+        self.total = 0.0
+        self.open = True
+
+    def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
+        """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
+        the step ends the episode."""
+        parent = self.span.get_span_context()
+        if _processor is None or not parent.trace_flags.sampled:
+            return play(action)
+        context = _otel.SpanContext(parent.trace_id, random.getrandbits(64) or 1, False, _otel.SAMPLED)
+        start = time.time_ns()
+        token = _otel.attach(_otel.in_context(_otel.NonRecordingSpan(context), self.context))
+        try:
+            result = play(action)
+        except BaseException as exc:
+            self._export("execute_tool", context, parent, start, {"openinference.span.kind": "TOOL",
+                         "error.type": type(exc).__name__}, _otel.Status(_otel.ERROR, f"{type(exc).__name__}: {exc}"))
+            raise
+        finally:
+            _otel.detach(token)
+        _, reward, terminated, truncated, info = result
+        name, attributes, status = _describe_call(info, float(reward))
+        self._export(name, context, parent, start, attributes, status)
+        self.total += float(reward)
+        if terminated or truncated:
+            self.finish(info, bool(truncated))
+        return result
+
+    @staticmethod
+    def _export(name: str, context: Any, parent: Any, start: int, attributes: dict[str, Any], status: Any) -> None:
+        _processor.on_end(_otel.ReadableSpan(name, context, parent, _otel.resource, attributes, status=status,
+                                             start_time=start, end_time=time.time_ns(), instrumentation_scope=_otel.scope))
+
+    def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
+        """End the episode span with the return, the outcome and the end-of-episode metrics."""
+        outcome = info.get("outcome") or {}
+        metrics = info.get("metrics") or {}
+        attributes: dict[str, Any] = {
+            "agentgym.episode.return": self.total, "agentgym.episode.truncated": truncated,
+            "agentgym.episode.turns": int(info.get("turn", 0)),
+            "agentgym.episode.success": bool(outcome.get("success", metrics.get("success", 0.0) >= 1.0)),
+        }
+        if "reason" in outcome:
+            attributes["agentgym.episode.outcome_reason"] = str(outcome["reason"])
+        attributes.update({f"agentgym.metric.{name}": float(value) for name, value in metrics.items()
+                           if isinstance(value, (int, float))})
+        self.span.set_attributes(attributes)
+        self.span.end()
+        self.open = False
+
+    def abandon(self) -> None:
+        """End the span of an episode left before its end (a new reset, the env closed)."""
+        if self.open:
+            self.span.set_attributes({"agentgym.episode.return": self.total,
+                                      "agentgym.episode.outcome_reason": "left unfinished"})
+            self.span.end()
+            self.open = False
+
+
+def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any,
+                  previous: EpisodeTrace | None = None) -> EpisodeTrace | None:
+    """The trace of an episode that ``reset`` just started (None while off); ``previous``, the
+    env's last one, is ended if it was left unfinished."""
+    if previous is not None:
+        previous.abandon()
+    if _tracer is None:
+        return None
+    return EpisodeTrace(_clean({"agentgym.env.id": env_id, "agentgym.task.id": task_id, "agentgym.split": split,
+                                "agentgym.seed": seed, "openinference.span.kind": "AGENT"}))
+
+
+def _describe_call(info: Mapping[str, Any], reward: float) -> tuple[str, dict[str, Any], Any]:
+    """The tool-call span's name, attributes and status from the step's ``info``."""
+    call, error = info.get("tool_call"), info.get("error")
+    status = "ok" if error is None else "invalid" if not info.get("valid", True) else "error"
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
+                                  "agentgym.turn": int(info.get("turn", 0)), "agentgym.reward": reward,
+                                  "agentgym.tool.status": status, "agentgym.tool.correct": bool(info.get("correct"))}
+    name = "execute_tool"
+    if call is not None:
+        name = f"execute_tool {call.name}"
+        attributes["gen_ai.tool.name"] = call.name
+        attributes["gen_ai.tool.call.arguments"] = call.arguments_json[:MAX_TEXT]
+    messages = info.get("messages")
+    if messages and messages[-1].get("role") == "tool":
+        attributes["gen_ai.tool.call.id"] = str(messages[-1].get("tool_call_id"))
+        attributes["gen_ai.tool.call.result"] = str(messages[-1].get("content"))[:MAX_TEXT]
+    if error is None:
+        return name, attributes, _otel.OK
+    attributes["error.type"] = "invalid_call" if status == "invalid" else "tool_error"
+    return name, attributes, _otel.Status(_otel.ERROR, str(error)[:MAX_TEXT])
+
+
+def episode_trace(env: Any) -> EpisodeTrace | None:
+    """The trace of the episode ``env`` (any wrapper of an agentgym env) is playing, if any."""
+    return getattr(getattr(env, "unwrapped", env), "episode_trace", None)
+
+
+# ------------------------------------------------------------------ LLM calls
+def within_episode(env: Any) -> ContextManager[None]:
+    """Make ``env``'s episode span current in a ``with`` block: the LLM calls an agent makes
+    there become its children."""
+    if _tracer is None:
+        return _NOOP
+    return within(getattr(episode_trace(env), "context", None))
+
+
+def within(parent: Any) -> ContextManager[None]:
+    """Make ``parent`` (an OpenTelemetry context, from :func:`conversation_parents`) current in
+    a ``with`` block; None leaves the current context as it is."""
+    if _tracer is None or parent is None:
+        return _NOOP
+    return _attached(parent)
+
+
+@contextlib.contextmanager
+def _attached(parent: Any) -> Iterator[None]:
+    token = _otel.attach(parent)
+    try:
+        yield
+    finally:
+        _otel.detach(token)
+
+
+def conversations(envs: Sequence[Any]) -> ContextManager[None]:
+    """Tell a batch policy, for a ``with`` block around its ``respond``, which episode each
+    conversation belongs to (``envs``, in the conversations' order): its LLM spans, made in
+    whatever thread answers, take the episodes' spans as parents (:func:`conversation_parents`)."""
+    if _tracer is None:
+        return _NOOP
+    return _bound_parents(tuple(getattr(episode_trace(env), "context", None) for env in envs))
+
+
+@contextlib.contextmanager
+def _bound_parents(parents: tuple[Any, ...]) -> Iterator[None]:
+    token = _parents.set(parents)
+    try:
+        yield
+    finally:
+        _parents.reset(token)
+
+
+def conversation_parents(count: int) -> tuple[Any, ...]:
+    """The parent context of each of ``count`` conversations being answered (None: the current
+    context), as :func:`conversations` bound them."""
+    parents = _parents.get()
+    return parents if parents is not None and len(parents) == count else (None,) * count
+
+
+def chat_span(model: str | None, base_url: str | None, options: Mapping[str, Any]) -> ContextManager[Any]:
+    """The span of one chat-completions call (retries included: its duration is the latency
+    the caller saw), current in the ``with`` block; yields None while off. An exception leaving
+    the block marks it failed; :func:`record_usage` adds what the server answered."""
+    if _tracer is None:
+        return _NOOP
+    server = urlsplit(base_url or "")
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": model,
+                  "server.address": server.hostname, "server.port": server.port, "openinference.span.kind": "LLM",
+                  "llm.model_name": model}
+    attributes.update({f"gen_ai.request.{key}": options[key] for key in ("temperature", "max_tokens", "top_p")
+                       if key in options})
+    return _tracer.start_as_current_span(f"chat {model}", kind=_otel.CLIENT, attributes=_clean(attributes))
+
+
+def record_usage(span: Any, input_tokens: int, output_tokens: int, finish_reason: str | None = None,
+                 attempts: int = 1) -> None:
+    """Token usage (GenAI names, and OpenInference's for Phoenix) on an LLM span (None: nothing)."""
+    if span is None:
+        return
+    span.set_attributes(_clean({
+        "gen_ai.usage.input_tokens": input_tokens, "gen_ai.usage.output_tokens": output_tokens,
+        "gen_ai.response.finish_reasons": (finish_reason,) if finish_reason else None, "agentgym.llm.attempts": attempts,
+        "llm.token_count.prompt": input_tokens, "llm.token_count.completion": output_tokens,
+        "llm.token_count.total": input_tokens + output_tokens}))
+
+
+def record_generations(parents: Sequence[Any], model: str, start_ns: int, end_ns: int,
+                       usage: Sequence[tuple[int, int]], provider: str = "transformers") -> None:
+    """One LLM span per conversation of a batched local generation (all share its start and end
+    times, in ns since the epoch); ``usage``: ``(input tokens, output tokens)`` per conversation."""
+    if _tracer is None:
+        return
+    attributes = _clean({"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider,
+                         "gen_ai.request.model": model, "openinference.span.kind": "LLM", "llm.model_name": model,
+                         "agentgym.llm.batch_size": len(usage)})
+    for parent, (input_tokens, output_tokens) in zip(parents, usage, strict=True):
+        span = _tracer.start_span(f"chat {model}", context=parent, kind=_otel.CLIENT, start_time=start_ns,
+                                  attributes=attributes)
+        record_usage(span, input_tokens, output_tokens)
+        span.end(end_time=end_ns)

@@ -1,0 +1,234 @@
+"""Tracing: spans read back from a real OTLP receiver (a local Arize Phoenix started here), an
+unreachable collector as a warning, and no opentelemetry import while tracing is off."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from pathlib import Path
+
+import pytest
+
+from agentgym_envs.observe import tracing
+from agentgym_envs.observe.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+CS = "AgentGym/CustomerSupport-v0"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def phoenix_executable() -> str | None:
+    """``phoenix`` of the Phoenix environment ``make test`` builds (its dependencies kept apart
+    from the project's), or PHOENIX_BIN, or one on PATH."""
+    for candidate in (os.environ.get("PHOENIX_BIN"), ROOT / ".venv-phoenix" / "bin" / "phoenix", shutil.which("phoenix")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    return None
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory):
+    """``phoenix serve`` on 127.0.0.1 with a fresh working directory; its base URL and gRPC
+    port. Stopped with its whole process group."""
+    executable = phoenix_executable()
+    if executable is None:
+        pytest.skip("Arize Phoenix is not installed (make test builds .venv-phoenix)")
+    port, grpc_port = _free_port(), _free_port()
+    env = {**os.environ, "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port), "PHOENIX_HOST": "127.0.0.1",
+           "PHOENIX_WORKING_DIR": str(tmp_path_factory.mktemp("phoenix")), "PHOENIX_TELEMETRY_ENABLED": "false"}
+    process = subprocess.Popen([executable, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"phoenix serve exited: {process.stderr.read().decode()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("phoenix serve did not answer /healthz within 300 s")
+                time.sleep(0.5)
+        yield url, grpc_port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+        with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
+            os.killpg(process.pid, 0)
+
+
+@pytest.fixture(autouse=True)
+def patient_exporter(monkeypatch):
+    """A loaded machine may keep Phoenix from answering an export within the default timeout."""
+    monkeypatch.setattr(tracing, "EXPORT_TIMEOUT_S", 120.0)
+
+
+def spans_of(url: str, trace_id: str, count: int) -> list[dict]:
+    """The spans of ``trace_id`` that Phoenix stored, once it holds at least ``count`` of them
+    and two reads a second apart agree (Phoenix inserts what it receives in batches)."""
+    deadline = time.monotonic() + 60
+    previous: list[dict] = []
+    while True:
+        spans, cursor = [], None
+        while True:
+            query = f"{url}/v1/projects/default/spans?limit=1000" + (f"&cursor={cursor}" if cursor else "")
+            with urllib.request.urlopen(query, timeout=10) as response:
+                page = json.load(response)
+            spans += [span for span in page["data"] if span["context"]["trace_id"] == trace_id]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        if (len(spans) >= count and len(spans) == len(previous)) or time.monotonic() > deadline:
+            return spans
+        previous = spans
+        time.sleep(1.0)
+
+
+def test_an_evaluation_traced_to_phoenix_has_run_episode_and_tool_spans(phoenix, tmp_path, capsys):
+    from agentgym_envs.cli import main
+
+    url, _ = phoenix
+    store_path = tmp_path / "agentgym.db"
+    assert main(["eval", "customer_support", "--policy", "expert", "--episodes", "2", "--store", str(store_path),
+                 "--otlp-endpoint", f"{url}/v1/traces"]) == 0
+    with RunStore(store_path) as store:
+        run = store.runs()[0]
+        episodes = store.episodes(run["id"])
+    turns = sum(len(e["rewards"]) for e in episodes)
+    spans = spans_of(url, run["trace_id"], 1 + len(episodes) + turns)
+    by_kind = {kind: [s for s in spans if s["span_kind"] == kind] for kind in ("CHAIN", "AGENT", "TOOL")}
+    (run_span,) = by_kind["CHAIN"]
+    assert run_span["context"]["span_id"] == run["span_id"] and run_span["attributes"]["agentgym.run.id"] == run["id"]
+    assert sorted(s["context"]["span_id"] for s in by_kind["AGENT"]) == sorted(e["span_id"] for e in episodes)
+    for episode in episodes:
+        (span,) = [s for s in by_kind["AGENT"] if s["context"]["span_id"] == episode["span_id"]]
+        attributes = span["attributes"]
+        assert span["parent_id"] == run["span_id"]
+        assert attributes["agentgym.env.id"] == CS and attributes["agentgym.task.id"] == episode["task_id"]
+        assert attributes["agentgym.split"] == "test" and attributes["agentgym.seed"] == int(episode["task"])
+        assert attributes["agentgym.episode.return"] == pytest.approx(episode["return"])
+        assert attributes["agentgym.episode.success"] is True
+        assert attributes["agentgym.episode.outcome_reason"] == episode["outcome_reason"]
+        tools = sorted((s for s in by_kind["TOOL"] if s["parent_id"] == episode["span_id"]),
+                       key=lambda s: s["attributes"]["agentgym.turn"])
+        assert [s["attributes"]["agentgym.reward"] for s in tools] == pytest.approx(episode["rewards"])
+        calls = [m["tool_calls"][0]["function"] for m in episode["messages"] if m.get("tool_calls")]
+        assert [s["attributes"]["gen_ai.tool.name"] for s in tools] == [call["name"] for call in calls]
+        assert [s["attributes"]["gen_ai.tool.call.arguments"] for s in tools] == [call["arguments"] for call in calls]
+        assert {s["attributes"]["agentgym.tool.status"] for s in tools} == {"ok"}
+
+
+def test_a_framework_stepping_the_env_itself_gets_tool_spans_over_grpc(phoenix):
+    import gymnasium as gym
+
+    url, grpc_port = phoenix
+    assert tracing.configure(f"http://127.0.0.1:{grpc_port}", protocol="grpc")
+    try:
+        env = gym.make(CS, action_mode="text")
+        with tracing.run_span("eval", {"agentgym.policy": "own loop"}) as span:
+            trace_id, _ = tracing.span_ids(span)
+            env.reset(seed=3)
+            env.step('{"name": "no_such_tool", "arguments": {}}')  # an agent's own tool function, called badly
+        env.close()  # ends the unfinished episode
+    finally:
+        tracing.shutdown()
+    spans = spans_of(url, trace_id, 3)
+    (tool,) = [s for s in spans if s["span_kind"] == "TOOL"]
+    (episode,) = [s for s in spans if s["span_kind"] == "AGENT"]
+    assert tool["parent_id"] == episode["context"]["span_id"]
+    assert tool["attributes"]["gen_ai.tool.name"] == "no_such_tool" and tool["status_code"] == "ERROR"
+    assert episode["attributes"]["agentgym.episode.outcome_reason"] == "left unfinished"
+
+
+def test_a_local_model_s_llm_calls_are_spans_under_their_episodes(phoenix, micro_model):
+    from agentgym_envs.policies import ModelSpec, evaluate
+
+    url, _ = phoenix
+    assert tracing.configure(f"{url}/v1/traces")
+    try:
+        with tracing.run_span("eval", {}) as span:
+            trace_id, _ = tracing.span_ids(span)
+            evaluate(CS, ModelSpec("hf", str(micro_model), {"device": "cpu", "max_tokens": 48}), episodes=2, concurrency=2,
+                     action_mode="text", max_turns=2)
+    finally:
+        tracing.shutdown()
+    spans = spans_of(url, trace_id, 4)
+    episodes = {s["context"]["span_id"] for s in spans if s["span_kind"] == "AGENT"}
+    llm = [s for s in spans if s["span_kind"] == "LLM"]
+    assert len(episodes) == 2 and llm
+    assert {s["parent_id"] for s in llm} == episodes  # each episode's calls under it, though generated as one batch
+    for s in llm:
+        assert s["attributes"]["gen_ai.request.model"] == str(micro_model)
+        assert s["attributes"]["gen_ai.usage.input_tokens"] > 0 and s["attributes"]["gen_ai.usage.output_tokens"] > 0
+
+
+def test_an_unreachable_collector_is_a_warning_and_the_run_goes_on(tmp_path, capsys):
+    from agentgym_envs.cli import main
+
+    port = _free_port()
+    with pytest.warns(tracing.TracingWarning, match="no OTLP collector answers"):
+        code = main(["eval", "customer_support", "--policy", "expert", "--episodes", "1", "--store", str(tmp_path / "s.db"),
+                     "--otlp-endpoint", f"http://127.0.0.1:{port}/v1/traces"])
+    assert code == 0 and not tracing.enabled()
+    assert "success" in capsys.readouterr().out
+
+
+def test_the_standard_variables_turn_tracing_on_and_a_bare_url_gets_the_traces_path(monkeypatch):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    assert tracing.environment_endpoint("http/protobuf") == "http://127.0.0.1:4318/v1/traces"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://collector:9999/custom")
+    assert tracing.environment_endpoint("http/protobuf") == "http://collector:9999/custom"
+    with pytest.raises(ValueError, match="is a URL"):
+        tracing.configure("127.0.0.1:4318")
+
+
+def test_tracing_off_imports_no_opentelemetry():
+    code = ("import sys, agentgym_envs\nfrom agentgym_envs.policies import evaluate\n"
+            "evaluate('AgentGym/CustomerSupport-v0', 'expert', episodes=2)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_an_endpoint_agent_s_chat_calls_are_spans_under_their_episodes(phoenix, server, micro_model):
+    from agentgym_envs.policies import ModelSpec, evaluate
+
+    url, _ = phoenix
+    assert tracing.configure(f"{url}/v1/traces")
+    try:
+        with tracing.run_span("eval", {}) as span:
+            trace_id, _ = tracing.span_ids(span)
+            evaluate(CS, ModelSpec("openai", str(micro_model), {"base_url": server, "max_tokens": 48, "temperature": 0.0}),
+                     episodes=2, concurrency=2, action_mode="text", max_turns=1)
+    finally:
+        tracing.shutdown()
+    spans = spans_of(url, trace_id, 5)
+    episodes = {s["context"]["span_id"] for s in spans if s["span_kind"] == "AGENT"}
+    llm = [s for s in spans if s["span_kind"] == "LLM"]
+    assert len(episodes) == 2 and len(llm) == 2 and {s["parent_id"] for s in llm} == episodes
+    for s in llm:
+        attributes = s["attributes"]
+        assert attributes["gen_ai.request.model"] == str(micro_model) and attributes["gen_ai.request.max_tokens"] == 48
+        assert attributes["gen_ai.usage.input_tokens"] > 0 and attributes["server.address"] == "127.0.0.1"
