@@ -46,6 +46,8 @@ def main() -> None:
     parser.add_argument("--train-batch", type=int, default=4)
     parser.add_argument("--val-episodes", type=int, default=8)
     parser.add_argument("--candidates-per-prompt", type=int, default=1)
+    parser.add_argument("--max-retries", type=int, default=apo.Config.max_retries,
+                        help="retries of a failed request, the agent's and the optimiser's, in both searches")
     parser.add_argument("--test-episodes", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--run-root", default="runs/apo_vs_gepa")
@@ -66,7 +68,7 @@ def main() -> None:
     settings = {"model": args.model, "base_url": args.base_url, "optimizer_model": args.optimizer_model,
                 "optimizer_base_url": args.optimizer_base_url, "rounds": args.rounds, "beam_width": args.beam_width,
                 "train_batch": args.train_batch, "val_episodes": args.val_episodes,
-                "candidates_per_prompt": args.candidates_per_prompt}
+                "candidates_per_prompt": args.candidates_per_prompt, "max_retries": args.max_retries}
     started = time.perf_counter()
     result = train(TrainRequest(env_id, algo="apo", seed=args.seed, run_root=args.run_root, progress=False,
                                 eval_episodes=0, overrides=settings))  # the test split below, for both alike
@@ -78,7 +80,8 @@ def main() -> None:
     config = apo.Config(**settings)  # the optimiser's decoding, as APO asks it
     trainset = range(apo.TRAIN_SEED, apo.TRAIN_SEED + args.rounds * args.train_batch)
     valset = range(apo.VALIDATION_SEED, apo.VALIDATION_SEED + args.val_episodes)
-    reflection = ChatClient(args.optimizer_model, args.optimizer_base_url,
+    reflection = ChatClient(args.optimizer_model, args.optimizer_base_url, timeout=config.timeout,
+                            max_retries=config.max_retries,
                             request_options={"temperature": config.optimizer_temperature,
                                              "max_tokens": config.optimizer_max_tokens})
     gepa_dir = Path(args.run_root) / f"{env_id.split('/')[-1]}__gepa__seed{args.seed}"
