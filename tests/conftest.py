@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -63,7 +64,8 @@ def micro_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def serve(model_dir: Path) -> Iterator[str]:
     """``transformers serve`` pinned to ``model_dir`` on 127.0.0.1, offline; yields its ``/v1``
     URL, then stops it with its whole process group."""
-    executable = shutil.which("transformers")
+    beside = Path(sys.executable).parent / "transformers"  # the venv's, when pytest runs as .venv/bin/python -m pytest
+    executable = str(beside) if beside.exists() else shutil.which("transformers")
     if executable is None:
         pytest.skip("transformers serve is not installed (pip install 'transformers[serving]')")
     port = _free_port()
