@@ -54,6 +54,26 @@ def test_perturbation_keeps_every_placeholder():
         assert all(p in text for p in ("{name}", "({email}).", "{plan}."))
 
 
+def test_scrambled_wording_keeps_only_the_placeholders():
+    template = "Hi, this is {name} ({email}). I forgot my password for {plan}. Can you help?"
+    vocabulary = set(corpus.train_vocabulary())
+    rng = random.Random(0)
+    scrambled = corpus.perturb(template, sorted(vocabulary), rng, corpus.Augment(clean=0.0, scramble=1.0))
+    words = scrambled.split(" ")
+    assert [w for w in words if "{" in w] == ["{name}", "({email}).", "{plan}."]
+    assert len(words) == len(template.split(" "))
+    assert not vocabulary & {w for w in words if "{" not in w}
+
+
+def test_word_problems_are_never_scrambled():
+    tasks = corpus.math_tasks(120, augment=corpus.Augment(clean=0.0, scramble=1.0))
+    hard = [task for task in tasks if task["difficulty"] == "hard"]
+    assert hard and all(("cookies" in t["question"]) + ("dollars" in t["question"]) + ("pencils" in t["question"])
+                        + ("liters" in t["question"]) >= 1 for t in hard)
+    easy = [task for task in tasks if task["difficulty"] == "easy"]
+    assert not any(w in task["question"] for task in easy for w in ("What", "Calculate", "Work", "Compute"))
+
+
 def test_the_expert_solves_every_augmented_task(tmp_path):
     data = corpus.build_corpus(tmp_path, ["math", "customer_support"], episodes=40, seed=5)
     records = [json.loads(line) for line in data.read_text().splitlines()]

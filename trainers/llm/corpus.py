@@ -12,7 +12,10 @@ from the train templates and phrasings only, with
 - perturbed phrasings: the words of a template around its placeholders are dropped, swapped
   for words of other prompts or joined by random ones (the loss is on the assistant's tokens
   only, so a noisy prompt costs nothing and teaches that the values, not the wording, decide
-  the call); a share of tasks keeps the template's wording.
+  the call); a share of tasks keeps the template's wording, and a share has every word
+  replaced by a random one, where the values alone decide the calls (the kinds of values a
+  ticket holds, how many numbers a problem gives), as they must on the test split's unseen
+  wording.
 
 The scripted expert then plays every task in text mode (:class:`TrajectoryRecorder`, OpenAI
 chat JSONL). Everything is a pure function of the seed.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import random
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -47,15 +50,17 @@ MAX_DIGITS = 4  # math numbers have 1..MAX_DIGITS digits (train: 2..99, test: 10
 class Augment:
     """How a template's wording is perturbed: per word, the chance to drop it, to swap it for
     a word of another prompt, to insert a random word after it; ``clean`` is the share of
-    tasks whose wording is left as written."""
+    tasks whose wording is left as written, ``scramble`` the share whose every word is
+    replaced by a random one (placeholders kept)."""
 
     drop: float = 0.1
     swap: float = 0.1
     insert: float = 0.05
     clean: float = 0.3
+    scramble: float = 0.2
 
 
-NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0)
+NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0, 0.0)
 
 _CONSONANTS = "bcdfghjklmnprstvwz"
 _VOWELS = "aeiou"
@@ -84,8 +89,11 @@ def name_word(rng: random.Random, avoid: Sequence[str] = ()) -> str:
 def perturb(template: str, vocabulary: Sequence[str], rng: random.Random, augment: Augment) -> str:
     """``template`` with its words dropped, swapped and joined by others as ``augment`` says;
     a word holding a placeholder (``{...}``) is always kept as written."""
-    if rng.random() < augment.clean:
+    draw = rng.random()
+    if draw < augment.clean:
         return template
+    if draw < augment.clean + augment.scramble:
+        return " ".join(token if "{" in token else word(rng) for token in template.split(" "))
     out: list[str] = []
     for token in template.split(" "):
         if "{" in token:
@@ -140,7 +148,9 @@ def math_task(template: Template, index: int, rng: np.random.Generator, prng: ra
         answer = evaluate(solution, SOLUTION_FUNCTIONS, steps)
         if answer in values.values() or not all(isinstance(s.result, int) and s.result > 0 for s in steps):
             continue
-        text = perturb(template.text, vocabulary, prng, augment)
+        # a word problem's wording decides how its numbers combine: never scrambled
+        wording = augment if template.difficulty != "hard" else replace(augment, scramble=0.0)
+        text = perturb(template.text, vocabulary, prng, wording)
         name = name_word(prng, NAMES["test"])
         question = text.format(expression=solution, name=name, **values)
         task = {"task_id": f"aug-{index}", "question": question, "answer": answer, "solution": solution,
