@@ -147,7 +147,8 @@ def evaluate(
     """Summary metrics (:func:`~agentgym_envs.policies.results.summarize`) of the episodes
     :func:`episode_records` plays with these arguments."""
     records = episode_records(env, policy, episodes, split, seed, progress, trials=trials, concurrency=concurrency,
-                              output=output, resume=resume, task_ids=task_ids, num_workers=num_workers, **make_kwargs)
+                              output=output, resume=resume, task_ids=task_ids, num_workers=num_workers,
+                              recorder=recorder, **make_kwargs)
     return summarize(records, trials)
 
 
@@ -166,6 +167,7 @@ def episode_records(
     task_ids: Sequence[str] | None = None,
     num_workers: int | None = None,
     keep_messages: bool = False,
+    recorder: RunRecorder | None = None,
     **make_kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Play ``policy`` on tasks seeded ``seed .. seed+episodes-1``, each ``trials`` times; one record per episode.

@@ -1,5 +1,6 @@
 """An agent backed by a local Hugging Face causal LM: the tokenizer's chat template renders the
-conversation and the tools, and one batched ``generate`` answers every waiting environment."""
+conversation and the tools, and a rollout engine (``trainers.llm.engine``) answers every
+waiting environment in one batch."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ class TransformersAgent:
 
     ``device`` is ``auto`` (CUDA when available), ``cpu`` or ``cuda[:n]``; weights are bf16 on
     CUDA and fp32 on CPU unless ``dtype`` says otherwise. ``temperature`` 0 decodes greedily;
-    above 0 it samples, the torch generator seeded with ``seed``.
+    above 0 it samples from the whole distribution (no top-k or top-p), the torch generator
+    seeded with ``seed``. ``engine`` names the rollout engine: ``cached`` (the project's:
+    continuous batching over a KV cache) or ``generate`` (``transformers``' ``generate``);
+    ``batch_size`` caps the conversations decoded at once.
 
     Context policy: a prompt may hold ``max_context_tokens`` (default: the model's window,
     ``max_position_embeddings``) minus ``max_new_tokens`` tokens. A longer conversation keeps
@@ -30,13 +34,14 @@ class TransformersAgent:
 
     def __init__(self, model: str, *, device: str = "auto", dtype: str | None = None, max_new_tokens: int = 256,
                  temperature: float = 0.0, max_context_tokens: int | None = None, batch_size: int | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, engine: str = "cached") -> None:
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            from trainers.llm.engine import Sampling, make_engine
         except ImportError as exc:  # pragma: no cover - the llm extra is part of the dev install
             raise ImportError('the local-model agent needs transformers: pip install "agentgym[llm]"') from exc
-        self._torch = torch
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
@@ -56,40 +61,26 @@ class TransformersAgent:
         self.prompt_budget = window - max_new_tokens
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
-        self.batch_size = batch_size
+        self.sampling = Sampling(temperature, max_new_tokens)
+        self.engine = make_engine(engine, self.model, self.device, self.tokenizer.pad_token_id, batch_size)
         self._warned = False
         self.settings = {"name": "hf", "model": model, "temperature": temperature, "max_new_tokens": max_new_tokens,
-                         "max_context_tokens": window, "seed": seed}
+                         "max_context_tokens": window, "seed": seed, "engine": engine}
         if temperature > 0:
             torch.manual_seed(seed)
 
     def respond(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None) -> list[Turn]:
-        size = self.batch_size or max(len(conversations), 1)
-        parents = tracing.conversation_parents(len(conversations))
-        turns: list[Turn] = []
-        for start in range(0, len(conversations), size):
-            turns.extend(self._generate(conversations[start:start + size], tools, parents[start:start + size]))
-        return turns
+        from trainers.llm.engine import complete
 
-    def _generate(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None,
-                  parents: Sequence[Any]) -> list[Turn]:
-        """One batched ``generate`` for ``conversations`` (one LLM span each, under ``parents``)."""
-        torch = self._torch
+        parents = tracing.conversation_parents(len(conversations))
         prompts = [self.prompt_ids(messages, tools) for messages in conversations]
-        width = max(len(ids) for ids, _ in prompts)
-        pad = self.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in prompts], device=self.device)
-        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in prompts], device=self.device)
-        sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
         started = time.time_ns()
-        with torch.inference_mode():
-            output = self.model.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=self.max_new_tokens,
-                                         pad_token_id=pad, **sampling)
+        answers = complete(self.engine, [ids for ids, _ in prompts], self.sampling, self._stop_ids())
         turns = []
-        for row, (ids, cut) in zip(output[:, width:].tolist(), prompts):
-            generated = _until_stop(row, self._stop_ids())
-            text = self.tokenizer.decode(generated, skip_special_tokens=True)  # as transformers serve decodes content
-            usage = {"llm_prompt_tokens": len(ids), "llm_completion_tokens": len(generated), "llm_truncated_prompts": int(cut)}
+        for answer, (ids, cut) in zip(answers, prompts):
+            text = self.tokenizer.decode(answer.reply, skip_special_tokens=True)  # as transformers serve decodes content
+            usage = {"llm_prompt_tokens": len(ids), "llm_completion_tokens": len(answer.reply),
+                     "llm_truncated_prompts": int(cut)}
             turns.append(Turn(text.strip(), usage))
         tracing.record_generations(parents, self.name, started, time.time_ns(),
                                    [(turn.usage["llm_prompt_tokens"], turn.usage["llm_completion_tokens"]) for turn in turns])
@@ -129,11 +120,3 @@ def _drop_oldest_exchange(turns: list[Message]) -> list[Message]:
     while rest and rest[0]["role"] != "assistant":
         rest = rest[1:]
     return rest
-
-
-def _until_stop(tokens: list[int], stop: set[int]) -> list[int]:
-    """The generated tokens up to and including the first stop token (padding after it dropped)."""
-    for index, token in enumerate(tokens):
-        if token in stop:
-            return tokens[:index + 1]
-    return tokens

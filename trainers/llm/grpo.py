@@ -2,7 +2,7 @@
 
 Each update draws ``tasks_per_update`` tasks through the env contract (a seeded reset reports
 ``info["task_id"]``) and plays every task ``group_size`` times (``options={"task_id": ...}``),
-all episodes generating together (:mod:`trainers.llm.rollout`). An episode's advantage is its
+all episodes generating together (:mod:`trainers.llm.rollout`, decoded by ``rollout_engine``). An episode's advantage is its
 return minus its group's mean, divided by the group's std unless ``scale_advantages`` is off,
 and applies to every token the model sampled in that episode; prompt, tool-result and template
 tokens are masked out of the loss. Token-in/token-out: the loss reads the sampled ids and their
@@ -48,6 +48,7 @@ from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, hyperparameter_tab
 from ..torch_policy import EPISODE_METRICS
 from . import runtime
 from .chat import ChatFormat
+from .engine import ENGINES
 from .rollout import Sampling, Trajectory, evaluate_model, play, summarize
 
 LOSS_AGGREGATIONS = ("token-mean", "sequence-mean", "constant")
@@ -67,6 +68,7 @@ class Config:
     tasks_per_update: int = 4
     temperature: float = 1.0
     max_new_tokens: int = 96  # per reply
+    rollout_engine: str = "cached"  # "cached" (KV cache, continuous batching) | "generate" (transformers generate)
     learning_rate: float = 5e-5
     update_epochs: int = 1  # passes over each batch (one optimizer step each)
     micro_batch: int = 8  # episodes per forward pass (gradient accumulation in between)
@@ -90,6 +92,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.loss_aggregation not in LOSS_AGGREGATIONS:
             raise ValueError(f"loss_aggregation must be one of {LOSS_AGGREGATIONS}, not {self.loss_aggregation!r}")
+        if self.rollout_engine not in ENGINES:
+            raise ValueError(f"rollout_engine must be one of {ENGINES}, not {self.rollout_engine!r}")
         if self.max_sampling_rounds < 1:
             raise ValueError("max_sampling_rounds must be at least 1")
 
@@ -234,7 +238,8 @@ def play_groups(network: Any, fmt: ChatFormat, envs: list[gym.Env], config: Conf
         seeds = [int(s) for s in rng.integers(0, 2**31, wanted)]
         resets = [{"seed": s, "options": {"task_id": pool[s % len(pool)] if pool else draw_task(envs[0], s)}}
                   for s in seeds for _ in range(size)]
-        trajectories, speed = play(network, fmt, envs[: len(resets)], resets, config.sampling, device, window)
+        trajectories, speed = play(network, fmt, envs[: len(resets)], resets, config.sampling, device, window,
+                                   config.rollout_engine)
         played += trajectories
         counts["generated_tokens"] += speed["generated_tokens"]
         counts["seconds"] += speed["seconds"]
@@ -330,7 +335,8 @@ def train_and_evaluate(config: Config, resume: bool = False) -> dict[str, Any]:
     fmt, window = ChatFormat(tokenizer), runtime.window(network, tokenizer)
     env_id = canonical_env_id(config.env_id)
     evaluation = {split: evaluate_model(network, fmt, env_id, split, config.eval_episodes, network.device, window,
-                                        EVAL_SEED, max_new_tokens=config.max_new_tokens, env_kwargs=config.env_kwargs)
+                                        EVAL_SEED, max_new_tokens=config.max_new_tokens, env_kwargs=config.env_kwargs,
+                                        engine=config.rollout_engine)
                   for split in ("train", "test")}
     return {"run_dir": str(run_dir), "env_steps": steps, "wall_time_s": seconds,
             "train_metrics": evaluation["train"], "test_metrics": evaluation["test"]}

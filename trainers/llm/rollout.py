@@ -5,7 +5,9 @@ first messages and tool schemas), then per turn the tokens the model sampled, wi
 log-probabilities as sampled, and the tokens of the env's reply (the template's rendering
 of the new messages). The model's tokens are never decoded and tokenised again: the decoded
 text goes to ``env.step`` as written (text mode reads Hermes ``<tool_call>`` blocks, JSON and
-the other forms it documents). Episodes of one batch generate together (left-padded).
+the other forms it documents). A rollout engine (:mod:`trainers.llm.engine`; ``cached`` by
+default) decodes the episodes together, as many at once as there are envs: an env whose
+episode ends takes the next one.
 
 Context window: before a turn, an episode whose context plus ``max_new_tokens`` would pass
 the model's window stops there, unfinished: it counts as unsuccessful, keeps the return it
@@ -14,16 +16,18 @@ has, and ``context_overflow`` says so (a warning names how many).
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 from .chat import ChatFormat
+from .engine import Sampling, make_engine
+
+__all__ = ["Episode", "Sampling", "Trajectory", "evaluate_model", "play", "summarize"]
 
 
 @dataclass
@@ -48,105 +52,84 @@ class Trajectory:
         self.logprobs += list(logprobs) if logprobs is not None else [0.0] * len(ids)
 
 
-@dataclass(frozen=True)
-class Sampling:
-    """How replies are drawn: ``temperature`` 0 is greedy."""
+class Episode:
+    """An episode of ``env`` as an engine decodes it (:class:`~trainers.llm.engine.Sequence`):
+    reset with ``reset_kwargs``; each reply goes to ``env.step`` and the env's answer joins the
+    context. ``release(env)`` is called once the episode is over."""
 
-    temperature: float = 1.0
-    max_new_tokens: int = 96
+    def __init__(self, env: gym.Env, reset_kwargs: dict[str, Any], fmt: ChatFormat, sampling: Sampling, window: int,
+                 release: Callable[[gym.Env], None]) -> None:
+        self.env, self.fmt, self.sampling, self.window, self.release = env, fmt, sampling, window, release
+        _, info = env.reset(**reset_kwargs)
+        self.trajectory = Trajectory(task_id=info["task_id"])
+        self.trajectory.extend(fmt.encode(fmt.prompt(info["messages"], env.unwrapped.tool_schemas)), False)
+        self.seen = len(info["messages"])  # messages already in the context
 
+    @property
+    def tokens(self) -> list[int]:
+        return self.trajectory.token_ids
 
-def left_padded(contexts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids, attention_mask)`` of token lists left-padded to one width, as ``generate`` wants them."""
-    width = max(map(len, contexts))
-    input_ids = torch.full((len(contexts), width), pad, dtype=torch.long)
-    attention = torch.zeros((len(contexts), width), dtype=torch.long)
-    for row, ids in enumerate(contexts):
-        input_ids[row, width - len(ids):] = torch.tensor(ids)
-        attention[row, width - len(ids):] = 1
-    return input_ids, attention
+    def next_turn_fits(self) -> bool:
+        """Whether a reply still fits the window; if not, the episode ends unfinished here."""
+        trajectory = self.trajectory
+        if len(trajectory.token_ids) + self.sampling.max_new_tokens <= self.window:
+            return True
+        trajectory.context_overflow = True
+        self._end({"success": 0.0, "tool_reliability": 0.0, "turns": float(trajectory.turns)})
+        return False
 
+    def turn_done(self, ids: list[int], logprobs: list[float]) -> bool:
+        fmt, trajectory = self.fmt, self.trajectory
+        trajectory.extend(ids, True, logprobs)
+        trajectory.generated += len(ids)
+        if not ids or ids[-1] != fmt.end_of_turn_id:  # cut at max_new_tokens: close the turn for the context
+            trajectory.extend([fmt.end_of_turn_id], False)
+        text = fmt.tokenizer.decode(ids, skip_special_tokens=False).removesuffix(fmt.end_of_turn)
+        _, reward, terminated, truncated, info = self.env.step(text)
+        trajectory.episode_return += float(reward)
+        trajectory.turns += 1
+        trajectory.parse_errors += info["tool_call"] is None
+        if terminated or truncated:
+            self._end(dict(info["metrics"]))
+            return False
+        messages = info["messages"]
+        continuation = fmt.continuation(messages, self.env.unwrapped.tool_schemas, self.seen + 1)
+        trajectory.extend(fmt.encode(continuation), False)
+        self.seen = len(messages)
+        return self.next_turn_fits()
 
-def generate(network: Any, fmt: ChatFormat, contexts: list[list[int]], sampling: Sampling,
-             device: torch.device) -> list[tuple[list[int], list[float]]]:
-    """Sample one reply per context (left-padded batch); each reply ends at the end-of-turn
-    token (kept) or at ``max_new_tokens``; with the log-prob of every sampled token under the
-    sampling distribution (softmax of logits / temperature)."""
-    from transformers import GenerationConfig
-
-    pad = fmt.tokenizer.pad_token_id
-    input_ids, attention = left_padded(contexts, pad)
-    width = input_ids.shape[1]
-    greedy = sampling.temperature <= 0
-    config = GenerationConfig(
-        max_new_tokens=sampling.max_new_tokens, do_sample=not greedy, temperature=None if greedy else sampling.temperature,
-        top_k=0, top_p=1.0,  # explicit: unset values would take the model's defaults (Qwen: top_k 20, top_p 0.8)
-        eos_token_id=fmt.end_of_turn_id, pad_token_id=pad,
-        output_logits=True, return_dict_in_generate=True,
-    )
-    with torch.no_grad():
-        out = network.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device), generation_config=config)
-    new = out.sequences[:, width:].cpu()
-    logits = torch.stack(out.logits, dim=1).float().cpu()  # [batch, new tokens, vocab]
-    scale = 1.0 if greedy else sampling.temperature
-    logprobs = torch.log_softmax(logits / scale, dim=-1).gather(-1, new[:, : logits.shape[1], None]).squeeze(-1)
-    replies = []
-    for row in range(len(contexts)):
-        ids = new[row].tolist()
-        end = ids.index(fmt.end_of_turn_id) + 1 if fmt.end_of_turn_id in ids else len(ids)
-        replies.append((ids[:end], logprobs[row, :end].tolist()))
-    return replies
+    def _end(self, metrics: dict[str, float]) -> None:
+        self.trajectory.done = True
+        self.trajectory.metrics = metrics
+        self.release(self.env)
 
 
 def play(network: Any, fmt: ChatFormat, envs: Sequence[gym.Env], resets: Sequence[dict[str, Any]],
-         sampling: Sampling, device: torch.device, window: int) -> tuple[list[Trajectory], dict[str, float]]:
-    """Play one episode in each env (``resets[i]``: the keyword arguments of its ``reset``)
-    and return the trajectories and the batch's speed (``generated_tokens``, ``seconds``)."""
+         sampling: Sampling, device: torch.device, window: int,
+         engine: str = "cached") -> tuple[list[Trajectory], dict[str, float]]:
+    """Play one episode per entry of ``resets`` (the keyword arguments of its ``reset``), at
+    most ``len(envs)`` at once (an env whose episode ends plays the next), decoded by the
+    ``engine`` named (:data:`~trainers.llm.engine.ENGINES`); return the trajectories in the
+    order of ``resets`` and the speed (``generated_tokens``, ``seconds`` spent decoding)."""
+    if resets and not envs:
+        raise ValueError("play needs at least one env")
+    free = list(reversed(envs))
     trajectories: list[Trajectory] = []
-    seen: list[int] = []  # messages already in each context
-    for env, kwargs in zip(envs, resets):
-        _, info = env.reset(**kwargs)
-        trajectory = Trajectory(task_id=info["task_id"])
-        trajectory.extend(fmt.encode(fmt.prompt(info["messages"], env.unwrapped.tool_schemas)), False)
-        trajectories.append(trajectory)
-        seen.append(len(info["messages"]))
-    generated, seconds = 0, 0.0
-    while True:
-        for trajectory in trajectories:
-            if not trajectory.done and len(trajectory.token_ids) + sampling.max_new_tokens > window:
-                trajectory.done = trajectory.context_overflow = True
-                trajectory.metrics = {"success": 0.0, "tool_reliability": 0.0, "turns": float(trajectory.turns)}
-        active = [i for i, t in enumerate(trajectories) if not t.done]
-        if not active:
-            break
-        start = time.perf_counter()
-        replies = generate(network, fmt, [trajectories[i].token_ids for i in active], sampling, device)
-        seconds += time.perf_counter() - start
-        for i, (ids, logprobs) in zip(active, replies):
-            trajectory, env = trajectories[i], envs[i]
-            trajectory.extend(ids, True, logprobs)
-            generated += len(ids)
-            trajectory.generated += len(ids)
-            if not ids or ids[-1] != fmt.end_of_turn_id:  # cut at max_new_tokens: close the turn for the context
-                trajectory.extend([fmt.end_of_turn_id], False)
-            text = fmt.tokenizer.decode(ids, skip_special_tokens=False).removesuffix(fmt.end_of_turn)
-            _, reward, terminated, truncated, info = env.step(text)
-            trajectory.episode_return += float(reward)
-            trajectory.turns += 1
-            trajectory.parse_errors += info["tool_call"] is None
-            if terminated or truncated:
-                trajectory.done = True
-                trajectory.metrics = dict(info["metrics"])
-                continue
-            messages = info["messages"]
-            continuation = fmt.continuation(messages, env.unwrapped.tool_schemas, seen[i] + 1)
-            trajectory.extend(fmt.encode(continuation), False)
-            seen[i] = len(messages)
+
+    def episodes() -> Iterator[Episode]:
+        for kwargs in resets:
+            episode = Episode(free.pop(), kwargs, fmt, sampling, window, free.append)
+            trajectories.append(episode.trajectory)
+            if episode.next_turn_fits():
+                yield episode
+
+    decoder = make_engine(engine, network, device, fmt.tokenizer.pad_token_id, max_batch=len(envs))
+    speed = decoder.run(episodes(), sampling, {fmt.end_of_turn_id})
     overflow = sum(t.context_overflow for t in trajectories)
     if overflow:
         warnings.warn(f"{overflow} of {len(trajectories)} episodes stopped unfinished: their context reached the "
                       f"model's window ({window} tokens)", stacklevel=2)
-    return trajectories, {"generated_tokens": float(generated), "seconds": seconds}
+    return trajectories, speed
 
 
 def summarize(trajectories: Sequence[Trajectory]) -> dict[str, float]:
@@ -166,21 +149,15 @@ def summarize(trajectories: Sequence[Trajectory]) -> dict[str, float]:
 
 def evaluate_model(network: Any, fmt: ChatFormat, env_id: str, split: str, episodes: int, device: torch.device,
                    window: int, seed: int = 0, batch: int = 16, max_new_tokens: int = 96,
-                   env_kwargs: dict[str, Any] | None = None) -> dict[str, float]:
+                   env_kwargs: dict[str, Any] | None = None, engine: str = "cached") -> dict[str, float]:
     """Greedy-decoding metrics (:func:`summarize`) of the model on ``episodes`` episodes of
-    ``split`` seeded ``seed, seed + 1, ...``, plus ``generated_tokens_per_s``."""
+    ``split`` seeded ``seed, seed + 1, ...`` (``batch`` at once), plus ``generated_tokens_per_s``."""
     envs = [gym.make(env_id, action_mode="text", split=split, **(env_kwargs or {})) for _ in range(min(batch, episodes))]
-    trajectories, generated, seconds = [], 0.0, 0.0
     network.eval()
-    for first in range(0, episodes, len(envs)):
-        count = min(len(envs), episodes - first)
-        played, speed = play(network, fmt, envs[:count], [{"seed": seed + first + k} for k in range(count)],
-                             Sampling(temperature=0.0, max_new_tokens=max_new_tokens), device, window)
-        trajectories += played
-        generated += speed["generated_tokens"]
-        seconds += speed["seconds"]
+    trajectories, speed = play(network, fmt, envs, [{"seed": seed + k} for k in range(episodes)],
+                               Sampling(temperature=0.0, max_new_tokens=max_new_tokens), device, window, engine)
     for env in envs:
         env.close()
     summary = summarize(trajectories)
-    summary["generated_tokens_per_s"] = generated / max(seconds, 1e-9)
+    summary["generated_tokens_per_s"] = speed["generated_tokens"] / max(speed["seconds"], 1e-9)
     return summary

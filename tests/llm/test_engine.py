@@ -1,0 +1,127 @@
+"""The rollout engines: the cached engine decodes what transformers' generate decodes, keeps
+an episode's KV cache across turns, batches continuously and samples the exact distribution."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+import torch
+
+from agentgym_envs.policies import TransformersAgent
+from trainers.llm import grpo
+from trainers.llm.chat import ChatFormat
+from trainers.llm.engine import CachedEngine, Sampling, make_engine, sample
+from trainers.llm.model import load
+from trainers.llm.rollout import play
+
+MATH = "AgentGym/Math-v0"
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def micro(micro_model):
+    network, tokenizer = load(micro_model)
+    return network.eval(), ChatFormat(tokenizer)
+
+
+def math_envs(count: int, turns: int = 3) -> list[gym.Env]:
+    return [gym.make(MATH, action_mode="text", max_turns=turns) for _ in range(count)]
+
+
+def count_fed_tokens(network) -> tuple[list[int], object]:
+    """A hook counting the query positions of each forward pass of ``network``, and its handle."""
+    fed: list[int] = []
+    handle = network.register_forward_pre_hook(lambda _, args, kwargs: fed.append(kwargs["input_ids"].numel()),
+                                               with_kwargs=True)
+    return fed, handle
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_greedy_episodes_match_transformers_generate(micro, attention):
+    network, fmt = micro
+    network.config._attn_implementation = attention
+    try:
+        resets = [{"seed": seed} for seed in range(5)]
+        runs = {engine: play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), CPU, 2048, engine)[0]
+                for engine in ("generate", "cached")}
+    finally:
+        network.config._attn_implementation = "sdpa"
+    for old, new in zip(runs["generate"], runs["cached"]):
+        assert new.turns == old.turns == 3 and new.task_id == old.task_id
+        assert new.token_ids == old.token_ids and new.sampled == old.sampled
+        assert new.logprobs == pytest.approx(old.logprobs, abs=1e-4)
+
+
+def test_sampled_logprobs_match_the_trainers_rescoring(micro):
+    network, fmt = micro
+    torch.manual_seed(0)
+    trajectories, speed = play(network, fmt, math_envs(2), [{"seed": 3}, {"seed": 4}], Sampling(0.7, 12), CPU, 2048)
+    batch = grpo.token_batch(trajectories, [0.0, 0.0], fmt.tokenizer.pad_token_id, CPU)
+    with torch.no_grad():
+        rescored, _ = grpo.token_logprobs(network, batch, 0.7)
+    sampled = batch["sampled"]
+    assert int(sampled.sum()) == sum(t.generated for t in trajectories) == speed["generated_tokens"] > 0
+    assert torch.allclose(rescored[sampled], batch["old"][sampled], atol=1e-4)
+
+
+def test_a_turn_feeds_only_the_tokens_appended_since_the_last(micro):
+    """Each context token goes through the network once: the env's reply is appended to the
+    cache, the conversation is not encoded again (the last reply's last token is never fed)."""
+    network, fmt = micro
+    fed, handle = count_fed_tokens(network)
+    try:
+        (trajectory,), _ = play(network, fmt, math_envs(1), [{"seed": 2}], Sampling(1.0, 8), CPU, 2048)
+    finally:
+        handle.remove()
+    last_reply_closed_by_the_model = trajectory.sampled[-1]
+    assert trajectory.turns == 3
+    assert sum(fed) == len(trajectory.token_ids) - (1 if last_reply_closed_by_the_model else 2)
+
+
+def test_finished_episodes_leave_the_batch_and_waiting_ones_join(micro):
+    network, fmt = micro
+    shapes, handle = [], network.register_forward_pre_hook(
+        lambda _, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    resets = [{"seed": seed} for seed in range(4)]
+    try:
+        together, _ = play(network, fmt, math_envs(2, turns=2), resets, Sampling(0.0, 6), CPU, 2048)
+    finally:
+        handle.remove()
+    alone = [play(network, fmt, math_envs(1, turns=2), [kwargs], Sampling(0.0, 6), CPU, 2048)[0][0] for kwargs in resets]
+    assert [t.token_ids for t in together] == [t.token_ids for t in alone]
+    decode_batches = [rows for rows, width in shapes if width == 1]
+    assert max(decode_batches) == 2  # two envs: never more than two episodes live
+
+
+def test_sampling_draws_each_token_with_its_probability():
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]]).repeat(20_000, 1)
+    torch.manual_seed(0)
+    ids, logprobs = sample(logits, temperature=0.5)
+    expected = torch.softmax(logits[0] / 0.5, -1)
+    frequencies = torch.bincount(torch.tensor(ids), minlength=4).float() / len(ids)
+    assert torch.allclose(frequencies, expected, atol=0.01)
+    assert torch.allclose(torch.tensor(logprobs), expected.log()[torch.tensor(ids)])
+    greedy, scores = sample(logits[:2], temperature=0.0)
+    assert greedy == [0, 0] and scores == pytest.approx([float(torch.log_softmax(logits[0], -1)[0])] * 2)
+
+
+def test_the_agent_answers_alike_on_either_engine(micro_model):
+    env = gym.make(MATH, action_mode="text")
+    conversations = [env.reset(seed=seed)[1]["messages"] for seed in range(3)]
+    answers = {engine: TransformersAgent(str(micro_model), device="cpu", max_new_tokens=8, engine=engine)
+               .respond(conversations, env.unwrapped.tool_schemas) for engine in ("generate", "cached")}
+    assert answers["cached"] == answers["generate"]
+
+
+def test_an_unknown_engine_or_attention_is_a_clear_error(micro):
+    network, _ = micro
+    with pytest.raises(ValueError, match="unknown rollout engine"):
+        make_engine("vllm", network, CPU, 0)
+    with pytest.raises(ValueError, match="rollout_engine must be one of"):
+        grpo.Config(rollout_engine="fast")
+    network.config._attn_implementation = "flash_attention_2"
+    try:
+        with pytest.raises(ValueError, match="needs 'sdpa' or 'eager' attention"):
+            CachedEngine(network, CPU).run([], Sampling(), set())
+    finally:
+        network.config._attn_implementation = "sdpa"

@@ -1,0 +1,289 @@
+"""Rollout engines: the turns of many sequences decoded together by a local causal LM.
+
+A sequence (an episode of an env, a prompt to answer) shows the engine its context as token
+ids (``tokens``); the engine samples a reply (up to a stop token, kept, or ``max_new_tokens``)
+and hands it over with each token's log-prob (``turn_done``), which says whether another turn
+follows: the sequence has then appended to ``tokens`` the reply as sampled and what comes
+after it (the env's answer, the next turn's header). Sampled ids are never decoded and
+tokenised again, and log-probs are those of the distribution sampled: ``softmax(logits /
+temperature)`` over the whole vocabulary (greedy at temperature 0, scored at temperature 1).
+
+- ``cached`` (:class:`CachedEngine`, the default): one forward pass per token for every live
+  sequence; each sequence's keys and values stay in a :class:`~.kv_cache.RaggedCache` across
+  its turns (a turn feeds only the tokens appended since, not the conversation again);
+  sequences that finish leave the batch and waiting ones join it (continuous batching).
+- ``generate`` (:class:`GenerateEngine`): ``transformers``' ``generate`` on each turn's whole
+  context, batches in lockstep (a batch's next turn waits for its slowest reply).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Iterable, Protocol
+
+import torch
+
+from .kv_cache import RaggedCache
+
+ENGINES = ("cached", "generate")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How replies are drawn: ``temperature`` 0 is greedy."""
+
+    temperature: float = 1.0
+    max_new_tokens: int = 96
+
+
+class Sequence(Protocol):
+    """What an engine decodes: a context that grows by turns."""
+
+    tokens: list[int]
+
+    def turn_done(self, ids: list[int], logprobs: list[float]) -> bool:
+        """Take a sampled reply; True when another turn follows (``tokens`` then holds the reply and what follows it)."""
+
+
+def sample(logits: torch.Tensor, temperature: float) -> tuple[list[int], list[float]]:
+    """One token per row of ``logits`` ``[rows, vocab]`` from ``softmax(logits / temperature)``
+    (argmax at temperature 0), and its log-prob (at temperature 1 when greedy). Draws use the
+    Gumbel-max trick, ``argmax(log p + Gumbel noise)``: an exact draw from ``p``, cheaper on a
+    CPU than ``torch.multinomial``; torch's global generator seeds it."""
+    logits = logits.float()
+    logp = torch.log_softmax(logits / temperature if temperature > 0 else logits, dim=-1)
+    if temperature <= 0:
+        ids = logp.argmax(dim=-1, keepdim=True)
+    else:
+        gumbel = -torch.log(-torch.log(torch.rand_like(logp)))
+        ids = (logp + gumbel).argmax(dim=-1, keepdim=True)
+    return ids.squeeze(-1).tolist(), logp.gather(-1, ids).squeeze(-1).tolist()
+
+
+class _Clock:
+    """Seconds spent decoding: the run's wall time less the time its sequences' callbacks took."""
+
+    def __init__(self) -> None:
+        self.start, self.outside = time.perf_counter(), 0.0
+
+    def outside_call(self, call: Any, *args: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return call(*args)
+        finally:
+            self.outside += time.perf_counter() - began
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start - self.outside
+
+
+@dataclass
+class _Row:
+    """A live sequence of :class:`CachedEngine`: what it still has to feed and its reply so far."""
+
+    sequence: Sequence
+    pending: list[int]
+    reply: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    done: bool = False
+
+
+class CachedEngine:
+    """Continuous batching over a ragged KV cache (module docstring). At most ``max_batch``
+    sequences are live at once (None: all); new context tokens are fed in passes of at most
+    ``prefill_tokens`` tokens (rows x padded width), ``prefill_tokens`` per row at most."""
+
+    def __init__(self, network: Any, device: torch.device, max_batch: int | None = None,
+                 prefill_tokens: int = 4096) -> None:
+        self.network, self.device = network, device
+        self.max_batch = max_batch or 1 << 30
+        self.prefill_tokens = prefill_tokens
+        config = network.config
+        self.layers = config.num_hidden_layers
+        self.attention = getattr(config, "_attn_implementation", None) or "eager"
+        base = network.get_base_model() if hasattr(network, "get_base_model") else network
+        names = inspect.signature(type(base).forward).parameters
+        self.cache_argument = "cache" if "cache" in names else "past_key_values"
+
+    def run(self, sequences: Iterable[Sequence], sampling: Sampling, stop_ids: set[int]) -> dict[str, float]:
+        """Decode every turn of ``sequences`` (taken as room frees up); returns
+        ``generated_tokens`` and ``seconds`` (decoding only: the sequences' callbacks excluded)."""
+        source = iter(sequences)
+        cache = RaggedCache(self.layers, self.device, self.attention)
+        rows: list[_Row] = []
+        clock, generated, exhausted = _Clock(), 0, False
+        with torch.no_grad():
+            while True:
+                while not exhausted and len(rows) < self.max_batch:
+                    sequence = clock.outside_call(next, source, None)
+                    if sequence is None:
+                        exhausted = True
+                    elif not sequence.tokens:
+                        raise ValueError("a sequence to decode needs at least one context token")
+                    else:
+                        rows.append(_Row(sequence, list(sequence.tokens)))
+                        cache.add_rows(1)
+                if not rows:
+                    break
+                for group in self._prefill_groups(rows):
+                    generated += self._pass(cache, rows, group, sampling, stop_ids, clock)
+                rows = self._drop_finished(cache, rows)
+                feeding = [r for r, row in enumerate(rows) if len(row.pending) == 1]
+                if feeding:
+                    generated += self._pass(cache, rows, None if len(feeding) == len(rows) else feeding,
+                                            sampling, stop_ids, clock)
+                rows = self._drop_finished(cache, rows)
+        return {"generated_tokens": float(generated), "seconds": clock.seconds}
+
+    def _prefill_groups(self, rows: list[_Row]) -> list[list[int]]:
+        """Rows with more than one token to feed, shortest first, in groups of at most
+        ``prefill_tokens`` tokens (rows x width)."""
+        waiting = sorted((r for r, row in enumerate(rows) if len(row.pending) > 1), key=lambda r: len(rows[r].pending))
+        groups: list[list[int]] = []
+        for r in waiting:
+            width = min(len(rows[r].pending), self.prefill_tokens)  # the group's widest row, as sorted
+            if groups and (len(groups[-1]) + 1) * width <= self.prefill_tokens:
+                groups[-1].append(r)
+            else:
+                groups.append([r])
+        return groups
+
+    def _pass(self, cache: RaggedCache, rows: list[_Row], chosen: list[int] | None, sampling: Sampling,
+              stop_ids: set[int], clock: _Clock) -> int:
+        """One forward pass over ``chosen`` rows (None: all) feeding their pending tokens (up
+        to ``prefill_tokens`` each); rows that fed all of theirs sample a token. Returns the
+        tokens sampled."""
+        indices = list(range(len(rows))) if chosen is None else chosen
+        fed = [rows[r].pending[: self.prefill_tokens] for r in indices]
+        width = max(map(len, fed))
+        input_ids = torch.zeros((len(indices), width), dtype=torch.long)
+        last = torch.zeros((len(indices), width), dtype=torch.bool)  # where a finished feed's next token is predicted
+        for k, (r, ids) in enumerate(zip(indices, fed)):
+            input_ids[k, : len(ids)] = torch.tensor(ids)
+            rows[r].pending = rows[r].pending[len(ids):]
+            last[k, len(ids) - 1] = not rows[r].pending
+        positions, mask = cache.step(chosen, list(map(len, fed)), width)
+        logits = self.network(input_ids=input_ids.to(self.device), attention_mask=mask, position_ids=positions,
+                              use_cache=True, logits_to_keep=last.to(self.device),
+                              **{self.cache_argument: cache}).logits
+        sampling_rows = [r for k, r in enumerate(indices) if bool(last[k].any())]
+        if not sampling_rows:
+            return 0
+        ids, logprobs = sample(logits.reshape(len(sampling_rows), -1), sampling.temperature)
+        for r, token, logprob in zip(sampling_rows, ids, logprobs):
+            row = rows[r]
+            row.reply.append(token)
+            row.logprobs.append(logprob)
+            row.pending = [token]
+            if token in stop_ids or len(row.reply) >= sampling.max_new_tokens:
+                self._end_turn(cache, r, row, clock)
+        return len(sampling_rows)
+
+    @staticmethod
+    def _end_turn(cache: RaggedCache, r: int, row: _Row, clock: _Clock) -> None:
+        if clock.outside_call(row.sequence.turn_done, row.reply, row.logprobs):
+            row.pending = row.sequence.tokens[cache.lengths[r]:]
+            row.reply, row.logprobs = [], []
+        else:
+            row.done, row.pending = True, []
+
+    @staticmethod
+    def _drop_finished(cache: RaggedCache, rows: list[_Row]) -> list[_Row]:
+        kept = [r for r, row in enumerate(rows) if not row.done]
+        cache.keep_rows(kept)
+        return [rows[r] for r in kept]
+
+
+def left_padded(contexts: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` of token lists left-padded to one width, as ``generate`` wants them."""
+    width = max(map(len, contexts))
+    input_ids = torch.full((len(contexts), width), pad, dtype=torch.long)
+    attention = torch.zeros((len(contexts), width), dtype=torch.long)
+    for row, ids in enumerate(contexts):
+        input_ids[row, width - len(ids):] = torch.tensor(ids)
+        attention[row, width - len(ids):] = 1
+    return input_ids, attention
+
+
+def generate(network: Any, contexts: list[list[int]], sampling: Sampling, stop_ids: set[int], pad: int,
+             device: torch.device) -> list[tuple[list[int], list[float]]]:
+    """Sample one reply per context with ``transformers``' ``generate`` (left-padded batch),
+    each ending at its first stop token (kept) or at ``max_new_tokens``, with the log-prob of
+    every sampled token (:func:`sample`'s distribution)."""
+    from transformers import GenerationConfig
+
+    input_ids, attention = left_padded(contexts, pad)
+    width = input_ids.shape[1]
+    greedy = sampling.temperature <= 0
+    config = GenerationConfig(
+        max_new_tokens=sampling.max_new_tokens, do_sample=not greedy, temperature=None if greedy else sampling.temperature,
+        top_k=0, top_p=1.0,  # explicit: unset values would take the model's defaults (Qwen: top_k 20, top_p 0.8)
+        eos_token_id=sorted(stop_ids), pad_token_id=pad, output_logits=True, return_dict_in_generate=True,
+    )
+    with torch.no_grad():
+        out = network.generate(input_ids=input_ids.to(device), attention_mask=attention.to(device), generation_config=config)
+    new = out.sequences[:, width:].cpu()
+    logits = torch.stack(out.logits, dim=1).float().cpu()  # [batch, new tokens, vocab]
+    scale = 1.0 if greedy else sampling.temperature
+    logprobs = torch.log_softmax(logits / scale, dim=-1).gather(-1, new[:, : logits.shape[1], None]).squeeze(-1)
+    replies = []
+    for row in range(len(contexts)):
+        ids = new[row].tolist()
+        end = next((i + 1 for i, token in enumerate(ids) if token in stop_ids), len(ids))
+        replies.append((ids[:end], logprobs[row, :end].tolist()))
+    return replies
+
+
+class GenerateEngine:
+    """``transformers``' ``generate`` on each turn's whole context (module docstring): batches
+    of ``max_batch`` sequences (None: all) play every turn in lockstep."""
+
+    def __init__(self, network: Any, device: torch.device, max_batch: int | None = None, pad_id: int = 0) -> None:
+        self.network, self.device, self.pad_id = network, device, pad_id
+        self.max_batch = max_batch or 1 << 30
+
+    def run(self, sequences: Iterable[Sequence], sampling: Sampling, stop_ids: set[int]) -> dict[str, float]:
+        """As :meth:`CachedEngine.run`; ``seconds`` counts the ``generate`` calls."""
+        source = iter(sequences)
+        generated, seconds = 0, 0.0
+        while batch := list(islice(source, self.max_batch)):
+            while batch:
+                start = time.perf_counter()
+                replies = generate(self.network, [s.tokens for s in batch], sampling, stop_ids, self.pad_id, self.device)
+                seconds += time.perf_counter() - start
+                generated += sum(len(ids) for ids, _ in replies)
+                batch = [s for s, (ids, logprobs) in zip(batch, replies) if s.turn_done(ids, logprobs)]
+        return {"generated_tokens": float(generated), "seconds": seconds}
+
+
+def make_engine(name: str, network: Any, device: torch.device, pad_id: int, max_batch: int | None = None) -> Any:
+    """The engine called ``name`` (:data:`ENGINES`) on ``network``."""
+    if name == "cached":
+        return CachedEngine(network, device, max_batch)
+    if name == "generate":
+        return GenerateEngine(network, device, max_batch, pad_id)
+    raise ValueError(f"unknown rollout engine {name!r}; choose from {ENGINES}")
+
+
+@dataclass
+class Prompt:
+    """A one-turn sequence: a prompt whose reply is kept in ``reply``."""
+
+    tokens: list[int]
+    reply: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+
+    def turn_done(self, ids: list[int], logprobs: list[float]) -> bool:
+        self.reply, self.logprobs = list(ids), list(logprobs)
+        return False
+
+
+def complete(engine: Any, prompts: list[list[int]], sampling: Sampling, stop_ids: set[int]) -> list[Prompt]:
+    """One reply per prompt (token ids), decoded together by ``engine``."""
+    sequences = [Prompt(list(ids)) for ids in prompts]
+    engine.run(sequences, sampling, stop_ids)
+    return sequences

@@ -1,0 +1,118 @@
+"""Keys and values of a batch of sequences of different lengths, kept across forward passes.
+
+One row per live sequence; row ``r`` holds its ``lengths[r]`` tokens at positions ``0 ..
+lengths[r] - 1`` of one tensor per layer ``[rows, heads, capacity, head_dim]`` (no padding
+before a sequence; the space after it is free). A forward pass feeds some rows ``Q`` new
+tokens each (fewer, right-padded, for some): :meth:`RaggedCache.step` says which rows, and
+returns the position ids and the attention mask (query ``i`` of row ``r`` sees keys ``0 ..
+lengths[r] + i``) to pass to the model with the cache; the attention layers then write the
+new keys and values at their positions through :meth:`RaggedCache.update`. A padded query
+writes past the row's length: harmless, as the next tokens fed there overwrite it. Rows
+join (:meth:`add_rows`) and leave (:meth:`keep_rows`) between passes.
+
+It takes the place of a ``transformers`` ``Cache`` (``model(..., past_key_values=cache)``)
+for attention implementations that take a 4D mask (``sdpa``, ``eager``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+GROWTH = 256  # capacity grows in steps of this many positions
+
+
+class RaggedCache:
+    """The KV cache of a batch of sequences of different lengths (see the module's docstring)."""
+
+    def __init__(self, layers: int, device: torch.device, attention: str = "sdpa") -> None:
+        if attention not in ("sdpa", "eager"):
+            raise ValueError(f"the rollout engine needs 'sdpa' or 'eager' attention (a 4D mask), not {attention!r}")
+        self.device = device
+        self.attention = attention
+        self.keys: list[torch.Tensor | None] = [None] * layers
+        self.values: list[torch.Tensor | None] = [None] * layers
+        self.lengths: list[int] = []  # tokens held per row
+        self.capacity = 0
+        self._rows: torch.Tensor | None = None  # the rows of the current pass
+        self._every_row = True  # the pass is over every row, in order
+        self._write: torch.Tensor | None = None  # [rows, Q] positions the pass writes
+        self._width = 0  # key positions the pass attends over
+
+    @property
+    def rows(self) -> int:
+        return len(self.lengths)
+
+    def add_rows(self, count: int) -> None:
+        """Append ``count`` empty rows."""
+        self.lengths += [0] * count
+        for store in (self.keys, self.values):
+            for layer, tensor in enumerate(store):
+                if tensor is not None:
+                    empty = tensor.new_zeros((count, *tensor.shape[1:]))
+                    store[layer] = torch.cat([tensor, empty])
+
+    def keep_rows(self, rows: Sequence[int]) -> None:
+        """Keep only ``rows`` (in that order); the others leave."""
+        if list(rows) == list(range(self.rows)):
+            return
+        index = torch.tensor(list(rows), dtype=torch.long, device=self.device)
+        self.lengths = [self.lengths[r] for r in rows]
+        for store in (self.keys, self.values):
+            for layer, tensor in enumerate(store):
+                if tensor is not None:
+                    store[layer] = tensor.index_select(0, index)
+
+    def step(self, rows: Sequence[int] | None, fed: Sequence[int], width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Prepare a pass over ``rows`` (None: every row, in order) feeding ``fed[k]`` real tokens
+        to the k-th of them, right-padded to ``width`` queries; returns ``(position_ids,
+        attention_mask)`` for the model and counts the fed tokens into ``lengths`` (the pass
+        must follow)."""
+        chosen = list(range(self.rows)) if rows is None else list(rows)
+        starts = torch.tensor([self.lengths[r] for r in chosen], dtype=torch.long)
+        positions = starts[:, None] + torch.arange(width)[None, :]  # [rows, Q]
+        self._width = int(positions.max()) + 1
+        self._reserve(self._width)
+        keys = torch.arange(self._width)
+        visible = keys[None, None, None, :] <= positions[:, None, :, None]  # [rows, 1, Q, keys]
+        if self.attention == "eager":
+            mask = torch.zeros(visible.shape).masked_fill(~visible, torch.finfo(torch.float32).min)
+        else:
+            mask = visible
+        self._rows = torch.tensor(chosen, dtype=torch.long, device=self.device)
+        self._every_row = rows is None
+        self._write = positions.to(self.device)
+        for r, count in zip(chosen, fed):
+            self.lengths[r] += count
+        return positions.to(self.device), mask.to(self.device)
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any,
+               **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write one layer's new keys and values ``[rows, heads, Q, head_dim]`` and return that
+        layer's keys and values of the pass's rows over the pass's width (the ``Cache`` call)."""
+        out = []
+        for store, new in ((self.keys, key), (self.values, value)):
+            if store[layer_idx] is None:
+                store[layer_idx] = new.new_zeros((self.rows, new.shape[1], self.capacity, new.shape[3]))
+            tensor = store[layer_idx]
+            tensor[self._rows[:, None], :, self._write] = new.transpose(1, 2).to(tensor.dtype)
+            held = tensor if self._every_row else tensor.index_select(0, self._rows)
+            out.append(held[:, :, : self._width])
+        return out[0], out[1]
+
+    def get_seq_length(self, *args: Any, **kwargs: Any) -> int:
+        """The longest row (what ``transformers`` asks a cache; the engine passes positions itself)."""
+        return max(self.lengths, default=0)
+
+    def _reserve(self, width: int) -> None:
+        if width <= self.capacity:
+            return
+        capacity = -(-width // GROWTH) * GROWTH
+        for store in (self.keys, self.values):
+            for layer, tensor in enumerate(store):
+                if tensor is not None:
+                    grown = tensor.new_zeros((*tensor.shape[:2], capacity, tensor.shape[3]))
+                    grown[:, :, : self.capacity] = tensor
+                    store[layer] = grown
+        self.capacity = capacity
