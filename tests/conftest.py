@@ -61,6 +61,43 @@ def micro_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextlib.contextmanager
+def process_server(argv: list[str], env: dict[str, str], health_url: str, name: str,
+                   start_timeout_s: float = 180) -> Iterator[subprocess.Popen]:
+    """Run ``argv`` as a server in its own process group until ``health_url`` answers; yield the
+    process, then stop the whole group (and check nothing of it is left)."""
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"{name} exited: {process.stderr.read().decode()[-2000:]}")
+            try:
+                with urllib.request.urlopen(health_url, timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{name} did not answer {health_url} within {start_timeout_s:.0f} s")
+                time.sleep(0.5)
+        yield process
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+        with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
+            os.killpg(process.pid, 0)
+
+
+@pytest.fixture(scope="session")
+def server_process():
+    """:func:`process_server`, for fixtures that start servers of their own."""
+    return process_server
+
+
+@contextlib.contextmanager
 def serve(model_dir: Path) -> Iterator[str]:
     """``transformers serve`` pinned to ``model_dir`` on 127.0.0.1, offline; yields its ``/v1``
     URL, then stops it with its whole process group."""
@@ -70,33 +107,10 @@ def serve(model_dir: Path) -> Iterator[str]:
         pytest.skip("transformers serve is not installed (pip install 'transformers[serving]')")
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    process = subprocess.Popen([executable, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                                "--device", "cpu"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"transformers serve exited: {process.stderr.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("transformers serve did not answer /health within 180 s")
-                time.sleep(0.5)
+    argv = [executable, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    with process_server(argv, env, f"{url}/health", "transformers serve"):
         yield f"{url}/v1"
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        process.stderr.close()
-        with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
-            os.killpg(process.pid, 0)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -41,7 +40,7 @@ def phoenix_executable() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def phoenix(tmp_path_factory):
+def phoenix(tmp_path_factory, server_process):
     """``phoenix serve`` on 127.0.0.1 with a fresh working directory; its base URL and gRPC
     port. Stopped with its whole process group."""
     executable = phoenix_executable()
@@ -50,32 +49,9 @@ def phoenix(tmp_path_factory):
     port, grpc_port = _free_port(), _free_port()
     env = {**os.environ, "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port), "PHOENIX_HOST": "127.0.0.1",
            "PHOENIX_WORKING_DIR": str(tmp_path_factory.mktemp("phoenix")), "PHOENIX_TELEMETRY_ENABLED": "false"}
-    process = subprocess.Popen([executable, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"phoenix serve exited: {process.stderr.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("phoenix serve did not answer /healthz within 300 s")
-                time.sleep(0.5)
+    with server_process([executable, "serve"], env, f"{url}/healthz", "phoenix serve", start_timeout_s=300):
         yield url, grpc_port
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        process.stderr.close()
-        with pytest.raises(ProcessLookupError):  # nothing of the server's process group is left
-            os.killpg(process.pid, 0)
 
 
 @pytest.fixture(autouse=True)
