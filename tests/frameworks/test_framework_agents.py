@@ -13,6 +13,7 @@ import pytest
 from agentgym_envs.cli import main
 from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
 from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
+from agentgym_envs.observe.store import RunStore
 from agentgym_envs.policies import ModelSpec
 from agentgym_envs.policies.evaluation import ShardEvaluation
 
@@ -72,12 +73,18 @@ def test_agentgym_eval_runs_a_module_factory_and_records_its_episodes(calling_mo
     output = tmp_path / "episodes.jsonl"
     status = main(["eval", "math", "--policy", "agentgym_envs.frameworks.openai_agents:default_agent",
                    "--model", str(calling_model), "--base-url", calling_server, "--temperature", "0", "--max-tokens", "64",
-                   "--episodes", "1", "--split", "train", "--max-turns", "2", "--output", str(output)])
+                   "--episodes", "1", "--split", "train", "--max-turns", "2", "--output", str(output),
+                   "--store", str(tmp_path / "runs.db")])
     assert status == 0
     config, record = [json.loads(line) for line in output.read_text().splitlines()]
     assert config["config"]["policy"]["name"] == "agentgym_envs.frameworks.openai_agents:default_agent"
     assert record["error"] is None and record["metrics"]["turns"] >= 1
     assert "| agentgym_envs.frameworks.openai_agents:default_agent |" in capsys.readouterr().out
+    with RunStore(tmp_path / "runs.db") as store:
+        [run] = store.runs()
+        [episode] = store.episodes(run["id"])
+    assert episode["split"] == "train" and episode["error"] is None
+    assert any(message.get("tool_calls") for message in episode["messages"])  # the framework's call, as the env saw it
 
 
 def test_a_ray_workers_shard_plays_framework_episodes(calling_model, calling_server):
