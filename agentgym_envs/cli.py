@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Sequence
 
 import gymnasium as gym
@@ -98,8 +99,6 @@ def parse_override(item: str) -> tuple[str, object]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
         if args.num_workers is not None or args.ray_address is not None:
             raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")

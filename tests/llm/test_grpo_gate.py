@@ -24,7 +24,7 @@ from trainers.llm.model import SIZES, load, new_model
 from trainers.llm.rollout import Sampling, Trajectory, play
 
 GATE_ENV = "RepeatWord-v0"
-WORDS = ("add", "divide", "email", "refund")
+WORDS = ("lookup_user", "submit_answer", "check_payment", "send_email")  # tool names: whole tokens of the micro tokenizer
 START_SUCCESS = 0.3  # the share of the weak start's fine-tuning replies that repeat the word
 SYSTEM = "Repeat the word."
 
