@@ -2,10 +2,12 @@ import json
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 from agentgym_envs.core import encode
 from agentgym_envs.policies import ExpertPolicy, run_episode
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation, TrajectoryRecorder
+from agentgym_envs.wrappers.tokens import bag_counts
 
 CS = "AgentGym/CustomerSupport-v0"
 
@@ -64,6 +66,30 @@ def test_bag_of_tokens_counts_change_with_the_conversation():
     assert env.observation_space.contains(second)
 
 
+@pytest.mark.parametrize("history_turns", [8, 2])
+def test_bag_of_tokens_kept_step_by_step_equals_counting_the_whole_episode(history_turns):
+    env = BagOfTokensObservation(gym.make(CS, history_turns=history_turns, max_turns=20))
+    rng = np.random.default_rng(0)
+    sliding = rows_added = 0
+    for seed in range(6):
+        obs, _ = env.reset(seed=seed)
+        expert, episode, done = ExpertPolicy(env), env.unwrapped.episode, False
+        env.action_space.seed(seed)
+        while True:
+            counts = np.zeros(env.observation_space.shape, dtype=np.float32)
+            counts[: env.dim] = np.log1p(bag_counts(episode, env.dim))
+            counts[env.dim : env.dim + len(episode.entities)] = 1.0
+            assert obs.tobytes() == counts.tobytes()
+            if done:
+                break
+            rows = len(episode.entities)
+            obs, _, terminated, truncated, _ = env.step(expert(None, {}) if rng.random() < 0.5 else env.action_space.sample())
+            done = terminated or truncated
+            sliding += len(episode.turn_texts) > history_turns
+            rows_added += len(episode.entities) > rows
+    assert sliding and rows_added  # turns left the shown history and entity rows were added
+
+
 def test_flat_discrete_maps_back_to_structured_calls_and_masks_valid_ones():
     env = FlatDiscreteAction(gym.make(CS))
     env.reset(seed=0)
@@ -77,8 +103,6 @@ def test_flat_discrete_maps_back_to_structured_calls_and_masks_valid_ones():
 
 
 def test_flat_discrete_rejects_out_of_range_actions():
-    import pytest
-
     env = FlatDiscreteAction(gym.make(CS))
     env.reset(seed=0)
     with pytest.raises(ValueError, match="Discrete"):

@@ -106,10 +106,27 @@ class TokenIdsObservation(gym.ObservationWrapper):
         return episode_token_ids(episode, self.context_len, self.entity_len)
 
 
+def bag_counts(episode: Episode, dim: int) -> np.ndarray:
+    """Hashed cl100k token counts (``dim`` buckets) over what the episode's observation shows:
+    the task, the last ``history_turns`` turns and the entity rows, counted from scratch."""
+    segments = [episode.prompt, *episode.turn_texts[-episode.history_turns :], *episode.entities.row_texts]
+    return np.bincount(np.concatenate([_buckets(segment, dim) for segment in segments]), minlength=dim)
+
+
+@lru_cache(maxsize=65_536)
+def _buckets(text: str, dim: int) -> np.ndarray:
+    """The hash bucket of each of ``text``'s token ids (each segment hashed once, cached)."""
+    return (_ids(text) * 2_654_435_761) % dim
+
+
 class BagOfTokensObservation(gym.ObservationWrapper):
     """Observation -> ``Box(float32, (dim,))``: ``log1p`` of hashed cl100k token counts over the
-    task, the shown turns and the entity table, plus one feature per entity row (filled or
-    not). A plain vector, so SB3's ``MlpPolicy`` works unchanged."""
+    task, the shown turns and the entity table (:func:`bag_counts`), plus one feature per entity
+    row (filled or not). A plain vector, so SB3's ``MlpPolicy`` works unchanged.
+
+    The counts are kept up to date step by step: a step adds the new turn and entity rows and
+    removes the turn that leaves the shown history, so its cost does not grow with the episode.
+    """
 
     def __init__(self, env: gym.Env, dim: int = 1024) -> None:
         super().__init__(env)
@@ -117,14 +134,29 @@ class BagOfTokensObservation(gym.ObservationWrapper):
         self.dim = dim
         self.max_entities = self.base.scenario.max_entities
         self.observation_space = spaces.Box(0.0, np.inf, shape=(dim + self.max_entities,), dtype=np.float32)
+        self._episode: Episode | None = None  # the episode the counts below describe
+        self._counts = np.zeros(dim, dtype=np.int64)
+        self._turns = self._rows = 0  # how many of its turns and entity rows they have seen
 
     def observation(self, observation: str) -> np.ndarray:
         episode = self.base.episode
         assert episode is not None
-        segments = [episode.prompt, *episode.turn_texts[-episode.history_turns :], *episode.entities.row_texts]
-        ids = np.concatenate([_ids(segment) for segment in segments])  # each segment tokenized once, cached
-        counts = np.bincount((ids * 2_654_435_761) % self.dim, minlength=self.dim)
+        if episode is not self._episode:  # a new episode: count from scratch
+            self._episode, self._counts = episode, bag_counts(episode, self.dim)
+        else:
+            self._count_new_segments(episode)
+        self._turns, self._rows = len(episode.turn_texts), len(episode.entities)
         out = np.zeros(self.observation_space.shape, dtype=np.float32)
-        out[: self.dim] = np.log1p(counts)
-        out[self.dim : self.dim + len(episode.entities)] = 1.0
+        out[: self.dim] = np.log1p(self._counts)
+        out[self.dim : self.dim + self._rows] = 1.0
         return out
+
+    def _count_new_segments(self, episode: Episode) -> None:
+        """Add the turns that entered the shown history and the new entity rows; remove the turns
+        that left the history (the same window as ``turn_texts[-history_turns:]``)."""
+        turns, rows = episode.turn_texts, episode.entities.row_texts
+        shown_before, shown_now = range(self._turns)[-episode.history_turns :], range(len(turns))[-episode.history_turns :]
+        for i in range(shown_before.start, min(shown_now.start, shown_before.stop)):
+            np.subtract.at(self._counts, _buckets(turns[i], self.dim), 1)
+        for text in [*turns[max(shown_before.stop, shown_now.start) : shown_now.stop], *rows[self._rows :]]:
+            np.add.at(self._counts, _buckets(text, self.dim), 1)
