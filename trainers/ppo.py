@@ -25,7 +25,7 @@ from torch import nn
 from . import augment, checkpoints
 from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
-from .torch_policy import EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
+from .torch_policy import TRAINER_INFO_KEYS, EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
     kl_to_reference, trained_policy, write_scalars
 
 
@@ -72,6 +72,10 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     @property
     def minibatch_size(self) -> int:
         return self.batch_size // self.num_minibatches
+
+
+# what the rollouts read of ``info`` (not the task id): the vector env stacks every key, every step
+ROLLOUT_INFO_KEYS = tuple(key for key in TRAINER_INFO_KEYS if key != "task_id")
 
 
 # ------------------------------------------------------------------ the objective
@@ -130,7 +134,7 @@ def train(run: Run) -> Trained:
     print(f"PPO: {num_updates} updates of {config.num_envs} envs x {config.num_steps} steps "
           f"= {num_updates * config.batch_size} env steps")
 
-    factory = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)
+    factory = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation, ROLLOUT_INFO_KEYS)
     envs = run.make_vector_env([factory] * config.num_envs, config.vectorization)
     probe = factory()
     policy = initial_policy(run, probe, config.token_config(), device)
@@ -182,7 +186,7 @@ def train(run: Run) -> Trained:
     next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None
 
     for update in range(first_update, num_updates + 1):
-        update_started = time.time()
+        update_started, cpu_started = time.time(), time.process_time()
         if config.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * config.learning_rate
 
@@ -249,7 +253,7 @@ def train(run: Run) -> Trained:
                 break
 
         # ---- log, evaluate, checkpoint
-        now = time.time()
+        now, cpu_now = time.time(), time.process_time()
         train_seconds += now - update_started
         y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
         var_y = np.var(y_true)
@@ -261,6 +265,7 @@ def train(run: Run) -> Trained:
                                ("losses/clipfrac", float(np.mean(clipfracs))), ("losses/explained_variance", explained_var),
                                ("charts/SPS", sps), ("perf/rollout_s", optimise_started - update_started),
                                ("perf/env_step_s", env_seconds), ("perf/update_s", now - optimise_started),
+                               ("perf/cpu_s", cpu_now - cpu_started),
                                *([] if reference is None else [("losses/kl_to_reference", kl_loss.item())])], global_step)
         if next_eval is not None and (global_step >= next_eval or update == num_updates):
             point = run.curve_point(trained_policy(run, policy, config.observation), global_step, config.eval_curve_episodes)

@@ -71,28 +71,30 @@ def has_attr(env: gym.Env, name: str) -> bool:
     return True
 
 
-def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens") -> gym.Env:
-    """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info``: a
-    ``Text`` observation as token ids (``observation="tokens"``, the ``context_len`` /
-    ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP, which reads no
-    masks: its ``info`` leaves them out, so that vector envs need not stack them every step)."""
+def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens",
+                info_keys: tuple[str, ...] = TRAINER_INFO_KEYS) -> gym.Env:
+    """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info`` (the
+    ``info_keys`` present): a ``Text`` observation as token ids (``observation="tokens"``, the
+    ``context_len`` / ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP,
+    which reads no masks: its ``info`` leaves them out, so that vector envs need not stack them
+    every step)."""
     env = make_base()
-    keys = TRAINER_INFO_KEYS
+    keys = info_keys
     if isinstance(env.observation_space, gym.spaces.Text):
         if observation == "tokens":
             env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
         elif observation == "bag":
             env = BagOfTokensObservation(env)
-            keys = tuple(k for k in TRAINER_INFO_KEYS if k not in MASK_KEYS)
+            keys = tuple(k for k in info_keys if k not in MASK_KEYS)
         else:
             raise ValueError(f"observation must be 'tokens' or 'bag', got {observation!r}")
     return TrainerInfo(env, keys)
 
 
 def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int,
-                observation: str = "tokens") -> Callable[[], gym.Env]:
+                observation: str = "tokens", info_keys: tuple[str, ...] = TRAINER_INFO_KEYS) -> Callable[[], gym.Env]:
     """A picklable factory of :func:`network_env` envs of the run's env (exact resume pickles them)."""
-    return functools.partial(network_env, run.env_factory(split, training), context_len, entity_len, observation)
+    return functools.partial(network_env, run.env_factory(split, training), context_len, entity_len, observation, info_keys)
 
 
 def new_policy(env: gym.Env, token_config: TokenPolicyConfig) -> nn.Module:

@@ -9,6 +9,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from trainers.lifecycle import make_env
 from trainers.policy import Categorical
+from trainers.ppo import ROLLOUT_INFO_KEYS
 from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env
 
 CS = "AgentGym/CustomerSupport-v0"
@@ -50,3 +51,11 @@ def test_episode_stats_write_each_finished_episode_readable_by_tensorboard(tmp_p
     assert [(e.step, e.value) for e in events.Scalars(TRAINING_RETURN_TAG)] == [(10, 3.0), (10, -1.0), (20, 2.0)]
     assert [(e.step, e.value) for e in events.Scalars("metrics/success")] == [(10, 1.0), (10, 0.0)]
     assert stats.mean(TRAINING_RETURN_TAG) == pytest.approx(4.0 / 3)
+
+
+def test_ppo_rollout_envs_leave_the_task_id_out_of_info():
+    base = lambda: make_env(CS, "train", {})  # noqa: E731
+    _, bag_info = network_env(base, 64, 8, "bag", ROLLOUT_INFO_KEYS).reset(seed=0)
+    _, token_info = network_env(base, 64, 8, "tokens", ROLLOUT_INFO_KEYS).reset(seed=0)
+    assert "task_id" not in bag_info and "task_id" not in token_info
+    assert {"action_mask", "argument_mask", "task_tokens"} <= set(token_info)
