@@ -4,11 +4,14 @@ each right after the others in ``--rounds`` rounds, medians reported:
 - ``no hooks``: the env's step without the tracing hook (``ToolUseEnv.step`` replaced by the
   untraced ``_step``), the reference;
 - ``off``: as shipped, tracing off (the hook checks one attribute per step);
-- ``on``: tracing on, an episode span per episode and a tool-call span per step, exported by the
-  SDK's batch processor over OTLP/HTTP to a local receiver (a subprocess on 127.0.0.1 that
-  accepts every export), so that span creation, batching and protobuf encoding all count.
+- ``on``: tracing on, an episode span per episode and a tool-call span per step, exported over
+  OTLP/HTTP to a local receiver (a process of its own session on 127.0.0.1, as a collector is a
+  service of its own, that accepts every export and counts the spans in it), so that recording,
+  batching, protobuf encoding and sending all count. Every tool-call span must arrive.
 
-Overhead is the median per-round ratio of seconds per step to the ``no hooks`` row's, minus 1.
+The variants take turns (each round starts with the next one). Overhead is the median per-round
+ratio of seconds per step to the ``no hooks`` row's, minus 1. CPU: seconds of CPU the stepping
+process used per step (the policy's included; for ``on``, the SDK's export thread too).
 
 Usage: python benchmarks/tracing_overhead.py [--steps 5000] [--rounds 5] [--envs ID ...] [--out benchmarks/results]
        [--name tracing_overhead]
@@ -17,6 +20,7 @@ Usage: python benchmarks/tracing_overhead.py [--steps 5000] [--rounds 5] [--envs
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -37,13 +41,26 @@ sys.path.insert(0, str(Path(__file__).parent))
 from env_throughput import steps_per_second  # noqa: E402
 
 RECEIVER = """
-import http.server, sys
+import http.server, json, sys
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+bodies = []  # decoded only when asked for the counts, so as to take no CPU while steps are timed
 class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         self.send_response(200); self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0"); self.end_headers()
-    do_GET = do_POST
+    def do_GET(self):  # the names of the spans received since the last GET, counted
+        counts = {}
+        for body in bodies:
+            for resource in ExportTraceServiceRequest.FromString(body).resource_spans:
+                for scope in resource.scope_spans:
+                    for span in scope.spans:
+                        kind = span.name.split(" ")[0]
+                        counts[kind] = counts.get(kind, 0) + 1
+        bodies.clear()
+        data = json.dumps(counts).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(data))); self.end_headers()
+        self.wfile.write(data)
     def log_message(self, *args): pass
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver).serve_forever()
 """
@@ -58,27 +75,50 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def seconds_per_step(env_id: str, steps: int) -> float:
+def seconds_per_step(env_id: str, steps: int) -> tuple[float, float]:
+    """Wall seconds per step (steps and resets) and CPU seconds of this process per step."""
     env = gym.make(env_id, action_mode="text")
     try:
-        return 1.0 / steps_per_second(env, ExpertPolicy(env), steps)[0]
+        cpu = time.process_time()
+        wall = 1.0 / steps_per_second(env, ExpertPolicy(env), steps)[0]
+        return wall, (time.process_time() - cpu) / steps
     finally:
         env.close()
 
 
-def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> dict[str, list[float]]:
-    """Seconds per step of each variant, one value per round."""
-    traced_step = ToolUseEnv.step
-    times: dict[str, list[float]] = {"no hooks": [], "off": [], "on": []}
-    for _ in range(rounds):
+def received(endpoint: str) -> dict[str, int]:
+    """The spans the receiver got since the last call, counted by the first word of their names."""
+    with urllib.request.urlopen(endpoint, timeout=60) as response:
+        return json.load(response)
+
+
+def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> dict[str, list[tuple[float, float]]]:
+    """(wall seconds, CPU seconds) per step of each variant, one per round."""
+
+    def no_hooks() -> tuple[float, float]:
+        traced_step = ToolUseEnv.step
         ToolUseEnv.step = ToolUseEnv._step
         try:
-            times["no hooks"].append(seconds_per_step(env_id, steps))
+            return seconds_per_step(env_id, steps)
         finally:
             ToolUseEnv.step = traced_step
-        times["off"].append(seconds_per_step(env_id, steps))
+
+    def on() -> tuple[float, float]:
+        received(endpoint)
         with tracing.session(endpoint):
-            times["on"].append(seconds_per_step(env_id, steps))  # the flush at the end is not timed
+            wall, cpu = seconds_per_step(env_id, steps)
+        # the flush at the end is not timed
+        counts = received(endpoint)
+        if counts.get("execute_tool") != steps or not counts.get("episode"):
+            raise RuntimeError(f"{steps} tool-call spans were sent, the receiver got {counts}")
+        return wall, cpu
+
+    variants = {"no hooks": no_hooks, "off": lambda: seconds_per_step(env_id, steps), "on": on}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    names = list(variants)
+    for round_ in range(rounds):
+        for name in names[round_ % 3:] + names[:round_ % 3]:
+            times[name].append(variants[name]())
     return times
 
 
@@ -91,7 +131,7 @@ def main() -> None:
     parser.add_argument("--name", default="tracing_overhead", help="the result file's name, without .md")
     args = parser.parse_args()
     port = free_port()
-    receiver = subprocess.Popen([sys.executable, "-c", RECEIVER, str(port)])
+    receiver = subprocess.Popen([sys.executable, "-c", RECEIVER, str(port)], start_new_session=True)
     endpoint = f"http://127.0.0.1:{port}/v1/traces"
     try:
         for _ in range(100):
@@ -103,11 +143,12 @@ def main() -> None:
         rows = []
         for env_id in args.envs:
             times = measure(env_id, args.steps, args.rounds, endpoint)
-            base = times["no hooks"]
+            base = [wall for wall, _ in times["no hooks"]]
             for variant, values in times.items():
-                overhead = statistics.median(v / b - 1 for v, b in zip(values, base))
-                rows.append((env_id, variant, statistics.median(values) * 1e6, overhead))
-                print(f"{env_id} {variant}: {statistics.median(values) * 1e6:.1f} us/step, overhead {overhead:+.1%}")
+                wall, cpu = (statistics.median(column) * 1e6 for column in zip(*values))
+                overhead = statistics.median(v / b - 1 for (v, _), b in zip(values, base))
+                rows.append((env_id, variant, wall, overhead, cpu))
+                print(f"{env_id} {variant}: {wall:.1f} us/step, overhead {overhead:+.1%}, CPU {cpu:.1f} us/step")
     finally:
         receiver.terminate()
         receiver.wait()
@@ -117,14 +158,17 @@ def main() -> None:
              f"`{command}` on {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} CPUs shared with "
              f"other work (load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end of the run). "
              f"Text mode, scripted expert, {args.steps} timed `env.step` calls (resets included, policy excluded) per "
-             f"measurement, {args.rounds} rounds; the three variants alternate within each round. Tracing on: the "
-             "OpenTelemetry SDK's batch processor exporting over OTLP/HTTP to a local receiver that accepts every "
-             "export. Overhead: the median per-round ratio of time per step to the `no hooks` row's, minus 1.", "",
-             "| env | variant | us/step | overhead | target |", "| --- | --- | --- | --- | --- |"]
-    for env_id, variant, micros, overhead in rows:
+             f"measurement, {args.rounds} rounds; the three variants take turns, each round starting with the next. "
+             "Tracing on: the OpenTelemetry SDK's batch processor exporting over OTLP/HTTP to a local receiver, a process of its own "
+             "session that accepts every export; every tool-call span was checked to arrive. Overhead: the median "
+             "per-round ratio of wall time per step to the `no hooks` row's, minus 1. CPU: the stepping process's "
+             "CPU time per step (the policy's and the SDK's export thread's included).", "",
+             "| env | variant | us/step | overhead | target | CPU us/step |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for env_id, variant, micros, overhead, cpu in rows:
         target = "" if variant == "no hooks" else (
             f"<= {TARGET:.0%}: {'met' if overhead <= TARGET else 'NOT met'}" if variant == "on" else "none measurable")
-        lines.append(f"| {env_id} | {variant} | {micros:.1f} | {overhead:+.1%} | {target} |")
+        lines.append(f"| {env_id} | {variant} | {micros:.1f} | {overhead:+.1%} | {target} | {cpu:.1f} |")
     out = Path(args.out) / f"{args.name}.md"
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {out}")
