@@ -26,6 +26,7 @@ from typing import Any, Iterable, Protocol
 
 import torch
 
+from . import decoder
 from .kv_cache import RaggedCache
 
 ENGINES = ("cached", "generate")
@@ -98,8 +99,9 @@ class CachedEngine:
     ``prefill_tokens`` tokens (rows x padded width), ``prefill_tokens`` per row at most."""
 
     def __init__(self, network: Any, device: torch.device, max_batch: int | None = None,
-                 prefill_tokens: int = 4096) -> None:
+                 prefill_tokens: int = 4096, lean: bool = True) -> None:
         self.network, self.device = network, device
+        self.lean = lean and decoder.supports(network)  # else transformers' forward
         self.max_batch = max_batch or 1 << 30
         self.prefill_tokens = prefill_tokens
         config = network.config
@@ -114,6 +116,7 @@ class CachedEngine:
         ``generated_tokens`` and ``seconds`` (decoding only: the sequences' callbacks excluded)."""
         source = iter(sequences)
         cache = RaggedCache(self.layers, self.device, self.attention)
+        forward = decoder.LeanDecoder(self.network) if self.lean else self._transformers_forward
         rows: list[_Row] = []
         clock, generated, exhausted = _Clock(), 0, False
         with torch.no_grad():
@@ -130,11 +133,11 @@ class CachedEngine:
                 if not rows:
                     break
                 for group in self._prefill_groups(rows):
-                    generated += self._pass(cache, rows, group, sampling, stop_ids, clock)
+                    generated += self._pass(forward, cache, rows, group, sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
                 feeding = [r for r, row in enumerate(rows) if len(row.pending) == 1]
                 if feeding:
-                    generated += self._pass(cache, rows, None if len(feeding) == len(rows) else feeding,
+                    generated += self._pass(forward, cache, rows, None if len(feeding) == len(rows) else feeding,
                                             sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
         return {"generated_tokens": float(generated), "seconds": clock.seconds}
@@ -152,7 +155,7 @@ class CachedEngine:
                 groups.append([r])
         return groups
 
-    def _pass(self, cache: RaggedCache, rows: list[_Row], chosen: list[int] | None, sampling: Sampling,
+    def _pass(self, forward: Any, cache: RaggedCache, rows: list[_Row], chosen: list[int] | None, sampling: Sampling,
               stop_ids: set[int], clock: _Clock) -> int:
         """One forward pass over ``chosen`` rows (None: all) feeding their pending tokens (up
         to ``prefill_tokens`` each); rows that fed all of theirs sample a token. Returns the
@@ -167,9 +170,7 @@ class CachedEngine:
             rows[r].pending = rows[r].pending[len(ids):]
             last[k, len(ids) - 1] = not rows[r].pending
         positions, mask = cache.step(chosen, list(map(len, fed)), width)
-        logits = self.network(input_ids=input_ids.to(self.device), attention_mask=mask, position_ids=positions,
-                              use_cache=True, logits_to_keep=last.to(self.device),
-                              **{self.cache_argument: cache}).logits
+        logits = forward(input_ids.to(self.device), positions, mask, cache, last.to(self.device))
         sampling_rows = [r for k, r in enumerate(indices) if bool(last[k].any())]
         if not sampling_rows:
             return 0
@@ -182,6 +183,12 @@ class CachedEngine:
             if token in stop_ids or len(row.reply) >= sampling.max_new_tokens:
                 self._end_turn(cache, r, row, clock)
         return len(sampling_rows)
+
+    def _transformers_forward(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor,
+                              cache: RaggedCache, keep: torch.Tensor) -> torch.Tensor:
+        """The network's own forward, as :class:`~.decoder.LeanDecoder` is called."""
+        return self.network(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                            logits_to_keep=keep, **{self.cache_argument: cache}).logits
 
     @staticmethod
     def _end_turn(cache: RaggedCache, r: int, row: _Row, clock: _Clock) -> None:
