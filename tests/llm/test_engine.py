@@ -11,6 +11,7 @@ from agentgym_envs.policies import TransformersAgent
 from trainers.llm import grpo
 from trainers.llm.chat import ChatFormat
 from trainers.llm.engine import CachedEngine, Sampling, make_engine, sample
+from trainers.llm.kv_cache import RaggedCache
 from trainers.llm.model import load
 from trainers.llm.rollout import play
 
@@ -28,12 +29,17 @@ def math_envs(count: int, turns: int = 3) -> list[gym.Env]:
     return [gym.make(MATH, action_mode="text", max_turns=turns) for _ in range(count)]
 
 
-def count_fed_tokens(network) -> tuple[list[int], object]:
-    """A hook counting the query positions of each forward pass of ``network``, and its handle."""
-    fed: list[int] = []
-    handle = network.register_forward_pre_hook(lambda _, args, kwargs: fed.append(kwargs["input_ids"].numel()),
-                                               with_kwargs=True)
-    return fed, handle
+def record_passes(monkeypatch) -> list[tuple[int, int, int]]:
+    """``(rows, width, fed tokens)`` of each forward pass the engine prepares on its cache."""
+    passes: list[tuple[int, int, int]] = []
+    step = RaggedCache.step
+
+    def recorded(cache, rows, fed, width):
+        passes.append((cache.rows if rows is None else len(rows), width, sum(fed)))
+        return step(cache, rows, fed, width)
+
+    monkeypatch.setattr(RaggedCache, "step", recorded)
+    return passes
 
 
 @pytest.mark.parametrize("attention", ["sdpa", "eager"])
@@ -64,32 +70,25 @@ def test_sampled_logprobs_match_the_trainers_rescoring(micro):
     assert torch.allclose(rescored[sampled], batch["old"][sampled], atol=1e-4)
 
 
-def test_a_turn_feeds_only_the_tokens_appended_since_the_last(micro):
+def test_a_turn_feeds_only_the_tokens_appended_since_the_last(micro, monkeypatch):
     """Each context token goes through the network once: the env's reply is appended to the
     cache, the conversation is not encoded again (the last reply's last token is never fed)."""
     network, fmt = micro
-    fed, handle = count_fed_tokens(network)
-    try:
-        (trajectory,), _ = play(network, fmt, math_envs(1), [{"seed": 2}], Sampling(1.0, 8), CPU, 2048)
-    finally:
-        handle.remove()
+    passes = record_passes(monkeypatch)
+    (trajectory,), _ = play(network, fmt, math_envs(1), [{"seed": 2}], Sampling(1.0, 8), CPU, 2048)
     last_reply_closed_by_the_model = trajectory.sampled[-1]
     assert trajectory.turns == 3
-    assert sum(fed) == len(trajectory.token_ids) - (1 if last_reply_closed_by_the_model else 2)
+    assert sum(fed for _, _, fed in passes) == len(trajectory.token_ids) - (1 if last_reply_closed_by_the_model else 2)
 
 
-def test_finished_episodes_leave_the_batch_and_waiting_ones_join(micro):
+def test_finished_episodes_leave_the_batch_and_waiting_ones_join(micro, monkeypatch):
     network, fmt = micro
-    shapes, handle = [], network.register_forward_pre_hook(
-        lambda _, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
     resets = [{"seed": seed} for seed in range(4)]
-    try:
-        together, _ = play(network, fmt, math_envs(2, turns=2), resets, Sampling(0.0, 6), CPU, 2048)
-    finally:
-        handle.remove()
+    passes = record_passes(monkeypatch)
+    together, _ = play(network, fmt, math_envs(2, turns=2), resets, Sampling(0.0, 6), CPU, 2048)
+    decode_batches = [rows for rows, width, _ in passes if width == 1]
     alone = [play(network, fmt, math_envs(1, turns=2), [kwargs], Sampling(0.0, 6), CPU, 2048)[0][0] for kwargs in resets]
     assert [t.token_ids for t in together] == [t.token_ids for t in alone]
-    decode_batches = [rows for rows, width in shapes if width == 1]
     assert max(decode_batches) == 2  # two envs: never more than two episodes live
 
 

@@ -11,7 +11,9 @@ temperature)`` over the whole vocabulary (greedy at temperature 0, scored at tem
 - ``cached`` (:class:`CachedEngine`, the default): one forward pass per token for every live
   sequence; each sequence's keys and values stay in a :class:`~.kv_cache.RaggedCache` across
   its turns (a turn feeds only the tokens appended since, not the conversation again);
-  sequences that finish leave the batch and waiting ones join it (continuous batching).
+  sequences that finish leave the batch and waiting ones join it (continuous batching). Llama
+  and Qwen2 networks run :class:`~.decoder.LeanDecoder`, the same forward in fewer calls;
+  others ``transformers``' own forward.
 - ``generate`` (:class:`GenerateEngine`): ``transformers``' ``generate`` on each turn's whole
   context, batches in lockstep (a batch's next turn waits for its slowest reply).
 """
@@ -26,6 +28,7 @@ from typing import Any, Iterable, Protocol
 
 import torch
 
+from . import decoder
 from .kv_cache import RaggedCache
 
 ENGINES = ("cached", "generate")
@@ -51,15 +54,15 @@ class Sequence(Protocol):
 def sample(logits: torch.Tensor, temperature: float) -> tuple[list[int], list[float]]:
     """One token per row of ``logits`` ``[rows, vocab]`` from ``softmax(logits / temperature)``
     (argmax at temperature 0), and its log-prob (at temperature 1 when greedy). Draws use the
-    Gumbel-max trick, ``argmax(log p + Gumbel noise)``: an exact draw from ``p``, cheaper on a
-    CPU than ``torch.multinomial``; torch's global generator seeds it."""
+    Gumbel-max trick, ``argmax(log p - log E)`` with ``E = -log U ~ Exp(1)`` (never 0 for
+    ``U`` in [0, 1); ``-log E`` is Gumbel noise): an exact draw from ``p``, cheaper on a CPU
+    than ``torch.multinomial``; torch's global generator seeds it."""
     logits = logits.float()
     logp = torch.log_softmax(logits / temperature if temperature > 0 else logits, dim=-1)
     if temperature <= 0:
         ids = logp.argmax(dim=-1, keepdim=True)
     else:
-        gumbel = -torch.log(-torch.log(torch.rand_like(logp)))
-        ids = (logp + gumbel).argmax(dim=-1, keepdim=True)
+        ids = (logp - torch.rand_like(logp).log_().neg_().log_()).argmax(dim=-1, keepdim=True)
     return ids.squeeze(-1).tolist(), logp.gather(-1, ids).squeeze(-1).tolist()
 
 
@@ -95,11 +98,14 @@ class _Row:
 class CachedEngine:
     """Continuous batching over a ragged KV cache (module docstring). At most ``max_batch``
     sequences are live at once (None: all); new context tokens are fed in passes of at most
-    ``prefill_tokens`` tokens (rows x padded width), ``prefill_tokens`` per row at most."""
+    ``prefill_tokens`` tokens (rows x padded width), ``prefill_tokens`` per row at most.
+    ``lean``: run :class:`~.decoder.LeanDecoder` where it computes the network's forward
+    (:func:`~.decoder.supports`); False: always ``transformers``' forward."""
 
     def __init__(self, network: Any, device: torch.device, max_batch: int | None = None,
-                 prefill_tokens: int = 4096) -> None:
+                 prefill_tokens: int = 4096, lean: bool = True) -> None:
         self.network, self.device = network, device
+        self.lean = lean and decoder.supports(network)  # else transformers' forward
         self.max_batch = max_batch or 1 << 30
         self.prefill_tokens = prefill_tokens
         config = network.config
@@ -114,6 +120,7 @@ class CachedEngine:
         ``generated_tokens`` and ``seconds`` (decoding only: the sequences' callbacks excluded)."""
         source = iter(sequences)
         cache = RaggedCache(self.layers, self.device, self.attention)
+        forward = decoder.LeanDecoder(self.network) if self.lean else self._transformers_forward
         rows: list[_Row] = []
         clock, generated, exhausted = _Clock(), 0, False
         with torch.no_grad():
@@ -130,11 +137,11 @@ class CachedEngine:
                 if not rows:
                     break
                 for group in self._prefill_groups(rows):
-                    generated += self._pass(cache, rows, group, sampling, stop_ids, clock)
+                    generated += self._pass(forward, cache, rows, group, sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
                 feeding = [r for r, row in enumerate(rows) if len(row.pending) == 1]
                 if feeding:
-                    generated += self._pass(cache, rows, None if len(feeding) == len(rows) else feeding,
+                    generated += self._pass(forward, cache, rows, None if len(feeding) == len(rows) else feeding,
                                             sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
         return {"generated_tokens": float(generated), "seconds": clock.seconds}
@@ -152,7 +159,7 @@ class CachedEngine:
                 groups.append([r])
         return groups
 
-    def _pass(self, cache: RaggedCache, rows: list[_Row], chosen: list[int] | None, sampling: Sampling,
+    def _pass(self, forward: Any, cache: RaggedCache, rows: list[_Row], chosen: list[int] | None, sampling: Sampling,
               stop_ids: set[int], clock: _Clock) -> int:
         """One forward pass over ``chosen`` rows (None: all) feeding their pending tokens (up
         to ``prefill_tokens`` each); rows that fed all of theirs sample a token. Returns the
@@ -160,17 +167,15 @@ class CachedEngine:
         indices = list(range(len(rows))) if chosen is None else chosen
         fed = [rows[r].pending[: self.prefill_tokens] for r in indices]
         width = max(map(len, fed))
-        input_ids = torch.zeros((len(indices), width), dtype=torch.long)
-        last = torch.zeros((len(indices), width), dtype=torch.bool)  # where a finished feed's next token is predicted
-        for k, (r, ids) in enumerate(zip(indices, fed)):
-            input_ids[k, : len(ids)] = torch.tensor(ids)
+        input_ids = torch.tensor([ids + [0] * (width - len(ids)) for ids in fed])
+        ends = []  # per row, the query whose next token is predicted (-1: its feed goes on)
+        for r, ids in zip(indices, fed):
             rows[r].pending = rows[r].pending[len(ids):]
-            last[k, len(ids) - 1] = not rows[r].pending
+            ends.append(-1 if rows[r].pending else len(ids) - 1)
+        last = torch.arange(width)[None, :] == torch.tensor(ends)[:, None]
         positions, mask = cache.step(chosen, list(map(len, fed)), width)
-        logits = self.network(input_ids=input_ids.to(self.device), attention_mask=mask, position_ids=positions,
-                              use_cache=True, logits_to_keep=last.to(self.device),
-                              **{self.cache_argument: cache}).logits
-        sampling_rows = [r for k, r in enumerate(indices) if bool(last[k].any())]
+        logits = forward(input_ids.to(self.device), positions, mask, cache, last.to(self.device))
+        sampling_rows = [r for r, end in zip(indices, ends) if end >= 0]
         if not sampling_rows:
             return 0
         ids, logprobs = sample(logits.reshape(len(sampling_rows), -1), sampling.temperature)
@@ -182,6 +187,12 @@ class CachedEngine:
             if token in stop_ids or len(row.reply) >= sampling.max_new_tokens:
                 self._end_turn(cache, r, row, clock)
         return len(sampling_rows)
+
+    def _transformers_forward(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor,
+                              cache: RaggedCache, keep: torch.Tensor) -> torch.Tensor:
+        """The network's own forward, as :class:`~.decoder.LeanDecoder` is called."""
+        return self.network(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                            logits_to_keep=keep, **{self.cache_argument: cache}).logits
 
     @staticmethod
     def _end_turn(cache: RaggedCache, r: int, row: _Row, clock: _Clock) -> None:

@@ -1,8 +1,9 @@
 """Keys and values of a batch of sequences of different lengths, kept across forward passes.
 
 One row per live sequence; row ``r`` holds its ``lengths[r]`` tokens at positions ``0 ..
-lengths[r] - 1`` of one tensor per layer ``[rows, heads, capacity, head_dim]`` (no padding
-before a sequence; the space after it is free). A forward pass feeds some rows ``Q`` new
+lengths[r] - 1`` of one tensor per layer ``[rows, capacity, heads, head_dim]`` (no padding
+before a sequence; the space after it is free; a pass writes its tokens' keys and values
+with one ``index_copy_`` over the flattened rows and positions). A forward pass feeds some rows ``Q`` new
 tokens each (fewer, right-padded, for some): :meth:`RaggedCache.step` says which rows, and
 returns the position ids and the attention mask (query ``i`` of row ``r`` sees keys ``0 ..
 lengths[r] + i``) to pass to the model with the cache; the attention layers then write the
@@ -37,7 +38,7 @@ class RaggedCache:
         self.capacity = 0
         self._rows: torch.Tensor | None = None  # the rows of the current pass
         self._every_row = True  # the pass is over every row, in order
-        self._write: torch.Tensor | None = None  # [rows, Q] positions the pass writes
+        self._write: torch.Tensor | None = None  # [rows * Q] flat (row, position) indices the pass writes
         self._width = 0  # key positions the pass attends over
 
     @property
@@ -82,7 +83,7 @@ class RaggedCache:
             mask = visible
         self._rows = torch.tensor(chosen, dtype=torch.long, device=self.device)
         self._every_row = rows is None
-        self._write = positions.to(self.device)
+        self._write = (torch.tensor(chosen, dtype=torch.long)[:, None] * self.capacity + positions).view(-1).to(self.device)
         for r, count in zip(chosen, fed):
             self.lengths[r] += count
         return positions.to(self.device), mask.to(self.device)
@@ -90,15 +91,17 @@ class RaggedCache:
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any,
                **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Write one layer's new keys and values ``[rows, heads, Q, head_dim]`` and return that
-        layer's keys and values of the pass's rows over the pass's width (the ``Cache`` call)."""
+        layer's keys and values of the pass's rows over the pass's width, ``[rows, heads, width,
+        head_dim]`` (views where the pass is over every row: the ``Cache`` call)."""
         out = []
         for store, new in ((self.keys, key), (self.values, value)):
             if store[layer_idx] is None:
-                store[layer_idx] = new.new_zeros((self.rows, new.shape[1], self.capacity, new.shape[3]))
+                store[layer_idx] = new.new_zeros((self.rows, self.capacity, new.shape[1], new.shape[3]))
             tensor = store[layer_idx]
-            tensor[self._rows[:, None], :, self._write] = new.transpose(1, 2).to(tensor.dtype)
-            held = tensor if self._every_row else tensor.index_select(0, self._rows)
-            out.append(held[:, :, : self._width])
+            flat = tensor.view(-1, *tensor.shape[2:])  # [rows * capacity, heads, head_dim]
+            flat.index_copy_(0, self._write, new.transpose(1, 2).reshape(-1, *tensor.shape[2:]).to(tensor.dtype))
+            held = tensor[:, : self._width]
+            out.append((held if self._every_row else held.index_select(0, self._rows)).transpose(1, 2))
         return out[0], out[1]
 
     def get_seq_length(self, *args: Any, **kwargs: Any) -> int:
@@ -112,7 +115,7 @@ class RaggedCache:
         for store in (self.keys, self.values):
             for layer, tensor in enumerate(store):
                 if tensor is not None:
-                    grown = tensor.new_zeros((*tensor.shape[:2], capacity, tensor.shape[3]))
-                    grown[:, :, : self.capacity] = tensor
+                    grown = tensor.new_zeros((tensor.shape[0], capacity, *tensor.shape[2:]))
+                    grown[:, : self.capacity] = tensor
                     store[layer] = grown
         self.capacity = capacity

@@ -1,0 +1,114 @@
+"""A lean forward pass of a Llama or Qwen2 causal LM over a :class:`~.kv_cache.RaggedCache`,
+for the rollout engine.
+
+``transformers``' forward spends most of a small model's decode step outside its matrix
+products (mask and cache bookkeeping, module dispatch, one product per projection). This one
+computes the same function on the model's own weights in a few fused calls per layer: one
+product for the query, key and value projections, one for the gate and up projections, the
+output and down projections added to the residual in the product (``addmm``), ``rms_norm``
+in one call, rotary embeddings from the model's own rotary module. Its log-probs equal
+``transformers``' forward to float tolerance (``tests/llm/test_decoder.py``).
+
+The fused weights are copies taken when a :class:`LeanDecoder` is made: make one per
+rollout (the engine does, per :meth:`~.engine.CachedEngine.run`), after any weight update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .kv_cache import RaggedCache
+
+ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM")
+
+
+def supports(network: Any) -> bool:
+    """Whether :class:`LeanDecoder` computes ``network``'s forward: a plain (not adapter-wrapped)
+    Llama or Qwen2 causal LM with SiLU MLPs, no sliding window and no bias outside the
+    query, key and value projections."""
+    if type(network).__name__ not in ARCHITECTURES or getattr(network.config, "hidden_act", None) != "silu":
+        return False
+    for layer in network.model.layers:
+        attention, mlp = layer.self_attn, layer.mlp
+        projections = (attention.q_proj, attention.k_proj, attention.v_proj, attention.o_proj,
+                       mlp.gate_proj, mlp.up_proj, mlp.down_proj)
+        if any(type(p) is not torch.nn.Linear for p in projections):
+            return False
+        qkv_biases = {p.bias is None for p in projections[:3]}
+        if len(qkv_biases) > 1 or any(p.bias is not None for p in projections[3:]):
+            return False
+        if getattr(attention, "sliding_window", None) is not None:
+            return False
+    return True
+
+
+@dataclass
+class _Layer:
+    """One decoder layer's weights, the projections fused."""
+
+    input_norm: torch.Tensor
+    qkv: torch.Tensor  # [(heads + 2 kv heads) * head_dim, hidden]
+    qkv_bias: torch.Tensor | None
+    output_t: torch.Tensor  # o_proj.weight transposed (a view): addmm's second matrix
+    post_norm: torch.Tensor
+    gate_up: torch.Tensor  # [2 * intermediate, hidden]
+    down_t: torch.Tensor  # down_proj.weight transposed (a view)
+
+
+class LeanDecoder:
+    """``network``'s forward over a :class:`RaggedCache` (module docstring); check
+    :func:`supports` first."""
+
+    def __init__(self, network: Any) -> None:
+        config, model = network.config, network.model
+        self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
+        self.hidden = config.hidden_size
+        self.scale = self.head_dim**-0.5  # as transformers scales attention
+        self.eps = config.rms_norm_eps
+        self.embed, self.final_norm, self.lm_head = model.embed_tokens.weight, model.norm.weight, network.lm_head.weight
+        self.rotary = model.rotary_emb
+        self.layers = []
+        with torch.no_grad():
+            for layer in model.layers:
+                attention, mlp = layer.self_attn, layer.mlp
+                projections = (attention.q_proj, attention.k_proj, attention.v_proj)
+                bias = None if attention.q_proj.bias is None else torch.cat([p.bias for p in projections])
+                self.layers.append(_Layer(
+                    input_norm=layer.input_layernorm.weight, qkv=torch.cat([p.weight for p in projections]),
+                    qkv_bias=bias, output_t=attention.o_proj.weight.t(), post_norm=layer.post_attention_layernorm.weight,
+                    gate_up=torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight]), down_t=mlp.down_proj.weight.t()))
+        half = self.head_dim // 2
+        # rotate_half(x) * sin == roll(x, half) * signed_sin: the first half of sin negated
+        self.sin_sign = torch.cat([-torch.ones(half), torch.ones(self.head_dim - half)]).to(self.embed)
+
+    def __call__(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor, cache: RaggedCache,
+                 keep: torch.Tensor) -> torch.Tensor:
+        """Logits ``[kept, vocab]`` at the positions where ``keep`` ``[rows, Q]`` is True, feeding
+        ``input_ids`` ``[rows, Q]`` at ``positions`` with ``mask`` (what :meth:`RaggedCache.step`
+        returned) and writing their keys and values to ``cache``."""
+        rows, width = input_ids.shape
+        x = F.embedding(input_ids.reshape(-1), self.embed)  # [rows * Q, hidden]
+        cos, sin = self.rotary(x, positions)  # [rows, Q, head_dim]
+        cos, sin = cos[:, :, None], (sin * self.sin_sign)[:, :, None]
+        heads, kv_heads, half = self.heads, self.kv_heads, self.head_dim // 2
+        for index, layer in enumerate(self.layers):
+            h = F.rms_norm(x, (self.hidden,), layer.input_norm, self.eps)
+            qkv = F.linear(h, layer.qkv, layer.qkv_bias).view(rows, width, heads + 2 * kv_heads, self.head_dim)
+            qk = qkv[:, :, : heads + kv_heads]
+            qk = torch.addcmul(qk * cos, qk.roll(half, -1), sin)  # rotary on queries and keys at once
+            query = qk[:, :, :heads].transpose(1, 2)
+            keys, values = cache.update(qk[:, :, heads:].transpose(1, 2), qkv[:, :, heads + kv_heads:].transpose(1, 2),
+                                        index)
+            attended = F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, scale=self.scale,
+                                                      enable_gqa=kv_heads != heads)
+            x = torch.addmm(x, attended.transpose(1, 2).reshape(rows * width, -1), layer.output_t)
+            h = F.rms_norm(x, (self.hidden,), layer.post_norm, self.eps)
+            gate, up = F.linear(h, layer.gate_up).chunk(2, dim=-1)
+            x = torch.addmm(x, F.silu(gate).mul_(up), layer.down_t)
+        kept = x[keep.reshape(-1)]
+        return F.linear(F.rms_norm(kept, (self.hidden,), self.final_norm, self.eps), self.lm_head)
