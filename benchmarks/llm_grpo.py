@@ -77,7 +77,8 @@ def grpo_seed(args: argparse.Namespace, seed: int) -> tuple[list[dict], list[dic
         model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
         run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
         learning_rate=args.learning_rate, kl_coef=args.kl_coef, training_reward=reward,
-        eval_episodes=args.eval_episodes, checkpoint_every=1_000, threads=args.threads, **dict(args.set)))
+        eval_episodes=args.eval_episodes, checkpoint_every=1_000, threads=args.threads, **dict(args.set)),
+        resume=args.resume)
     scalars = tensorboard_scalars(str(run_dir))
     speed = {"env_steps": result["env_steps"], "wall_time_s": result["wall_time_s"],
              "rollout_tokens_per_s": mean_of(scalars, "llm/rollout_tokens_per_s"),
@@ -121,6 +122,8 @@ def main() -> None:
                         help="seeds trained at once, each in its own process (the SFT evaluation runs beside them)")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--runs-dir", default=None, help="where the GRPO runs go (default: <out>/runs)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue each seed's run from its checkpoint in --runs-dir up to --total-steps")
     args = parser.parse_args()
     env_id = resolve_env_id(args.env)
     name = env_id.split("/")[1]
