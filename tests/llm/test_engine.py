@@ -10,7 +10,7 @@ import torch
 from agentgym_envs.policies import TransformersAgent
 from trainers.llm import grpo
 from trainers.llm.chat import ChatFormat
-from trainers.llm.engine import CachedEngine, Sampling, make_engine, sample
+from trainers.llm.engine import SHARE_BLOCK, CachedEngine, Sampling, complete, make_engine, sample
 from trainers.llm.kv_cache import RaggedCache
 from trainers.llm.model import load
 from trainers.llm.rollout import play
@@ -90,6 +90,40 @@ def test_finished_episodes_leave_the_batch_and_waiting_ones_join(micro, monkeypa
     alone = [play(network, fmt, math_envs(1, turns=2), [kwargs], Sampling(0.0, 6), CPU, 2048)[0][0] for kwargs in resets]
     assert [t.token_ids for t in together] == [t.token_ids for t in alone]
     assert max(decode_batches) == 2  # two envs: never more than two episodes live
+
+
+def shared_prefix_prompts(fmt: ChatFormat) -> list[list[int]]:
+    """Two questions after one long system prompt, the second asked twice (as a GRPO group draws a prompt)."""
+    system = {"role": "system", "content": "You answer arithmetic questions. " * 12}
+    questions = ["What is 12 + 30?", "What is 7 * 6?", "What is 7 * 6?"]
+    return [fmt.encode(fmt.prompt([system, {"role": "user", "content": q}], None)) for q in questions]
+
+
+def test_a_shared_prefix_is_computed_once_and_replies_are_unchanged(micro, monkeypatch):
+    network, fmt = micro
+    prompts = shared_prefix_prompts(fmt)
+    common = next(i for i, (a, b) in enumerate(zip(*prompts[:2])) if a != b)
+    assert common > 3 * SHARE_BLOCK
+    alone = [complete(CachedEngine(network, CPU), [ids], Sampling(0.0, 6), set())[0] for ids in prompts]
+    passes = record_passes(monkeypatch)
+    together = complete(CachedEngine(network, CPU), prompts, Sampling(0.0, 6), set())
+    for new, old in zip(together, alone):
+        assert new.reply == old.reply and new.logprobs == pytest.approx(old.logprobs, abs=1e-5)
+    # the first prompt whole, the second past the common prefix, the third (the second again) its last token only
+    context_fed = sum(fed for _, width, fed in passes if width > 1)
+    assert context_fed == len(prompts[0]) + len(prompts[1]) - common
+    assert max(rows for rows, width, _ in passes if width == 1) == 3  # the three decode together
+
+
+def test_a_prefix_is_copied_only_to_a_row_that_holds_nothing():
+    cache = RaggedCache(1, CPU)
+    cache.add_rows(2)
+    cache.step(None, [4, 2], 4)
+    cache.update(torch.zeros(2, 1, 4, 2), torch.zeros(2, 1, 4, 2), 0)
+    with pytest.raises(ValueError, match="cannot copy 3 positions of row 1"):
+        cache.copy_prefix(1, 0, 3)
+    with pytest.raises(ValueError, match="cannot copy 2 positions of row 0"):
+        cache.copy_prefix(0, 1, 2)
 
 
 def test_sampling_draws_each_token_with_its_probability():

@@ -62,6 +62,10 @@ if GATE_ENV not in gym.registry:
 
 GATE = dict(env_id=GATE_ENV, group_size=8, tasks_per_update=8, max_new_tokens=6, micro_batch=64, update_epochs=2,
             learning_rate=1e-3, device="cpu", threads=1, checkpoint_every=1000, eval_episodes=0)
+# The gate's run: without the KL term to the start, the policy often collapses onto one word
+# whatever the prompt (every group's returns then equal: nothing left to learn from); with
+# it, seeds 0-4 all pass, the slowest crossing 0.9 after about 400 updates.
+GATE_RUN = dict(GATE, update_epochs=4, kl_coef=0.1, total_steps=32_000)
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +100,7 @@ def sampled_success(model: str, episodes: int = 64) -> float:
 def test_grpo_gate_learns_to_repeat_the_word_from_a_weak_start(weak_start, tmp_path):
     start = sampled_success(weak_start)
     assert 0.1 <= start <= 0.4
-    config = grpo.Config(model=weak_start, run_dir=str(tmp_path), total_steps=25_600, **GATE)
+    config = grpo.Config(model=weak_start, run_dir=str(tmp_path), **GATE_RUN)
     writer = grpo.runtime.writer_for(tmp_path, None)
     grpo.learn(config, False, tmp_path, writer)
     writer.close()
@@ -187,7 +191,7 @@ def test_dynamic_sampling_refills_groups_whose_returns_are_all_equal(weak_start)
     fmt, envs = ChatFormat(tokenizer), [gym.make(GATE_ENV) for _ in range(8)]
     counts = {}
     for dynamic in (False, True):
-        config = grpo.Config(**{**GATE, "group_size": 2, "tasks_per_update": 4, "dynamic_sampling": dynamic,
+        config = grpo.Config(**{**GATE, "group_size": 2, "tasks_per_update": 8, "dynamic_sampling": dynamic,
                                 "max_sampling_rounds": 20})
         torch.manual_seed(0)
         played, learning, advantages, counts[dynamic] = grpo.play_groups(
@@ -196,9 +200,9 @@ def test_dynamic_sampling_refills_groups_whose_returns_are_all_equal(weak_start)
         assert len(played) == len(learning) + 2 * counts[dynamic]["skipped_groups"]
         counts[dynamic]["learning_groups"] = len(learning) // 2
     assert counts[False]["sampling_rounds"] == 1 and counts[False]["skipped_groups"] > 0
-    assert counts[False]["learning_groups"] == 4 - counts[False]["skipped_groups"]
+    assert counts[False]["learning_groups"] == 8 - counts[False]["skipped_groups"]
     assert counts[True]["skipped_groups"] > 0 and counts[True]["sampling_rounds"] > 1
-    assert counts[True]["learning_groups"] == 4  # refilled
+    assert counts[True]["learning_groups"] == 8  # refilled
 
 
 def test_the_options_are_logged_to_tensorboard(weak_start, tmp_path):

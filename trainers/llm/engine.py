@@ -11,7 +11,10 @@ temperature)`` over the whole vocabulary (greedy at temperature 0, scored at tem
 - ``cached`` (:class:`CachedEngine`, the default): one forward pass per token for every live
   sequence; each sequence's keys and values stay in a :class:`~.kv_cache.RaggedCache` across
   its turns (a turn feeds only the tokens appended since, not the conversation again);
-  sequences that finish leave the batch and waiting ones join it (continuous batching). Llama
+  sequences that finish leave the batch and waiting ones join it (continuous batching); a
+  sequence that joins with a context beginning as another live one's (the same prompt, drawn
+  again for a GRPO group; the same system prompt and tools) copies the keys and values of that
+  prefix, in whole blocks of :data:`SHARE_BLOCK` tokens, instead of computing them again. Llama
   and Qwen2 networks run :class:`~.decoder.LeanDecoder`, the same forward in fewer calls;
   others ``transformers``' own forward.
 - ``generate`` (:class:`GenerateEngine`): ``transformers``' ``generate`` on each turn's whole
@@ -32,6 +35,8 @@ from . import decoder
 from .kv_cache import RaggedCache
 
 ENGINES = ("cached", "generate")
+SHARE_BLOCK = 16  # the cached engine shares context prefixes in whole blocks of this many tokens
+PREFILL_FILL = 0.75  # a prefill pass's real tokens fill at least this share of its padded width (but for one row)
 
 
 @dataclass(frozen=True)
@@ -84,12 +89,36 @@ class _Clock:
         return time.perf_counter() - self.start - self.outside
 
 
+def block_keys(tokens: list[int]) -> list[int]:
+    """One key per whole block of :data:`SHARE_BLOCK` tokens: the ``i``-th stands for
+    ``tokens[: SHARE_BLOCK * (i + 1)]`` (equal keys, equal prefixes but for hash collisions)."""
+    keys, key = [], 0
+    for end in range(SHARE_BLOCK, len(tokens) + 1, SHARE_BLOCK):
+        key = hash((key, *tokens[end - SHARE_BLOCK:end]))
+        keys.append(key)
+    return keys
+
+
+def common_prefix(context: list[int], source: list[int], start: int) -> int:
+    """How many first tokens of ``context`` (all but its last at most) ``source`` begins with,
+    given that ``start`` of them are probably shared (0 if they are not)."""
+    limit = min(len(context) - 1, len(source))
+    length = min(start, limit)
+    if context[:length] != source[:length]:
+        return 0
+    while length < limit and context[length] == source[length]:
+        length += 1
+    return length
+
+
 @dataclass
 class _Row:
-    """A live sequence of :class:`CachedEngine`: what it still has to feed and its reply so far."""
+    """A live sequence of :class:`CachedEngine`: what it still has to feed, its reply so far,
+    and the block keys of the context it joined with."""
 
     sequence: Sequence
     pending: list[int]
+    keys: list[int]
     reply: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     done: bool = False
@@ -98,7 +127,8 @@ class _Row:
 class CachedEngine:
     """Continuous batching over a ragged KV cache (module docstring). At most ``max_batch``
     sequences are live at once (None: all); new context tokens are fed in passes of at most
-    ``prefill_tokens`` tokens (rows x padded width), ``prefill_tokens`` per row at most.
+    ``prefill_tokens`` tokens (rows x padded width; rows of similar lengths together, the
+    padding at most a quarter of a pass), ``prefill_tokens`` per row at most.
     ``lean``: run :class:`~.decoder.LeanDecoder` where it computes the network's forward
     (:func:`~.decoder.supports`); False: always ``transformers``' forward."""
 
@@ -132,12 +162,15 @@ class CachedEngine:
                     elif not sequence.tokens:
                         raise ValueError("a sequence to decode needs at least one context token")
                     else:
-                        rows.append(_Row(sequence, list(sequence.tokens)))
+                        rows.append(_Row(sequence, list(sequence.tokens), block_keys(sequence.tokens)))
                         cache.add_rows(1)
                 if not rows:
                     break
-                for group in self._prefill_groups(rows):
-                    generated += self._pass(forward, cache, rows, group, sampling, stop_ids, clock)
+                waiting = True
+                while waiting:  # rows waiting for a prefix are fed once the rows computing it were
+                    waiting = self._share_prefixes(cache, rows)
+                    for group in self._prefill_groups(rows, waiting):
+                        generated += self._pass(forward, cache, rows, group, sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
                 feeding = [r for r, row in enumerate(rows) if len(row.pending) == 1]
                 if feeding:
@@ -146,17 +179,53 @@ class CachedEngine:
                 rows = self._drop_finished(cache, rows)
         return {"generated_tokens": float(generated), "seconds": clock.seconds}
 
-    def _prefill_groups(self, rows: list[_Row]) -> list[list[int]]:
-        """Rows with more than one token to feed, shortest first, in groups of at most
-        ``prefill_tokens`` tokens (rows x width)."""
-        waiting = sorted((r for r, row in enumerate(rows) if len(row.pending) > 1), key=lambda r: len(rows[r].pending))
+    @staticmethod
+    def _share_prefixes(cache: RaggedCache, rows: list[_Row]) -> set[int]:
+        """Rows that hold nothing yet take the keys and values of the longest prefix of their
+        context that another row holds, found by whole blocks and extended token by token (all
+        but their last token at most: that one is fed to predict the next); returns the rows
+        that wait for a prefix another new row is about to compute."""
+        holders: dict[int, int] = {}  # block key -> a row that holds that prefix, or computes it this pass
+        for r, row in enumerate(rows):
+            held = min(cache.lengths[r], len(row.sequence.tokens)) // SHARE_BLOCK
+            for key in row.keys[:held]:
+                holders.setdefault(key, r)
+        waiting, new = set(), {r for r, length in enumerate(cache.lengths) if not length}
+        for r, row in enumerate(rows):
+            if r not in new or not row.keys:
+                continue
+            blocks = 0
+            while blocks < len(row.keys) and row.keys[blocks] in holders:
+                blocks += 1
+            holder = holders[row.keys[blocks - 1]] if blocks else None
+            length = 0 if holder is None else common_prefix(row.pending, rows[holder].sequence.tokens, blocks * SHARE_BLOCK)
+            if length and holder in new and cache.lengths[holder] < length:  # it feeds the rest this pass
+                waiting.add(r)
+                continue
+            if length:
+                length = min(length, cache.lengths[holder])
+                cache.copy_prefix(holder, r, length)
+                row.pending = row.pending[length:]
+            for key in row.keys:  # the rows after this one can wait for what it feeds this pass
+                holders.setdefault(key, r)
+        return waiting
+
+    def _prefill_groups(self, rows: list[_Row], waiting: set[int]) -> list[list[int]]:
+        """Rows with more than one token to feed (but the ``waiting`` ones), shortest first, in
+        groups of at most ``prefill_tokens`` tokens (rows x width)."""
+        feeding = sorted((r for r, row in enumerate(rows) if len(row.pending) > 1 and r not in waiting),
+                         key=lambda r: len(rows[r].pending))
         groups: list[list[int]] = []
-        for r in waiting:
+        real = 0  # tokens the last group feeds, its padding not counted
+        for r in feeding:
             width = min(len(rows[r].pending), self.prefill_tokens)  # the group's widest row, as sorted
-            if groups and (len(groups[-1]) + 1) * width <= self.prefill_tokens:
+            padded = (len(groups[-1]) + 1) * width if groups else 0
+            if groups and padded <= self.prefill_tokens and real + width >= PREFILL_FILL * padded:
                 groups[-1].append(r)
+                real += width
             else:
                 groups.append([r])
+                real = width
         return groups
 
     def _pass(self, forward: Any, cache: RaggedCache, rows: list[_Row], chosen: list[int] | None, sampling: Sampling,

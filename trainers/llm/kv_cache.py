@@ -1,15 +1,18 @@
 """Keys and values of a batch of sequences of different lengths, kept across forward passes.
 
 One row per live sequence; row ``r`` holds its ``lengths[r]`` tokens at positions ``0 ..
-lengths[r] - 1`` of one tensor per layer ``[rows, capacity, heads, head_dim]`` (no padding
+lengths[r] - 1`` of one tensor per layer ``[rows, heads, capacity, head_dim]`` (no padding
 before a sequence; the space after it is free; a pass writes its tokens' keys and values
-with one ``index_copy_`` over the flattened rows and positions). A forward pass feeds some rows ``Q`` new
+with one ``index_copy_`` over the flattened rows, heads and positions, and attends over a
+view in which each head's keys are contiguous). A forward pass feeds some rows ``Q`` new
 tokens each (fewer, right-padded, for some): :meth:`RaggedCache.step` says which rows, and
 returns the position ids and the attention mask (query ``i`` of row ``r`` sees keys ``0 ..
 lengths[r] + i``) to pass to the model with the cache; the attention layers then write the
 new keys and values at their positions through :meth:`RaggedCache.update`. A padded query
 writes past the row's length: harmless, as the next tokens fed there overwrite it. Rows
-join (:meth:`add_rows`) and leave (:meth:`keep_rows`) between passes.
+join (:meth:`add_rows`) and leave (:meth:`keep_rows`) between passes; a row that joins with
+a context another row has fed can take that prefix's keys and values (:meth:`copy_prefix`)
+instead of computing them again.
 
 It takes the place of a ``transformers`` ``Cache`` (``model(..., past_key_values=cache)``)
 for attention implementations that take a 4D mask (``sdpa``, ``eager``).
@@ -36,9 +39,11 @@ class RaggedCache:
         self.values: list[torch.Tensor | None] = [None] * layers
         self.lengths: list[int] = []  # tokens held per row
         self.capacity = 0
-        self._rows: torch.Tensor | None = None  # the rows of the current pass
+        self._rows: torch.Tensor | None = None  # the rows of the current pass (on the CPU)
+        self._selected: torch.Tensor | None = None  # the same on the device, where it is not every row
         self._every_row = True  # the pass is over every row, in order
-        self._write: torch.Tensor | None = None  # [rows * Q] flat (row, position) indices the pass writes
+        self._positions: torch.Tensor | None = None  # [rows, Q] the positions the pass writes
+        self._write: torch.Tensor | None = None  # [rows * heads * Q] flat (row, head, position) indices
         self._width = 0  # key positions the pass attends over
 
     @property
@@ -65,6 +70,18 @@ class RaggedCache:
                 if tensor is not None:
                     store[layer] = tensor.index_select(0, index)
 
+    def copy_prefix(self, source: int, target: int, length: int) -> None:
+        """Give row ``target``, which holds nothing yet, the keys and values of row ``source``'s
+        first ``length`` tokens (the caller knows the two contexts begin with the same tokens)."""
+        if self.lengths[target] or not 0 < length <= self.lengths[source]:
+            raise ValueError(f"cannot copy {length} positions of row {source} (holding {self.lengths[source]}) "
+                             f"to row {target} (holding {self.lengths[target]})")
+        for store in (self.keys, self.values):
+            for tensor in store:
+                if tensor is not None:
+                    tensor[target, :, :length] = tensor[source, :, :length]
+        self.lengths[target] = length
+
     def step(self, rows: Sequence[int] | None, fed: Sequence[int], width: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Prepare a pass over ``rows`` (None: every row, in order) feeding ``fed[k]`` real tokens
         to the k-th of them, right-padded to ``width`` queries; returns ``(position_ids,
@@ -81,9 +98,10 @@ class RaggedCache:
             mask = torch.zeros(visible.shape).masked_fill(~visible, torch.finfo(torch.float32).min)
         else:
             mask = visible
-        self._rows = torch.tensor(chosen, dtype=torch.long, device=self.device)
+        self._rows = torch.tensor(chosen, dtype=torch.long)
         self._every_row = rows is None
-        self._write = (torch.tensor(chosen, dtype=torch.long)[:, None] * self.capacity + positions).view(-1).to(self.device)
+        self._selected = None if rows is None else self._rows.to(self.device)
+        self._positions, self._write = positions, None
         for r, count in zip(chosen, fed):
             self.lengths[r] += count
         return positions.to(self.device), mask.to(self.device)
@@ -93,15 +111,18 @@ class RaggedCache:
         """Write one layer's new keys and values ``[rows, heads, Q, head_dim]`` and return that
         layer's keys and values of the pass's rows over the pass's width, ``[rows, heads, width,
         head_dim]`` (views where the pass is over every row: the ``Cache`` call)."""
+        heads, head_dim = key.shape[1], key.shape[3]
+        if self._write is None or self._write.numel() != self._positions.numel() * heads:
+            rows = self._rows[:, None, None] * heads + torch.arange(heads)[None, :, None]  # [rows, heads, 1]
+            self._write = (rows * self.capacity + self._positions[:, None, :]).view(-1).to(self.device)
         out = []
         for store, new in ((self.keys, key), (self.values, value)):
             if store[layer_idx] is None:
-                store[layer_idx] = new.new_zeros((self.rows, self.capacity, new.shape[1], new.shape[3]))
+                store[layer_idx] = new.new_zeros((self.rows, heads, self.capacity, head_dim))
             tensor = store[layer_idx]
-            flat = tensor.view(-1, *tensor.shape[2:])  # [rows * capacity, heads, head_dim]
-            flat.index_copy_(0, self._write, new.transpose(1, 2).reshape(-1, *tensor.shape[2:]).to(tensor.dtype))
-            held = tensor[:, : self._width]
-            out.append((held if self._every_row else held.index_select(0, self._rows)).transpose(1, 2))
+            tensor.view(-1, head_dim).index_copy_(0, self._write, new.reshape(-1, head_dim).to(tensor.dtype))
+            held = tensor[:, :, : self._width]
+            out.append(held if self._every_row else held.index_select(0, self._selected))
         return out[0], out[1]
 
     def get_seq_length(self, *args: Any, **kwargs: Any) -> int:
@@ -115,7 +136,7 @@ class RaggedCache:
         for store in (self.keys, self.values):
             for layer, tensor in enumerate(store):
                 if tensor is not None:
-                    grown = tensor.new_zeros((tensor.shape[0], capacity, *tensor.shape[2:]))
-                    grown[:, : self.capacity] = tensor
+                    grown = tensor.new_zeros((*tensor.shape[:2], capacity, tensor.shape[3]))
+                    grown[:, :, : self.capacity] = tensor
                     store[layer] = grown
         self.capacity = capacity
