@@ -35,10 +35,14 @@ PROTOCOLS = ("http/protobuf", "grpc")
 MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
 SERVICE_NAME = "agentgym"
 EXPORT_TIMEOUT_S = 30.0  # per export, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says otherwise
+QUEUE_SIZE = 2048  # spans the batch processor holds, unless OTEL_BSP_MAX_QUEUE_SIZE says otherwise
+DRAIN_TIMEOUT_MS = 10_000  # a step waits this long at most for the queue to drain
 
 _tracer: Any = None  # the SDK tracer while tracing is on, else None
 _provider: Any = None
 _processor: Any = None  # the batch span processor that exports every span
+_drain_every = 0  # tool-call spans queued between two drains of the processor's queue (0: never drain)
+_queued = 0  # tool-call spans queued since the last drain
 _otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
 _NOOP: ContextManager[None] = contextlib.nullcontext()
 # the episode contexts of the conversations a batch policy is answering (see conversations())
@@ -64,7 +68,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     accepts no connection is a :class:`TracingWarning` and tracing stays off. Returns whether
     tracing is on. A missing package is a ``ValueError`` for an explicit endpoint, a warning
     for one from the environment."""
-    global _tracer, _provider, _processor
+    global _tracer, _provider, _processor, _drain_every, _queued
     shutdown()
     protocol = (protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
@@ -101,7 +105,11 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED), scope=InstrumentationScope("agentgym"))
     _provider = TracerProvider(resource=resource)
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
-    _processor = BatchSpanProcessor(exporter_class(endpoint=endpoint, **({} if timeout_set else {"timeout": EXPORT_TIMEOUT_S})))
+    queue_size = int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") or QUEUE_SIZE)
+    exporter = exporter_class(endpoint=endpoint, **({} if timeout_set else {"timeout": EXPORT_TIMEOUT_S}))
+    _processor = BatchSpanProcessor(exporter, max_queue_size=queue_size)
+    # the queue also holds episode, run and LLM spans: a quarter of it for tool calls between drains
+    _drain_every, _queued = max(1, queue_size // 4), 0
     _provider.add_span_processor(_processor)
     _tracer = _provider.get_tracer("agentgym")
     return True
@@ -199,7 +207,10 @@ class EpisodeTrace:
     Tool-call spans are on the env's hot path, so each is made finished: its context is current
     while the step runs (a model the env calls, such as a simulated user, nests under it), and
     at the step's end it goes to the batch processor as the SDK's ``ReadableSpan``, without the
-    live span's locking and attribute checks (the attributes are plain strings and numbers)."""
+    live span's locking and attribute checks (the attributes are plain strings and numbers).
+    After each quarter of the processor's queue (``OTEL_BSP_MAX_QUEUE_SIZE``) of them, a step
+    waits for the queue to drain: a loop that steps faster than spans are encoded and sent
+    loses none (the processor drops what finds its queue full)."""
 
     def __init__(self, attributes: dict[str, Any]) -> None:
         self.span = _tracer.start_span("episode", attributes=attributes)
@@ -234,8 +245,19 @@ class EpisodeTrace:
 
     @staticmethod
     def _export(name: str, context: Any, parent: Any, start: int, attributes: dict[str, Any], status: Any) -> None:
+        global _queued, _drain_every
         _processor.on_end(_otel.ReadableSpan(name, context, parent, _otel.resource, attributes, status=status,
                                              start_time=start, end_time=time.time_ns(), instrumentation_scope=_otel.scope))
+        _queued += 1
+        if _drain_every and _queued >= _drain_every:
+            # the batch processor drops what finds its queue full: a loop stepping faster than the
+            # collector takes spans waits here for the queue to drain instead
+            _queued = 0
+            if not _processor.force_flush(DRAIN_TIMEOUT_MS):
+                _drain_every = 0
+                warnings.warn(f"the OTLP collector took no export within {DRAIN_TIMEOUT_MS / 1000:.0f} s: steps no "
+                              "longer wait for it, and spans that find the queue full are dropped", TracingWarning,
+                              stacklevel=2)
 
     def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
         """End the episode span with the return, the outcome and the end-of-episode metrics."""

@@ -137,6 +137,24 @@ def test_a_framework_stepping_the_env_itself_gets_tool_spans_over_grpc(phoenix):
     assert episode["attributes"]["agentgym.episode.outcome_reason"] == "left unfinished"
 
 
+def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypatch):
+    import gymnasium as gym
+
+    url, _ = phoenix
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "16")  # a queue 300 quick steps would overflow many times
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8")
+    env = gym.make(CS, action_mode="text")
+    with tracing.session(f"{url}/v1/traces"), tracing.run_span("eval", {"agentgym.policy": "own loop"}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        for step in range(300):
+            if step % 10 == 0:
+                env.reset(seed=step)
+            env.step('{"name": "no_such_tool", "arguments": {}}')
+    env.close()
+    spans = spans_of(url, trace_id, 331)
+    assert sum(s["span_kind"] == "TOOL" for s in spans) == 300 and sum(s["span_kind"] == "AGENT" for s in spans) == 30
+
+
 def test_a_local_model_s_llm_calls_are_spans_under_their_episodes(phoenix, micro_model):
     from agentgym_envs.policies import ModelSpec, evaluate
 
