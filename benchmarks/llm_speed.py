@@ -8,7 +8,8 @@ fixed so that a CPU and a GPU run the same work and their figures compare:
   ``--new-tokens`` tokens (the end of turn does not stop them) at temperature 1, batched;
 - rollout: ``--batch`` Math-v0 episodes of ``--turns`` turns in text mode played together
   (``trainers.llm.rollout.play``, as ``llm-grpo`` plays them), replies of at most
-  ``--new-tokens`` tokens at temperature 1; tokens/s counts sampled tokens per second of
+  ``--new-tokens`` tokens at temperature 1, each task played by ``--group-size`` episodes (a
+  GRPO group; 1: every episode its own task); tokens/s counts sampled tokens per second of
   decoding (env steps excluded), as ``llm/rollout_tokens_per_s`` does.
 
 Generation and rollout run on both rollout engines (``trainers.llm.engine``): ``generate``
@@ -53,7 +54,7 @@ from trainers.llm.model import read_trajectories, record_expert_trajectories  # 
 from trainers.llm.rollout import play  # noqa: E402
 
 ENGINES = ("generate", "cached")
-FIELDS = ("model", "parameters", "device", "device_name", "threads", "load", "batch", "new_tokens",
+FIELDS = ("model", "parameters", "device", "device_name", "threads", "load", "batch", "new_tokens", "group_size",
           "update_tokens_per_s", "generation_tokens_per_s", "engine_generation_tokens_per_s",
           "rollout_tokens_per_s", "engine_rollout_tokens_per_s", "command")
 
@@ -117,15 +118,16 @@ def generation_speed(network, fmt: ChatFormat, records: list[dict], device: torc
 
 
 def rollout_speed(network, fmt: ChatFormat, batch: int, turns: int, device: torch.device, new_tokens: int,
-                  rounds: int) -> dict[str, float]:
+                  rounds: int, group_size: int) -> dict[str, float]:
     """Sampled tokens per second of decoding while playing ``batch`` Math-v0 episodes of
-    ``turns`` turns together, per engine (rounds interleaved; episode seeds differ per round)."""
+    ``turns`` turns together, ``group_size`` per task, per engine (rounds interleaved; tasks
+    differ per round)."""
     envs = [gym.make("AgentGym/Math-v0", action_mode="text", max_turns=turns) for _ in range(batch)]
     window = runtime.window(network, fmt.tokenizer)
     totals = {name: [0.0, 0.0] for name in ENGINES}
     network.eval()
     for round_ in range(rounds):
-        resets = [{"seed": round_ * batch + k} for k in range(batch)]
+        resets = [{"seed": round_ * batch + k // group_size} for k in range(batch)]
         for name in ENGINES if round_ % 2 else ENGINES[::-1]:
             _, speed = play(network, fmt, envs, resets, Sampling(1.0, new_tokens), device, window, engine=name)
             totals[name][0] += speed["generated_tokens"]
@@ -173,8 +175,9 @@ def write(out: Path, row: dict) -> None:
     for r in rows:
         if r["engine_generation_tokens_per_s"]:
             ratios = [float(r[f"engine_{k}"]) / float(r[k]) for k in ("generation_tokens_per_s", "rollout_tokens_per_s")]
+            groups = f" in groups of {r['group_size']}" if r["group_size"] not in ("", "1") else ""
             lines.append(f"- {r['model']} ({r['parameters']} parameters), {r['device_name']}, batch {r['batch']}, "
-                         f"load {r['load']}: generation x{ratios[0]:.1f}, rollout x{ratios[1]:.1f}")
+                         f"load {r['load']}: generation x{ratios[0]:.1f}, rollout{groups} x{ratios[1]:.1f}")
     (out / "llm_speed.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -186,6 +189,7 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--steps", type=int, default=5, help="timed update steps and generation rounds")
     parser.add_argument("--turns", type=int, default=4, help="turns per rollout episode")
+    parser.add_argument("--group-size", type=int, default=1, help="rollout episodes per task (a GRPO group)")
     parser.add_argument("--rollout-rounds", type=int, default=2, help="timed rollout rounds per engine")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     parser.add_argument("--out", default="benchmarks/results")
@@ -200,10 +204,11 @@ def main() -> None:
     records = records[: args.batch]
     load = os.getloadavg()[0]
     generation = generation_speed(network, fmt, records, device, args.new_tokens, args.steps)
-    rollout = rollout_speed(network, fmt, args.batch, args.turns, device, args.new_tokens, args.rollout_rounds)
+    rollout = rollout_speed(network, fmt, args.batch, args.turns, device, args.new_tokens, args.rollout_rounds,
+                            args.group_size)
     row = {"model": Path(args.model).name, "parameters": sum(p.numel() for p in network.parameters()),
            "device": device.type, "device_name": device_name(device), "threads": torch.get_num_threads(),
-           "load": f"{load:.1f}", "batch": args.batch, "new_tokens": args.new_tokens,
+           "load": f"{load:.1f}", "batch": args.batch, "new_tokens": args.new_tokens, "group_size": args.group_size,
            "update_tokens_per_s": round(update_speed(network, fmt, records, device, args.steps)),
            "generation_tokens_per_s": round(generation["generate"]),
            "engine_generation_tokens_per_s": round(generation["cached"]),
