@@ -27,6 +27,7 @@ import random
 import socket
 import time
 import warnings
+import weakref
 from types import SimpleNamespace
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
@@ -43,6 +44,7 @@ _provider: Any = None
 _processor: Any = None  # the batch span processor that exports every span
 _drain_every = 0  # tool-call spans queued between two drains of the processor's queue (0: never drain)
 _queued = 0  # tool-call spans queued since the last drain
+_open_episodes: weakref.WeakSet[EpisodeTrace] = weakref.WeakSet()  # ended as unfinished when tracing shuts down
 _otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
 _NOOP: ContextManager[None] = contextlib.nullcontext()
 # the episode contexts of the conversations a batch policy is answering (see conversations())
@@ -103,7 +105,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
                           OK=trace.Status(trace.StatusCode.UNSET), SpanContext=trace.SpanContext,
                           NonRecordingSpan=trace.NonRecordingSpan, ReadableSpan=ReadableSpan, resource=resource,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED), scope=InstrumentationScope("agentgym"))
-    _provider = TracerProvider(resource=resource)
+    _provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
     queue_size = int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") or QUEUE_SIZE)
     exporter = exporter_class(endpoint=endpoint, **({} if timeout_set else {"timeout": EXPORT_TIMEOUT_S}))
@@ -116,8 +118,11 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
 
 
 def shutdown() -> None:
-    """Export the spans still queued and turn tracing off."""
+    """End the episodes still open (as left unfinished), export the spans still queued and
+    turn tracing off; at the process's exit too."""
     global _tracer, _provider, _processor
+    for episode in list(_open_episodes):
+        episode.abandon()
     provider, _provider, _tracer, _processor = _provider, None, None, None
     if provider is not None:
         provider.shutdown()
@@ -217,6 +222,7 @@ class EpisodeTrace:
         self.context = _otel.in_context(self.span)
         self.total = 0.0
         self.open = True
+        _open_episodes.add(self)
 
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
         """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
@@ -275,6 +281,7 @@ class EpisodeTrace:
         self.span.set_attributes(attributes)
         self.span.end()
         self.open = False
+        _open_episodes.discard(self)
 
     def abandon(self) -> None:
         """End the span of an episode left before its end (a new reset, the env closed)."""
@@ -283,6 +290,7 @@ class EpisodeTrace:
                                       "agentgym.episode.outcome_reason": "left unfinished"})
             self.span.end()
             self.open = False
+            _open_episodes.discard(self)
 
 
 def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any,

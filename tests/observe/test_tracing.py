@@ -155,6 +155,27 @@ def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypat
     assert sum(s["span_kind"] == "TOOL" for s in spans) == 300 and sum(s["span_kind"] == "AGENT" for s in spans) == 30
 
 
+def test_an_episode_open_when_the_process_exits_is_exported_as_unfinished(phoenix):
+    url, _ = phoenix
+    script = f"""
+import gymnasium as gym
+import agentgym_envs
+from agentgym_envs.observe import tracing
+tracing.configure("{url}/v1/traces")
+env = gym.make("{CS}", action_mode="text")
+with tracing.run_span("eval", {{}}) as span:
+    print(tracing.span_ids(span)[0])
+    env.reset(seed=5)
+    env.step('{{"name": "no_such_tool", "arguments": {{}}}}')
+"""  # exits mid-episode: no env.close(), no shutdown() of its own
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    spans = spans_of(url, done.stdout.split()[-1], 3)
+    (episode,) = [s for s in spans if s["span_kind"] == "AGENT"]
+    (tool,) = [s for s in spans if s["span_kind"] == "TOOL"]
+    assert episode["attributes"]["agentgym.episode.outcome_reason"] == "left unfinished"
+    assert tool["parent_id"] == episode["context"]["span_id"]
+
+
 def test_a_local_model_s_llm_calls_are_spans_under_their_episodes(phoenix, micro_model):
     from agentgym_envs.policies import ModelSpec, evaluate
 
