@@ -21,6 +21,7 @@ import json
 import math
 import os
 import secrets
+import socket
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ MIGRATIONS: list[Sequence[str]] = [
             kind TEXT NOT NULL,             -- 'eval' | 'train' | ...
             name TEXT NOT NULL,             -- e.g. CustomerSupport-v0__expert__test__seed0
             env_id TEXT,
-            status TEXT NOT NULL,           -- 'running' | 'finished' | 'failed'
+            status TEXT NOT NULL,           -- 'running' | 'finished' | 'failed' (read back: also 'interrupted')
             config TEXT NOT NULL,           -- JSON
             version_id TEXT REFERENCES versions(id),
             summary TEXT,                   -- JSON: the run's figures
@@ -77,6 +78,10 @@ MIGRATIONS: list[Sequence[str]] = [
             reward REAL NOT NULL,
             PRIMARY KEY (episode_id, step))""",
     ),
+    (  # the process writing a run, so that a reader tells a run that died from one still going
+        "ALTER TABLE runs ADD COLUMN pid INTEGER",
+        "ALTER TABLE runs ADD COLUMN host TEXT",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -89,6 +94,19 @@ def default_store_path(run_root: str | os.PathLike | None = None) -> Path:
 def new_run_id(kind: str) -> str:
     """``<kind>-<UTC date and time>-<6 hex>``: sortable by start, unique across processes."""
     return f"{kind}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` of this host still runs (None, unknown: taken as running)."""
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
 
 
 def _json(value: Any) -> str:
@@ -183,12 +201,13 @@ class RunStore:
 
     def start_run(self, kind: str, name: str, config: Mapping[str, Any], env_id: str | None = None,
                   version_id: str | None = None, run_id: str | None = None) -> str:
-        """Record a run as running; returns its id (``run_id``, or a new one)."""
+        """Record a run as running in this process; returns its id (``run_id``, or a new one)."""
         run_id = run_id or new_run_id(kind)
         with self._write() as db:
-            db.execute("INSERT INTO runs (id, kind, name, env_id, status, config, version_id, started_at) "
-                       "VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
-                       (run_id, kind, name, env_id, _json(config), version_id, time.time()))
+            db.execute("INSERT INTO runs (id, kind, name, env_id, status, config, version_id, started_at, pid, host) "
+                       "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+                       (run_id, kind, name, env_id, _json(config), version_id, time.time(), os.getpid(),
+                        socket.gethostname()))
         return run_id
 
     def set_trace(self, run_id: str, trace_id: str | None, span_id: str | None) -> None:
@@ -242,6 +261,8 @@ class RunStore:
 
     def _run(self, row: sqlite3.Row) -> dict[str, Any]:
         run = dict(row)
+        if run["status"] == "running" and run["host"] == socket.gethostname() and not _alive(run["pid"]):
+            run["status"] = "interrupted"  # its process ended without recording the run's end (killed)
         run["config"] = json.loads(run["config"])
         run["summary"] = json.loads(run["summary"]) if run["summary"] else {}
         if run["version_id"]:

@@ -86,8 +86,9 @@ def test_a_writer_killed_mid_run_leaves_the_store_consistent(tmp_path):
         episodes = store.episodes(run_id)
         assert len(episodes) >= 50
         assert all(e["rewards"] == [0.5] * 5 for e in episodes)  # each episode whole, with all its steps
-        assert store.run(run_id)["status"] == "running"
+        assert store.run(run_id)["status"] == "interrupted"  # its process is gone, its end never recorded
         store.add_episode(run_id, _row(1))  # and it takes new writes
+        assert store.run(store.start_run("eval", "alive", {}))["status"] == "running"  # this process's run
 
 
 def test_a_new_store_has_the_schema_version_and_a_newer_one_is_refused(tmp_path):
