@@ -1,5 +1,5 @@
 """Shared fixtures: environments made the way users make them; the micro chat model and a
-real OpenAI-compatible server serving it."""
+real OpenAI-compatible server serving it; a real OTLP receiver (Arize Phoenix)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import gymnasium as gym
 import pytest
@@ -158,3 +158,57 @@ def run_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("AGENTGYM_RUN_STORE", None)
     else:
         os.environ["AGENTGYM_RUN_STORE"] = previous
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def phoenix_executable() -> str | None:
+    """``phoenix`` of the Phoenix environment ``make test`` builds (its dependencies kept apart
+    from the project's), or PHOENIX_BIN, or one on PATH."""
+    for candidate in (os.environ.get("PHOENIX_BIN"), ROOT / ".venv-phoenix" / "bin" / "phoenix", shutil.which("phoenix")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    return None
+
+
+class Phoenix(NamedTuple):
+    """A running Phoenix: its base URL (OTLP/HTTP at ``/v1/traces``) and OTLP/gRPC port."""
+
+    url: str
+    grpc_port: int
+
+    def spans(self, trace_id: str, count: int) -> list[dict]:
+        """The spans of ``trace_id`` Phoenix stored, once it holds at least ``count`` of them
+        and two reads a second apart agree (Phoenix inserts what it receives in batches)."""
+        deadline = time.monotonic() + 60
+        previous: list[dict] = []
+        while True:
+            spans, cursor = [], None
+            while True:
+                query = f"{self.url}/v1/projects/default/spans?limit=1000" + (f"&cursor={cursor}" if cursor else "")
+                with urllib.request.urlopen(query, timeout=10) as response:
+                    page = json.load(response)
+                spans += [span for span in page["data"] if span["context"]["trace_id"] == trace_id]
+                cursor = page.get("next_cursor")
+                if not cursor:
+                    break
+            if (len(spans) >= count and len(spans) == len(previous)) or time.monotonic() > deadline:
+                return spans
+            previous = spans
+            time.sleep(1.0)
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory) -> Iterator[Phoenix]:
+    """``phoenix serve`` on 127.0.0.1 with a fresh working directory. Stopped with its whole
+    process group."""
+    executable = phoenix_executable()
+    if executable is None:
+        pytest.skip("Arize Phoenix is not installed (make test builds .venv-phoenix)")
+    port, grpc_port = _free_port(), _free_port()
+    env = {**os.environ, "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port), "PHOENIX_HOST": "127.0.0.1",
+           "PHOENIX_WORKING_DIR": str(tmp_path_factory.mktemp("phoenix")), "PHOENIX_TELEMETRY_ENABLED": "false"}
+    url = f"http://127.0.0.1:{port}"
+    with process_server([executable, "serve"], env, f"{url}/healthz", "phoenix serve", start_timeout_s=300):
+        yield Phoenix(url, grpc_port)

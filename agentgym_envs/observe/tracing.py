@@ -41,6 +41,7 @@ DRAIN_TIMEOUT_MS = 10_000  # a step waits this long at most for the queue to dra
 
 _tracer: Any = None  # the SDK tracer while tracing is on, else None
 _provider: Any = None
+_collector: tuple[str, str] | None = None  # (endpoint, protocol) while tracing is on
 _processor: Any = None  # the batch span processor that exports every span
 _drain_every = 0  # tool-call spans queued between two drains of the processor's queue (0: never drain)
 _queued = 0  # tool-call spans queued since the last drain
@@ -70,7 +71,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     accepts no connection is a :class:`TracingWarning` and tracing stays off. Returns whether
     tracing is on. A missing package is a ``ValueError`` for an explicit endpoint, a warning
     for one from the environment."""
-    global _tracer, _provider, _processor, _drain_every, _queued
+    global _tracer, _provider, _processor, _drain_every, _queued, _collector
     shutdown()
     protocol = (protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
@@ -113,17 +114,17 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     # the queue also holds episode, run and LLM spans: a quarter of it for tool calls between drains
     _drain_every, _queued = max(1, queue_size // 4), 0
     _provider.add_span_processor(_processor)
-    _tracer = _provider.get_tracer("agentgym")
+    _tracer, _collector = _provider.get_tracer("agentgym"), (endpoint, protocol)
     return True
 
 
 def shutdown() -> None:
     """End the episodes still open (as left unfinished), export the spans still queued and
     turn tracing off; at the process's exit too."""
-    global _tracer, _provider, _processor
+    global _tracer, _provider, _processor, _collector
     for episode in list(_open_episodes):
         episode.abandon()
-    provider, _provider, _tracer, _processor = _provider, None, None, None
+    provider, _provider, _tracer, _processor, _collector = _provider, None, None, None, None
     if provider is not None:
         provider.shutdown()
 
@@ -139,6 +140,37 @@ def session(endpoint: str | None = None, protocol: str | None = None) -> Iterato
         yield configure(endpoint, protocol)
     finally:
         shutdown()
+
+
+def propagation() -> dict[str, Any] | None:
+    """What another process (a Ray worker) needs to trace its work as children of the span
+    current here: the collector and the W3C trace context (None while off). Picklable."""
+    if _tracer is None:
+        return None
+    from opentelemetry import propagate
+
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    endpoint, protocol = _collector
+    return {"endpoint": endpoint, "protocol": protocol, "carrier": carrier}
+
+
+@contextlib.contextmanager
+def continued(propagated: Mapping[str, Any] | None) -> Iterator[bool]:
+    """In another process, trace a ``with`` block to the collector :func:`propagation` named,
+    its spans children of the span current there (yields whether tracing is on; None: off);
+    the spans are exported when the block ends."""
+    if propagated is None:
+        yield False
+        return
+    with session(propagated["endpoint"], propagated["protocol"]) as on:
+        if not on:
+            yield False
+            return
+        from opentelemetry import propagate
+
+        with _attached(propagate.extract(propagated["carrier"])):
+            yield True
 
 
 def endpoint_url(endpoint: str, protocol: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.observe import tracing
 from agentgym_envs.policies import Agent, run_episode
 
 from .runtime import init_ray, ray
@@ -77,7 +78,8 @@ def fan_out(
     with each shard's records as the shard finishes (to write them as they come, for resume).
     A shard whose worker dies is run again, up to ``max_retries`` times in all, with a logged
     warning. Without a Ray connection (:func:`~agentgym_envs.scale.init_ray`), a local Ray is
-    started. Returns the records in the order of ``keys``.
+    started. While tracing is on, each worker traces its episodes to the same collector, under
+    the span current here (the run's). Returns the records in the order of ``keys``.
     """
     if num_workers is not None and num_workers < 1:
         raise ValueError(f"num_workers must be at least 1, got {num_workers}")
@@ -89,14 +91,14 @@ def fan_out(
     shard_size = shard_size or math.ceil(len(keys) / num_workers)
     shards = [keys[start : start + shard_size] for start in range(0, len(keys), shard_size)]
     task = ray.remote(_run_shard).options(**{"num_cpus": 1, **(worker_options or {}), "max_retries": 0})
-    shard_ref = ray.put(shard_fn)
+    shard_ref, trace = ray.put(shard_fn), tracing.propagation()
     results: dict[int, list[Record]] = {}
     running: dict[Any, int] = {}
     queue, retries = list(range(len(shards))), 0
     while queue or running:
         while queue and len(running) < num_workers:
             index = queue.pop(0)
-            running[task.remote(shard_ref, shards[index])] = index
+            running[task.remote(shard_ref, shards[index], trace)] = index
         [done], _ = ray.wait(list(running), num_returns=1)
         index = running.pop(done)
         try:
@@ -118,5 +120,6 @@ def fan_out(
     return [record for index in range(len(shards)) for record in results[index]]
 
 
-def _run_shard(shard_fn: ShardFn, keys: list[Any]) -> list[Record]:
-    return shard_fn(keys)
+def _run_shard(shard_fn: ShardFn, keys: list[Any], trace: dict[str, Any] | None) -> list[Record]:
+    with tracing.continued(trace):
+        return shard_fn(keys)

@@ -3,14 +3,9 @@ unreachable collector as a warning, and no opentelemetry import while tracing is
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
-import time
-import urllib.request
-import warnings
 from pathlib import Path
 
 import pytest
@@ -22,63 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CS = "AgentGym/CustomerSupport-v0"
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def phoenix_executable() -> str | None:
-    """``phoenix`` of the Phoenix environment ``make test`` builds (its dependencies kept apart
-    from the project's), or PHOENIX_BIN, or one on PATH."""
-    for candidate in (os.environ.get("PHOENIX_BIN"), ROOT / ".venv-phoenix" / "bin" / "phoenix", shutil.which("phoenix")):
-        if candidate and Path(candidate).is_file():
-            return str(candidate)
-    return None
-
-
-@pytest.fixture(scope="module")
-def phoenix(tmp_path_factory, server_process):
-    """``phoenix serve`` on 127.0.0.1 with a fresh working directory; its base URL and gRPC
-    port. Stopped with its whole process group."""
-    executable = phoenix_executable()
-    if executable is None:
-        pytest.skip("Arize Phoenix is not installed (make test builds .venv-phoenix)")
-    port, grpc_port = _free_port(), _free_port()
-    env = {**os.environ, "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port), "PHOENIX_HOST": "127.0.0.1",
-           "PHOENIX_WORKING_DIR": str(tmp_path_factory.mktemp("phoenix")), "PHOENIX_TELEMETRY_ENABLED": "false"}
-    url = f"http://127.0.0.1:{port}"
-    with server_process([executable, "serve"], env, f"{url}/healthz", "phoenix serve", start_timeout_s=300):
-        yield url, grpc_port
-
-
 @pytest.fixture(autouse=True)
 def patient_exporter(monkeypatch):
     """A loaded machine may keep Phoenix from answering an export within the default timeout."""
     monkeypatch.setattr(tracing, "EXPORT_TIMEOUT_S", 120.0)
-
-
-def spans_of(url: str, trace_id: str, count: int) -> list[dict]:
-    """The spans of ``trace_id`` that Phoenix stored, once it holds at least ``count`` of them
-    and two reads a second apart agree (Phoenix inserts what it receives in batches)."""
-    deadline = time.monotonic() + 60
-    previous: list[dict] = []
-    while True:
-        spans, cursor = [], None
-        while True:
-            query = f"{url}/v1/projects/default/spans?limit=1000" + (f"&cursor={cursor}" if cursor else "")
-            with urllib.request.urlopen(query, timeout=10) as response:
-                page = json.load(response)
-            spans += [span for span in page["data"] if span["context"]["trace_id"] == trace_id]
-            cursor = page.get("next_cursor")
-            if not cursor:
-                break
-        if (len(spans) >= count and len(spans) == len(previous)) or time.monotonic() > deadline:
-            return spans
-        previous = spans
-        time.sleep(1.0)
 
 
 def test_an_evaluation_traced_to_phoenix_has_run_episode_and_tool_spans(phoenix, tmp_path, capsys):
@@ -92,7 +34,7 @@ def test_an_evaluation_traced_to_phoenix_has_run_episode_and_tool_spans(phoenix,
         run = store.runs()[0]
         episodes = store.episodes(run["id"])
     turns = sum(len(e["rewards"]) for e in episodes)
-    spans = spans_of(url, run["trace_id"], 1 + len(episodes) + turns)
+    spans = phoenix.spans(run["trace_id"], 1 + len(episodes) + turns)
     by_kind = {kind: [s for s in spans if s["span_kind"] == kind] for kind in ("CHAIN", "AGENT", "TOOL")}
     (run_span,) = by_kind["CHAIN"]
     assert run_span["context"]["span_id"] == run["span_id"] and run_span["attributes"]["agentgym.run.id"] == run["id"]
@@ -129,7 +71,7 @@ def test_a_framework_stepping_the_env_itself_gets_tool_spans_over_grpc(phoenix):
         env.close()  # ends the unfinished episode
     finally:
         tracing.shutdown()
-    spans = spans_of(url, trace_id, 3)
+    spans = phoenix.spans(trace_id, 3)
     (tool,) = [s for s in spans if s["span_kind"] == "TOOL"]
     (episode,) = [s for s in spans if s["span_kind"] == "AGENT"]
     assert tool["parent_id"] == episode["context"]["span_id"]
@@ -151,7 +93,7 @@ def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypat
                 env.reset(seed=step)
             env.step('{"name": "no_such_tool", "arguments": {}}')
     env.close()
-    spans = spans_of(url, trace_id, 331)
+    spans = phoenix.spans(trace_id, 331)
     assert sum(s["span_kind"] == "TOOL" for s in spans) == 300 and sum(s["span_kind"] == "AGENT" for s in spans) == 30
 
 
@@ -169,7 +111,7 @@ with tracing.run_span("eval", {{}}) as span:
     env.step('{{"name": "no_such_tool", "arguments": {{}}}}')
 """  # exits mid-episode: no env.close(), no shutdown() of its own
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    spans = spans_of(url, done.stdout.split()[-1], 3)
+    spans = phoenix.spans(done.stdout.split()[-1], 3)
     (episode,) = [s for s in spans if s["span_kind"] == "AGENT"]
     (tool,) = [s for s in spans if s["span_kind"] == "TOOL"]
     assert episode["attributes"]["agentgym.episode.outcome_reason"] == "left unfinished"
@@ -188,7 +130,7 @@ def test_a_local_model_s_llm_calls_are_spans_under_their_episodes(phoenix, micro
                      action_mode="text", max_turns=2)
     finally:
         tracing.shutdown()
-    spans = spans_of(url, trace_id, 4)
+    spans = phoenix.spans(trace_id, 4)
     episodes = {s["context"]["span_id"] for s in spans if s["span_kind"] == "AGENT"}
     llm = [s for s in spans if s["span_kind"] == "LLM"]
     assert len(episodes) == 2 and llm
@@ -198,10 +140,10 @@ def test_a_local_model_s_llm_calls_are_spans_under_their_episodes(phoenix, micro
         assert s["attributes"]["gen_ai.usage.input_tokens"] > 0 and s["attributes"]["gen_ai.usage.output_tokens"] > 0
 
 
-def test_an_unreachable_collector_is_a_warning_and_the_run_goes_on(tmp_path, capsys):
+def test_an_unreachable_collector_is_a_warning_and_the_run_goes_on(tmp_path, capsys, free_port):
     from agentgym_envs.cli import main
 
-    port = _free_port()
+    port = free_port
     with pytest.warns(tracing.TracingWarning, match="no OTLP collector answers"):
         code = main(["eval", "customer_support", "--policy", "expert", "--episodes", "1", "--store", str(tmp_path / "s.db"),
                      "--otlp-endpoint", f"http://127.0.0.1:{port}/v1/traces"])
@@ -239,7 +181,7 @@ def test_an_endpoint_agent_s_chat_calls_are_spans_under_their_episodes(phoenix, 
                      episodes=2, concurrency=2, action_mode="text", max_turns=1)
     finally:
         tracing.shutdown()
-    spans = spans_of(url, trace_id, 5)
+    spans = phoenix.spans(trace_id, 5)
     episodes = {s["context"]["span_id"] for s in spans if s["span_kind"] == "AGENT"}
     llm = [s for s in spans if s["span_kind"] == "LLM"]
     assert len(episodes) == 2 and len(llm) == 2 and {s["parent_id"] for s in llm} == episodes

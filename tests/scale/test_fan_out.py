@@ -53,3 +53,18 @@ def test_a_shard_whose_worker_dies_runs_again(tmp_path, caplog):
 def test_bad_worker_count_is_a_clear_error():
     with pytest.raises(ValueError, match="num_workers"):
         fan_out(SeededEpisodes(CS, POLICIES["expert"]), [0], num_workers=0)
+
+
+def test_episodes_played_on_workers_are_traced_under_the_run(phoenix):
+    from agentgym_envs.observe import tracing
+
+    episodes = SeededEpisodes(CS, POLICIES["expert"], split="test")
+    with tracing.session(f"{phoenix.url}/v1/traces"), tracing.run_span("eval", {}) as run:
+        trace_id, run_span_id = tracing.span_ids(run)
+        records = fan_out(episodes, [1, 2, 3, 4], num_workers=2, shard_size=2)
+    steps = int(sum(record["metrics"]["turns"] for record in records))
+    spans = phoenix.spans(trace_id, 1 + 4 + steps)
+    agent_spans = [span for span in spans if span["span_kind"] == "AGENT"]
+    assert sorted(span["attributes"]["agentgym.seed"] for span in agent_spans) == [1, 2, 3, 4]
+    assert {span["parent_id"] for span in agent_spans} == {run_span_id}  # the driver's run span, across processes
+    assert sum(span["span_kind"] == "TOOL" for span in spans) == steps
