@@ -312,6 +312,24 @@ def make_vector_env(factories: list[Callable[[], gym.Env]], vectorization: str =
     return gym.wrappers.vector.RecordEpisodeStatistics(envs)
 
 
+def summary_writer(run_dir: Path, purge_step: int | None = None) -> Any:
+    """A TensorBoard ``SummaryWriter`` in ``run_dir``; with ``purge_step`` (a resumed run),
+    events that earlier writers logged from that step on are dropped.
+
+    TensorBoard reads a directory's event files in name order, and a file's name is the second
+    it was made in, then the host, the process and a per-process counter that is not
+    zero-padded: a file made in the same second as an earlier one may sort before it (counter
+    10 before 9), and its events would read as older. So a writer made in a directory that
+    already holds event files starts in a later second than theirs (waiting a second at most)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    made = [int(stamp) for path in Path(run_dir).glob("events.out.tfevents.*")
+            if (stamp := path.name.split(".")[3]).isdigit()]
+    if made and (wait := max(made) + 1 - time.time()) > 0:
+        time.sleep(min(wait, 1.0))  # a file from a clock ahead of this one does not hold the run up
+    return SummaryWriter(str(run_dir), purge_step=purge_step)
+
+
 # ------------------------------------------------------------------ the run
 @dataclass
 class Run:
@@ -365,11 +383,9 @@ class Run:
     def writer(self):
         """The run's TensorBoard ``SummaryWriter``; a resumed run drops events after its checkpoint."""
         if self._writer is None:
-            from torch.utils.tensorboard import SummaryWriter
-
             state = self.resume_state()
             step = int(state.get("global_step", 0)) if state else 0
-            self._writer = SummaryWriter(str(self.run_dir), purge_step=step or None)
+            self._writer = summary_writer(self.run_dir, step or None)
         return self._writer
 
     def progress_bar(self, total: int, initial: int = 0, unit: str = "step") -> tqdm:

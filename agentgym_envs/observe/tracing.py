@@ -155,22 +155,28 @@ def propagation() -> dict[str, Any] | None:
     return {"endpoint": endpoint, "protocol": protocol, "carrier": carrier}
 
 
+def continue_from(propagated: Mapping[str, Any] | None) -> Any:
+    """In another process, turn tracing on for the collector :func:`propagation` named and
+    return the context to make spans in (:func:`within`) as children of the span current
+    there; None, and tracing left as it is, when ``propagated`` is None or nothing answers."""
+    if propagated is None or not configure(propagated["endpoint"], propagated["protocol"]):
+        return None
+    from opentelemetry import propagate
+
+    return propagate.extract(propagated["carrier"])
+
+
 @contextlib.contextmanager
 def continued(propagated: Mapping[str, Any] | None) -> Iterator[bool]:
-    """In another process, trace a ``with`` block to the collector :func:`propagation` named,
-    its spans children of the span current there (yields whether tracing is on; None: off);
-    the spans are exported when the block ends."""
-    if propagated is None:
-        yield False
-        return
-    with session(propagated["endpoint"], propagated["protocol"]) as on:
-        if not on:
-            yield False
-            return
-        from opentelemetry import propagate
-
-        with _attached(propagate.extract(propagated["carrier"])):
-            yield True
+    """:func:`continue_from` for a ``with`` block, made current in it (yields whether tracing
+    is on); the block's spans are exported when it ends."""
+    parent = continue_from(propagated)
+    try:
+        with within(parent):
+            yield parent is not None
+    finally:
+        if parent is not None:
+            shutdown()
 
 
 def endpoint_url(endpoint: str, protocol: str) -> str:

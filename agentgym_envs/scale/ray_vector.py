@@ -28,6 +28,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
+from agentgym_envs.observe import tracing
+
 from .runtime import init_ray, ray
 
 logger = logging.getLogger(__name__)
@@ -49,11 +51,16 @@ class EnvShard:
     Per sub-environment, ``step`` returns ``(obs, reward, terminated, truncated, infos, rng)``:
     ``infos`` the info dicts to merge into the vector info in order (in same-step autoreset, the
     final observation and info, then the reset's info) and ``rng`` the generator before a reset
-    this step made, else ``None``.
+    this step made, else ``None``. With ``trace`` (:func:`~agentgym_envs.observe.tracing.propagation`
+    of the driver) the envs' episode and tool-call spans go to the driver's collector, under the
+    span current there when the vector env was made (the run's).
     """
 
-    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode) -> None:
-        self.envs = [env_fn() for env_fn in env_fns]
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], autoreset_mode: AutoresetMode,
+                 trace: dict[str, Any] | None = None) -> None:
+        self.trace_parent = tracing.continue_from(trace)
+        with tracing.within(self.trace_parent):
+            self.envs = [env_fn() for env_fn in env_fns]
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.needs_reset = [False] * len(self.envs)  # the episode ended at the last step
 
@@ -72,9 +79,14 @@ class EnvShard:
 
     def reset(self, requests: Sequence[tuple[int, int | None]], options: dict[str, Any] | None) -> list[tuple]:
         """Reset the envs ``(index, seed)`` in ``requests`` with ``options``."""
-        return [self._reset(index, seed, options) for index, seed in requests]
+        with tracing.within(self.trace_parent):
+            return [self._reset(index, seed, options) for index, seed in requests]
 
     def step(self, actions: Sequence[Any]) -> list[tuple]:
+        with tracing.within(self.trace_parent):
+            return self._step(actions)
+
+    def _step(self, actions: Sequence[Any]) -> list[tuple]:
         results = []
         for index, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
             if self.autoreset_mode == AutoresetMode.NEXT_STEP and self.needs_reset[index]:
@@ -96,6 +108,10 @@ class EnvShard:
 
     def restore(self, journals: Sequence[EpisodeJournal | None]) -> None:
         """Re-run each env's episode in progress from its journal (``None``: never reset)."""
+        with tracing.within(self.trace_parent):
+            self._replay(journals)
+
+    def _replay(self, journals: Sequence[EpisodeJournal | None]) -> None:
         for index, journal in enumerate(journals):
             if journal is None:
                 continue
@@ -117,8 +133,11 @@ class EnvShard:
         return results
 
     def close(self) -> None:
-        for env in self.envs:
-            env.close()
+        with tracing.within(self.trace_parent):
+            for env in self.envs:
+                env.close()
+        if self.trace_parent is not None:
+            tracing.shutdown()
 
 
 class RayVectorEnv(VectorEnv):
@@ -158,6 +177,7 @@ class RayVectorEnv(VectorEnv):
         self.max_restarts = max_restarts
         self.restarts = 0
         self._actor_class = ray.remote(EnvShard)
+        self._trace = tracing.propagation()
         self._workers = [self._spawn(w) for w in range(self.num_workers)]
         self._journals: list[EpisodeJournal | None] = [None] * self.num_envs
         self._set_spaces(self._call_workers("spaces", {w: () for w in range(self.num_workers)}))
@@ -182,7 +202,7 @@ class RayVectorEnv(VectorEnv):
 
     def _spawn(self, worker: int):
         env_fns = [self.env_fns[i] for i in self.blocks[worker]]
-        return self._actor_class.options(**self.worker_options).remote(env_fns, self.autoreset_mode)
+        return self._actor_class.options(**self.worker_options).remote(env_fns, self.autoreset_mode, self._trace)
 
     def _call_workers(self, method: str, args_by_worker: dict[int, tuple]) -> dict[int, Any]:
         """Call ``method`` on the given workers at once and wait for all; a worker that died

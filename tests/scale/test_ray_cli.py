@@ -46,3 +46,19 @@ def test_eval_on_ray_gives_the_records_of_a_local_run_of_the_same_seeds():
     args = build_parser().parse_args(["eval", "customer_support", "--episodes", "5", "--seed", "7", "--num-workers", "2"])
     local = summarize(SeededEpisodes(CS, POLICIES["random"], "test", {"action_mode": "structured"})(range(7, 12)), trials=1)
     assert _eval_on_ray(args, CS, "random", {"action_mode": "structured"}) == local
+
+
+def test_training_on_ray_workers_traces_their_episodes_under_the_run(tmp_path, phoenix):
+    from agentgym_envs.observe.store import RunStore
+
+    assert main(["train", "customer_support", "--total-steps", "32", "--device", "cpu", "--run-dir", str(tmp_path),
+                 "--num-workers", "2", "--store", str(tmp_path / "s.db"), "--otlp-endpoint", f"{phoenix.url}/v1/traces",
+                 *TINY]) == 0
+    with RunStore(tmp_path / "s.db") as store:
+        (run,) = store.runs()
+        evaluation_steps = sum(len(e["rewards"]) for e in store.episodes(run["id"]))  # the final evaluation's, here
+    spans = phoenix.spans(run["trace_id"], 1 + 32 + evaluation_steps)
+    workers = {s["context"]["span_id"] for s in spans if s["span_kind"] == "AGENT" and s["parent_id"] == run["span_id"]}
+    tools = [s for s in spans if s["span_kind"] == "TOOL"]
+    assert len(tools) == 32 + evaluation_steps
+    assert sum(s["parent_id"] in workers for s in tools) == 32  # the training steps, in the workers' episodes

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -15,7 +16,8 @@ import pytest
 
 from agentgym_envs.cli import main
 from agentgym_envs.core import Arg, GeneratedTasks, Outcome, Scenario, Tool, ToolCall, ToolError, ToolUseEnv
-from trainers.lifecycle import ALGORITHMS, TrainRequest, evaluate_policy, load_trained_policy, merged_training_reward, train
+from trainers.lifecycle import (ALGORITHMS, TrainRequest, evaluate_policy, load_trained_policy, merged_training_reward,
+                                summary_writer, train)
 
 COLOURS = ("red", "green", "blue", "amber")
 CONTRACT_ENV = "ContractTest/PickColour-v0"
@@ -204,3 +206,11 @@ def test_each_scenario_declares_its_own_training_reward(env, declared):
     from trainers.lifecycle import canonical_env_id
 
     assert gym.make(canonical_env_id(env)).unwrapped.training_reward == declared
+
+
+def test_a_new_writer_s_events_sort_after_those_already_in_the_run_directory(tmp_path):
+    # made this second by a process whose next file would be counted 10: "…10" sorts before "…9"
+    (tmp_path / f"events.out.tfevents.{int(time.time()):010d}.host.1.9").touch()
+    writer = summary_writer(tmp_path)
+    writer.close()
+    assert not sorted(path.name for path in tmp_path.glob("events.out.tfevents.*"))[-1].endswith(".host.1.9")

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from .. import checkpoints
-from ..lifecycle import CheckpointError
+from ..lifecycle import CheckpointError, summary_writer
 from .model import load
 
 STATE_FILE = "llm_state.ckpt"  # not ".pt": the lifecycle reads .pt files as token-policy checkpoints
@@ -103,9 +103,7 @@ def prepare_run_dir(run_dir: str | Path, resume: bool) -> Path:
 
 def writer_for(run_dir: Path, resumed_step: int | None) -> Any:
     """A TensorBoard writer; a resumed run drops events logged after its checkpoint."""
-    from torch.utils.tensorboard import SummaryWriter
-
-    return SummaryWriter(str(run_dir), purge_step=resumed_step + 1 if resumed_step is not None else None)
+    return summary_writer(run_dir, resumed_step + 1 if resumed_step is not None else None)
 
 
 class LLMPolicy:
