@@ -158,7 +158,7 @@ def propagation() -> dict[str, Any] | None:
 def continue_from(propagated: Mapping[str, Any] | None) -> Any:
     """In another process, turn tracing on for the collector :func:`propagation` named and
     return the context to make spans in (:func:`within`) as children of the span current
-    there; None, and tracing left as it is, when ``propagated`` is None or nothing answers."""
+    there; None when ``propagated`` is None (tracing left as it is) or nothing answers (off)."""
     if propagated is None or not configure(propagated["endpoint"], propagated["protocol"]):
         return None
     from opentelemetry import propagate
