@@ -316,19 +316,18 @@ class EpisodeTrace:
             attributes["agentgym.episode.outcome_reason"] = str(outcome["reason"])
         attributes.update({f"agentgym.metric.{name}": float(value) for name, value in metrics.items()
                            if isinstance(value, (int, float))})
-        self.span.set_attributes(attributes)
-        self.span.end()
-        self.open = False
-        _open_episodes.discard(self)
+        self._end(attributes)
 
     def abandon(self) -> None:
         """End the span of an episode left before its end (a new reset, the env closed)."""
         if self.open:
-            self.span.set_attributes({"agentgym.episode.return": self.total,
-                                      "agentgym.episode.outcome_reason": "left unfinished"})
-            self.span.end()
-            self.open = False
-            _open_episodes.discard(self)
+            self._end({"agentgym.episode.return": self.total, "agentgym.episode.outcome_reason": "left unfinished"})
+
+    def _end(self, attributes: dict[str, Any]) -> None:
+        self.span.set_attributes(attributes)
+        self.span.end()
+        self.open = False
+        _open_episodes.discard(self)
 
 
 def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any,

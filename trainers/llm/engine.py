@@ -185,12 +185,15 @@ class CachedEngine:
         context that another row holds, found by whole blocks and extended token by token (all
         but their last token at most: that one is fed to predict the next); returns the rows
         that wait for a prefix another new row is about to compute."""
+        new = {r for r, length in enumerate(cache.lengths) if not length}
+        if not new:  # the usual decoding step: nothing joined
+            return set()
         holders: dict[int, int] = {}  # block key -> a row that holds that prefix, or computes it this pass
         for r, row in enumerate(rows):
             held = min(cache.lengths[r], len(row.sequence.tokens)) // SHARE_BLOCK
             for key in row.keys[:held]:
                 holders.setdefault(key, r)
-        waiting, new = set(), {r for r, length in enumerate(cache.lengths) if not length}
+        waiting = set()
         for r, row in enumerate(rows):
             if r not in new or not row.keys:
                 continue
