@@ -7,11 +7,12 @@ each right after the others in ``--rounds`` rounds, medians reported:
 - ``on``: tracing on, an episode span per episode and a tool-call span per step, exported over
   OTLP/HTTP to a local receiver (a process of its own session on 127.0.0.1, as a collector is a
   service of its own, that accepts every export and counts the spans in it), so that recording,
-  batching, protobuf encoding and sending all count. Every tool-call span must arrive.
+  batching, protobuf encoding and sending all count: the time is taken until the last span has
+  reached the receiver (``tracing.flush()``). Every tool-call span must arrive.
 
 The variants take turns (each round starts with the next one). Overhead is the median per-round
 ratio of seconds per step to the ``no hooks`` row's, minus 1. CPU: seconds of CPU the stepping
-process used per step (the policy's included; for ``on``, the SDK's export thread too).
+process used per step (the policy's included; for ``on``, its span exporter process's too).
 
 Usage: python benchmarks/tracing_overhead.py [--steps 5000] [--rounds 5] [--envs ID ...] [--out benchmarks/results]
        [--name tracing_overhead]
@@ -23,12 +24,14 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import gymnasium as gym
 
@@ -75,15 +78,25 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def seconds_per_step(env_id: str, steps: int) -> tuple[float, float]:
-    """Wall seconds per step (steps and resets) and CPU seconds of this process per step."""
+def seconds_per_step(env_id: str, steps: int, then: Callable[[], object] = lambda: None) -> tuple[float, float]:
+    """Wall seconds per step (steps and resets, and ``then()`` after the last) and CPU seconds
+    of this process per step."""
     env = gym.make(env_id, action_mode="text")
     try:
         cpu = time.process_time()
-        wall = 1.0 / steps_per_second(env, ExpertPolicy(env), steps)[0]
-        return wall, (time.process_time() - cpu) / steps
+        wall = steps / steps_per_second(env, ExpertPolicy(env), steps)[0]
+        start = time.perf_counter()
+        then()
+        wall += time.perf_counter() - start
+        return wall / steps, (time.process_time() - cpu) / steps
     finally:
         env.close()
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's ended child processes (the span exporter's, once shut down)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def received(endpoint: str) -> dict[str, int]:
@@ -105,9 +118,10 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> dict[str, li
 
     def on() -> tuple[float, float]:
         received(endpoint)
+        exporter_cpu = children_cpu()
         with tracing.session(endpoint):
-            wall, cpu = seconds_per_step(env_id, steps)
-        # the flush at the end is not timed
+            wall, cpu = seconds_per_step(env_id, steps, then=tracing.flush)
+        cpu += (children_cpu() - exporter_cpu) / steps
         counts = received(endpoint)
         if counts.get("execute_tool") != steps or not counts.get("episode"):
             raise RuntimeError(f"{steps} tool-call spans were sent, the receiver got {counts}")
@@ -159,10 +173,11 @@ def main() -> None:
              f"other work (load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end of the run). "
              f"Text mode, scripted expert, {args.steps} timed `env.step` calls (resets included, policy excluded) per "
              f"measurement, {args.rounds} rounds; the three variants take turns, each round starting with the next. "
-             "Tracing on: the OpenTelemetry SDK's batch processor exporting over OTLP/HTTP to a local receiver, a process of its own "
-             "session that accepts every export; every tool-call span was checked to arrive. Overhead: the median "
+             "Tracing on: spans exported by the OpenTelemetry SDK's OTLP/HTTP exporter in a process of their own to a local "
+             "receiver, a process of its own session that accepts every export; timed until the last span has arrived, "
+             "and every tool-call span was checked to arrive. Overhead: the median "
              "per-round ratio of wall time per step to the `no hooks` row's, minus 1. CPU: the stepping process's "
-             "CPU time per step (the policy's and the SDK's export thread's included).", "",
+             "CPU time per step (the policy's and, for `on`, the span exporter process's included).", "",
              "| env | variant | us/step | overhead | target | CPU us/step |",
              "| --- | --- | --- | --- | --- | --- |"]
     for env_id, variant, micros, overhead, cpu in rows:

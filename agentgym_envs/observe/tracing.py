@@ -36,18 +36,18 @@ PROTOCOLS = ("http/protobuf", "grpc")
 MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
 SERVICE_NAME = "agentgym"
 EXPORT_TIMEOUT_S = 30.0  # per export, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says otherwise
-QUEUE_SIZE = 2048  # spans the batch processor holds, unless OTEL_BSP_MAX_QUEUE_SIZE says otherwise
-DRAIN_TIMEOUT_MS = 10_000  # a step waits this long at most for the queue to drain
 
 _tracer: Any = None  # the SDK tracer while tracing is on, else None
 _provider: Any = None
 _collector: tuple[str, str] | None = None  # (endpoint, protocol) while tracing is on
-_processor: Any = None  # the batch span processor that exports every span
-_drain_every = 0  # tool-call spans queued between two drains of the processor's queue (0: never drain)
-_queued = 0  # tool-call spans queued since the last drain
+_processor: Any = None  # the span processor that exports every span (in a process of its own)
 _open_episodes: weakref.WeakSet[EpisodeTrace] = weakref.WeakSet()  # ended as unfinished when tracing shuts down
 _otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
 _NOOP: ContextManager[None] = contextlib.nullcontext()
+# span and trace ids of episodes and tool calls: a generator of their own, so that tracing leaves the
+# stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
+_ids = random.Random()
+os.register_at_fork(after_in_child=_ids.seed)
 # the episode contexts of the conversations a batch policy is answering (see conversations())
 _parents: contextvars.ContextVar[tuple[Any, ...] | None] = contextvars.ContextVar("agentgym_llm_parents", default=None)
 
@@ -71,7 +71,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     accepts no connection is a :class:`TracingWarning` and tracing stays off. Returns whether
     tracing is on. A missing package is a ``ValueError`` for an explicit endpoint, a warning
     for one from the environment."""
-    global _tracer, _provider, _processor, _drain_every, _queued, _collector
+    global _tracer, _provider, _processor, _collector
     shutdown()
     protocol = (protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
@@ -82,7 +82,9 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     if endpoint is None:
         return False
     try:
-        exporter_class = _exporter_class(protocol)
+        from .export_process import ProcessSpanProcessor, exporter_class, finished_span
+
+        exporter_class(protocol)
     except ImportError as exc:
         message = f'tracing to {endpoint} needs the tracing extra: pip install "agentgym[tracing]" ({exc})'
         if explicit:
@@ -96,26 +98,29 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
         return False
     from opentelemetry import context, trace
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.sdk.trace import TracerProvider
 
     resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
     _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
-                          Status=trace.Status, ERROR=trace.StatusCode.ERROR, CLIENT=trace.SpanKind.CLIENT,
-                          OK=trace.Status(trace.StatusCode.UNSET), SpanContext=trace.SpanContext,
-                          NonRecordingSpan=trace.NonRecordingSpan, ReadableSpan=ReadableSpan, resource=resource,
-                          SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED), scope=InstrumentationScope("agentgym"))
+                          CLIENT=trace.SpanKind.CLIENT, SpanContext=trace.SpanContext,
+                          NonRecordingSpan=trace.NonRecordingSpan, record=finished_span, current_span=trace.get_current_span,
+                          SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
     _provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
-    queue_size = int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") or QUEUE_SIZE)
-    exporter = exporter_class(endpoint=endpoint, **({} if timeout_set else {"timeout": EXPORT_TIMEOUT_S}))
-    _processor = BatchSpanProcessor(exporter, max_queue_size=queue_size)
-    # the queue also holds episode, run and LLM spans: a quarter of it for tool calls between drains
-    _drain_every, _queued = max(1, queue_size // 4), 0
+    try:
+        _processor = ProcessSpanProcessor(endpoint, protocol, resource.attributes, None if timeout_set else EXPORT_TIMEOUT_S)
+    except RuntimeError as exc:
+        warnings.warn(f"{exc}: this run is not traced", TracingWarning, stacklevel=2)
+        return False
     _provider.add_span_processor(_processor)
     _tracer, _collector = _provider.get_tracer("agentgym"), (endpoint, protocol)
     return True
+
+
+def flush(timeout_s: float = EXPORT_TIMEOUT_S) -> bool:
+    """Wait (at most ``timeout_s``) until every span ended so far has reached the collector;
+    whether it has (True while off: nothing is waiting)."""
+    return _processor is None or _processor.force_flush(int(timeout_s * 1000))
 
 
 def shutdown() -> None:
@@ -208,16 +213,6 @@ def unreachable(endpoint: str, protocol: str) -> str | None:
         return str(exc) or type(exc).__name__
 
 
-def _exporter_class(protocol: str) -> type:
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-    else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    import opentelemetry.sdk.trace  # noqa: F401  (the SDK, not only the API, must be there)
-
-    return OTLPSpanExporter
-
-
 # ------------------------------------------------------------------ runs
 def run_span(kind: str, attributes: Mapping[str, Any]) -> ContextManager[Any]:
     """The span of a whole run (``kind``: ``eval``, ``train``), current inside the ``with``
@@ -247,17 +242,24 @@ class EpisodeTrace:
     """The spans of one episode: the episode span (open from ``reset`` to the step that ends the
     episode, a child of the span current at ``reset``) and one ``execute_tool`` span per step.
 
-    Tool-call spans are on the env's hot path, so each is made finished: its context is current
-    while the step runs (a model the env calls, such as a simulated user, nests under it), and
-    at the step's end it goes to the batch processor as the SDK's ``ReadableSpan``, without the
-    live span's locking and attribute checks (the attributes are plain strings and numbers).
-    After each quarter of the processor's queue (``OTEL_BSP_MAX_QUEUE_SIZE``) of them, a step
-    waits for the queue to drain: a loop that steps faster than spans are encoded and sent
-    loses none (the processor drops what finds its queue full)."""
+    Both are on the env's hot path, so neither is a live SDK span: each has its ids and context
+    from the start (a tool call's is current while the step runs, so that a model the env calls,
+    such as a simulated user, nests under it; the episode's is the parent of the agent's LLM
+    calls), and when it ends its fields go straight to the exporting processor, without the live
+    span's locking and attribute checks (the attributes are plain strings and numbers). An
+    episode is traced when the span current at ``reset`` is sampled, or when there is none."""
 
     def __init__(self, attributes: dict[str, Any]) -> None:
-        self.span = _tracer.start_span("episode", attributes=attributes)
+        parent = _otel.current_span().get_span_context()
+        if parent.is_valid:
+            trace_id, self.parent_id, self.parent_remote = parent.trace_id, parent.span_id, parent.is_remote
+            flags = parent.trace_flags
+        else:
+            trace_id, self.parent_id, self.parent_remote, flags = _ids.getrandbits(128) or 1, 0, False, _otel.SAMPLED
+        self.span = _otel.NonRecordingSpan(_otel.SpanContext(trace_id, _ids.getrandbits(64) or 1, False, flags))
         self.context = _otel.in_context(self.span)
+        self.attributes = attributes
+        self.start = time.time_ns()
         self.total = 0.0
         self.open = True
         _open_episodes.add(self)
@@ -265,43 +267,29 @@ class EpisodeTrace:
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
         """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
         the step ends the episode."""
-        parent = self.span.get_span_context()
-        if _processor is None or not parent.trace_flags.sampled:
+        episode = self.span.get_span_context()
+        if _processor is None or not episode.trace_flags.sampled:
             return play(action)
-        context = _otel.SpanContext(parent.trace_id, random.getrandbits(64) or 1, False, _otel.SAMPLED)
+        span_id = _ids.getrandbits(64) or 1
         start = time.time_ns()
+        context = _otel.SpanContext(episode.trace_id, span_id, False, _otel.SAMPLED)
         token = _otel.attach(_otel.in_context(_otel.NonRecordingSpan(context), self.context))
         try:
             result = play(action)
         except BaseException as exc:
-            self._export("execute_tool", context, parent, start, {"openinference.span.kind": "TOOL",
-                         "error.type": type(exc).__name__}, _otel.Status(_otel.ERROR, f"{type(exc).__name__}: {exc}"))
+            _processor.add(_otel.record("execute_tool", episode.trace_id, span_id, episode.span_id, False, start,
+                                        {"openinference.span.kind": "TOOL", "error.type": type(exc).__name__},
+                                        f"{type(exc).__name__}: {exc}"))
             raise
         finally:
             _otel.detach(token)
         _, reward, terminated, truncated, info = result
-        name, attributes, status = _describe_call(info, float(reward))
-        self._export(name, context, parent, start, attributes, status)
+        name, attributes, error = _describe_call(info, float(reward))
+        _processor.add(_otel.record(name, episode.trace_id, span_id, episode.span_id, False, start, attributes, error))
         self.total += float(reward)
         if terminated or truncated:
             self.finish(info, bool(truncated))
         return result
-
-    @staticmethod
-    def _export(name: str, context: Any, parent: Any, start: int, attributes: dict[str, Any], status: Any) -> None:
-        global _queued, _drain_every
-        _processor.on_end(_otel.ReadableSpan(name, context, parent, _otel.resource, attributes, status=status,
-                                             start_time=start, end_time=time.time_ns(), instrumentation_scope=_otel.scope))
-        _queued += 1
-        if _drain_every and _queued >= _drain_every:
-            # the batch processor drops what finds its queue full: a loop stepping faster than the
-            # collector takes spans waits here for the queue to drain instead
-            _queued = 0
-            if not _processor.force_flush(DRAIN_TIMEOUT_MS):
-                _drain_every = 0
-                warnings.warn(f"the OTLP collector took no export within {DRAIN_TIMEOUT_MS / 1000:.0f} s: steps no "
-                              "longer wait for it, and spans that find the queue full are dropped", TracingWarning,
-                              stacklevel=2)
 
     def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
         """End the episode span with the return, the outcome and the end-of-episode metrics."""
@@ -324,10 +312,12 @@ class EpisodeTrace:
             self._end({"agentgym.episode.return": self.total, "agentgym.episode.outcome_reason": "left unfinished"})
 
     def _end(self, attributes: dict[str, Any]) -> None:
-        self.span.set_attributes(attributes)
-        self.span.end()
         self.open = False
         _open_episodes.discard(self)
+        episode = self.span.get_span_context()
+        if _processor is not None and episode.trace_flags.sampled:
+            _processor.add(_otel.record("episode", episode.trace_id, episode.span_id, self.parent_id, self.parent_remote,
+                                        self.start, {**self.attributes, **attributes}, None))
 
 
 def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any,
@@ -342,8 +332,9 @@ def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any
                                 "agentgym.seed": seed, "openinference.span.kind": "AGENT"}))
 
 
-def _describe_call(info: Mapping[str, Any], reward: float) -> tuple[str, dict[str, Any], Any]:
-    """The tool-call span's name, attributes and status from the step's ``info``."""
+def _describe_call(info: Mapping[str, Any], reward: float) -> tuple[str, dict[str, Any], str | None]:
+    """The tool-call span's name, attributes and error (None: the call went through) from the
+    step's ``info``."""
     call, error = info.get("tool_call"), info.get("error")
     status = "ok" if error is None else "invalid" if not info.get("valid", True) else "error"
     attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
@@ -359,9 +350,9 @@ def _describe_call(info: Mapping[str, Any], reward: float) -> tuple[str, dict[st
         attributes["gen_ai.tool.call.id"] = str(messages[-1].get("tool_call_id"))
         attributes["gen_ai.tool.call.result"] = str(messages[-1].get("content"))[:MAX_TEXT]
     if error is None:
-        return name, attributes, _otel.OK
+        return name, attributes, None
     attributes["error.type"] = "invalid_call" if status == "invalid" else "tool_error"
-    return name, attributes, _otel.Status(_otel.ERROR, str(error)[:MAX_TEXT])
+    return name, attributes, str(error)[:MAX_TEXT]
 
 
 def episode_trace(env: Any) -> EpisodeTrace | None:

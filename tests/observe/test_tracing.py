@@ -4,6 +4,7 @@ unreachable collector as a warning, and no opentelemetry import while tracing is
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -83,8 +84,9 @@ def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypat
     import gymnasium as gym
 
     url, _ = phoenix
-    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "16")  # a queue 300 quick steps would overflow many times
-    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8")
+    from agentgym_envs.observe import export_process
+
+    monkeypatch.setattr(export_process, "BATCH", 4)  # frames that fill the pipe to the exporter many times over
     env = gym.make(CS, action_mode="text")
     with tracing.session(f"{url}/v1/traces"), tracing.run_span("eval", {"agentgym.policy": "own loop"}) as span:
         trace_id, _ = tracing.span_ids(span)
@@ -95,6 +97,32 @@ def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypat
     env.close()
     spans = phoenix.spans(trace_id, 331)
     assert sum(s["span_kind"] == "TOOL" for s in spans) == 300 and sum(s["span_kind"] == "AGENT" for s in spans) == 30
+
+
+def test_a_forked_process_exports_its_spans_through_an_exporter_of_its_own(phoenix):
+    import gymnasium as gym
+
+    url, _ = phoenix
+    with tracing.session(f"{url}/v1/traces"), tracing.run_span("eval", {}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        env = gym.make(CS, action_mode="text")
+        env.reset(seed=1)
+        pid = os.fork()  # the parent's pipe to its exporter must not carry the child's spans
+        if pid == 0:
+            try:
+                env.reset(seed=2)
+                env.step('{"name": "no_such_tool", "arguments": {}}')
+                env.close()
+                tracing.shutdown()
+            finally:
+                os._exit(0)
+        env.step('{"name": "no_such_tool", "arguments": {}}')
+        env.close()
+        assert os.waitpid(pid, 0)[1] == 0
+    spans = phoenix.spans(trace_id, 5)
+    episodes = [s for s in spans if s["span_kind"] == "AGENT"]
+    assert sorted(s["attributes"]["agentgym.seed"] for s in episodes if s["parent_id"] == tracing.span_ids(span)[1]) == [1, 2]
+    assert sum(s["span_kind"] == "TOOL" for s in spans) == 2
 
 
 def test_an_episode_open_when_the_process_exits_is_exported_as_unfinished(phoenix):
@@ -149,6 +177,24 @@ def test_an_unreachable_collector_is_a_warning_and_the_run_goes_on(tmp_path, cap
                      "--otlp-endpoint", f"http://127.0.0.1:{port}/v1/traces"])
     assert code == 0 and not tracing.enabled()
     assert "success" in capsys.readouterr().out
+
+
+def test_a_collector_that_takes_no_export_costs_the_run_its_spans_not_its_steps(monkeypatch, capfd):
+    import gymnasium as gym
+
+    monkeypatch.setattr(tracing, "EXPORT_TIMEOUT_S", 1.0)
+    with socket.socket() as silent:  # accepts connections, answers nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        with tracing.session(f"http://127.0.0.1:{silent.getsockname()[1]}/v1/traces") as on:
+            assert on
+            env = gym.make(CS, action_mode="text")
+            env.reset(seed=0)
+            env.step('{"name": "no_such_tool", "arguments": {}}')
+            assert not tracing.flush(timeout_s=60)
+            env.step('{"name": "no_such_tool", "arguments": {}}')
+            env.close()
+    assert "did not take an export" in capfd.readouterr().err
 
 
 def test_the_standard_variables_turn_tracing_on_and_a_bare_url_gets_the_traces_path(monkeypatch):

@@ -1,0 +1,279 @@
+"""Span export in a process of its own: the traced process only packs finished spans.
+
+The SDK's batch processor encodes spans to OTLP protobuf in a thread of the traced process,
+about 45 us per tool-call span of Python that holds the interpreter lock, as long as a step of
+the faster envs takes. :class:`ProcessSpanProcessor` instead packs each finished span's fields
+(numbers, strings and attribute dicts, ``marshal``-ed in batches) into a pipe to a child
+process, which rebuilds them as the SDK's ``ReadableSpan`` and exports them with the SDK's OTLP
+exporter. The traced process spends a few microseconds a span; encoding and sending run on
+another core.
+
+Nothing is dropped on the way: a full pipe makes the traced process wait for the exporter (a
+loop that makes spans faster than they can be encoded runs at the exporter's pace). An export
+the collector does not take (after the exporter's own retries) is reported on standard error,
+and the exporter drops the spans it is sent from then on, so a dead collector never holds up
+the run. The child exits when the pipe closes: at shutdown, or when the traced process dies.
+Spans carry no links (the project makes none).
+
+Run as ``python -m agentgym_envs.observe.export_process``; the first frame on its standard
+input is its configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+import weakref
+from pathlib import Path
+from typing import Any, BinaryIO, Mapping
+
+from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.trace import StatusCode
+
+HEADER = struct.Struct("<I")  # the byte length of the marshalled frame that follows; 0: a flush request
+BATCH = 256  # spans packed into one frame
+SEND_EVERY_S = 1.0  # spans that wait for a full batch are sent after this long
+START_TIMEOUT_S = 60.0  # for the exporter process to import the SDK and make its exporter
+READY = b"R"  # the exporter process's first byte: it is ready for spans
+
+
+def exporter_class(protocol: str) -> type:
+    """The SDK's OTLP span exporter for ``protocol`` (``grpc`` or ``http/protobuf``)."""
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    return OTLPSpanExporter
+
+
+# ------------------------------------------------------------------ the traced process
+def span_record(span: Any) -> tuple:
+    """The fields of a finished SDK span that its export needs, as plain values."""
+    context, parent, status = span.context, span.parent, span.status
+    return (span.name, context.trace_id, context.span_id, int(context.trace_flags),
+            parent.span_id if parent is not None else 0, parent is not None and parent.is_remote, span.kind.value,
+            span.start_time, span.end_time, dict(span.attributes or {}), status.status_code.value,
+            status.description, tuple((event.name, event.timestamp, dict(event.attributes or {})) for event in span.events),
+            span.instrumentation_scope.name if span.instrumentation_scope is not None else "")
+
+
+def finished_span(name: str, trace_id: int, span_id: int, parent_id: int, parent_remote: bool, start: int,
+                  attributes: dict[str, Any], error: str | None) -> tuple:
+    """:func:`span_record`'s form of an internal span of the ``agentgym`` scope that ends now,
+    made without the SDK's live span (the env's episode and tool-call spans: its hot path);
+    ``error``: the description of a failed span's status, None for an unset status."""
+    return (name, trace_id, span_id, 1, parent_id, parent_remote, 0, start, time.time_ns(), attributes,
+            (StatusCode.UNSET if error is None else StatusCode.ERROR).value, error, (), "agentgym")
+
+
+class ProcessSpanProcessor(SpanProcessor):
+    """An OpenTelemetry span processor whose export runs in a child process (module docstring).
+
+    ``add`` takes a :func:`span_record` directly; ``on_end`` (the SDK's hook) makes one. Batches
+    of :data:`BATCH` spans are sent as they fill, and every :data:`SEND_EVERY_S` by a timer
+    thread, so a slow trickle of spans reaches the collector too."""
+
+    def __init__(self, endpoint: str, protocol: str, resource: Mapping[str, Any], timeout_s: float | None) -> None:
+        self._config = {"endpoint": endpoint, "protocol": protocol, "resource": dict(resource), "timeout_s": timeout_s}
+        self._lock = threading.Lock()
+        self._pending: list[tuple] = []
+        self._child: subprocess.Popen | None = None
+        self._unanswered = 0  # flush requests the exporter has not answered yet
+        self._closed = False
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+        self._start()
+        _live.add(self)
+
+    # --- the SDK's SpanProcessor interface
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        pass
+
+    def on_end(self, span: Any) -> None:
+        self.add(span_record(span))
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Send every span ended so far and wait (at most ``timeout_millis``) until the exporter
+        has handed them to the collector; False if it has not, or drops them."""
+        with self._lock:
+            if not self._send(flush=True):
+                return False
+            self._unanswered += 1
+            deadline = time.monotonic() + timeout_millis / 1000
+            answer = b""
+            while self._unanswered:  # the answers to earlier requests that timed out come first
+                assert self._child is not None and self._child.stdout is not None
+                ready, _, _ = select.select([self._child.stdout], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    return False
+                answer = os.read(self._child.stdout.fileno(), self._unanswered)
+                if not answer:
+                    return False
+                self._unanswered -= len(answer)
+            return answer.endswith(b"1")
+
+    def shutdown(self) -> None:
+        """Send what is pending, close the pipe and wait for the exporter to finish."""
+        self._stop.set()
+        with self._lock:
+            self._send()
+            self._closed = True
+            child, self._child = self._child, None
+        if child is None:
+            return
+        assert child.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            child.stdin.close()
+        timeout = (self._config["timeout_s"] or 10.0) + 5.0
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            warnings.warn(f"the span exporter did not finish within {timeout:.0f} s; its spans are lost", stacklevel=2)
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+
+    # --- packing and sending
+    def add(self, record: tuple) -> None:
+        """Queue one finished span; a full batch is sent now (waiting while the pipe is full)."""
+        with self._lock:
+            self._pending.append(record)
+            if len(self._pending) >= BATCH:
+                self._send()
+
+    def _send(self, flush: bool = False) -> bool:
+        """Write the pending spans (and a flush request) to the pipe; the lock is held."""
+        if self._closed:
+            self._pending.clear()
+            return False
+        if self._child is None:
+            try:
+                self._start()
+            except RuntimeError as exc:
+                self._closed = True
+                warnings.warn(f"{exc}; this process's spans are dropped", stacklevel=3)
+                return False
+        frame = b""
+        if self._pending:
+            data = marshal.dumps(self._pending)
+            self._pending = []
+            frame = HEADER.pack(len(data)) + data
+        if flush:
+            frame += HEADER.pack(0)
+        if not frame:
+            return True
+        try:
+            assert self._child is not None and self._child.stdin is not None
+            self._child.stdin.write(frame)
+            self._child.stdin.flush()
+            return True
+        except (BrokenPipeError, ValueError):
+            self._closed = True
+            warnings.warn("the span exporter process has exited; this run's spans from now on are dropped",
+                          stacklevel=3)
+            return False
+
+    def _start(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        self._child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       env=env)
+        config = marshal.dumps(self._config)
+        assert self._child.stdin is not None and self._child.stdout is not None
+        self._child.stdin.write(HEADER.pack(len(config)) + config)
+        self._child.stdin.flush()
+        # its imports take a few tenths of a second: wait for them here rather than in the first steps
+        ready, _, _ = select.select([self._child.stdout], [], [], START_TIMEOUT_S)
+        if not ready or os.read(self._child.stdout.fileno(), 1) != READY:
+            self._child.kill()
+            self._child.wait()
+            raise RuntimeError(f"the span exporter process did not start within {START_TIMEOUT_S:.0f} s")
+        self._stop.clear()
+        self._timer = threading.Thread(target=self._send_periodically, name="agentgym-span-sender", daemon=True)
+        self._timer.start()
+
+    def _send_periodically(self) -> None:
+        while not self._stop.wait(SEND_EVERY_S):
+            with self._lock:
+                if self._pending:
+                    self._send()
+
+    def _forget_parent_child(self) -> None:
+        """In a forked child: the exporter and the pipe are the parent's; start an own exporter
+        on the first span."""
+        self._lock = threading.Lock()
+        self._pending, self._child, self._timer, self._unanswered = [], None, None, 0
+        self._stop = threading.Event()
+
+
+_live: weakref.WeakSet[ProcessSpanProcessor] = weakref.WeakSet()
+os.register_at_fork(after_in_child=lambda: [processor._forget_parent_child() for processor in list(_live)])
+
+
+# ------------------------------------------------------------------ the exporter process
+def _read_frame(stream: BinaryIO) -> bytes | None:
+    """The next frame's bytes (b"" for a flush request); None at the end of the stream."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(header)
+    data = stream.read(size) if size else b""
+    return data if len(data) == size else None
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Export the spans of every frame on ``stdin`` until it closes; answer each flush request
+    with one byte on ``stdout`` (``1``: everything so far was taken, ``0``: spans are dropped)."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import Event, ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExportResult
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, SpanKind, Status, TraceFlags
+
+    first = _read_frame(stdin)
+    if not first:
+        return
+    config = marshal.loads(first)
+    timeout = {"timeout": config["timeout_s"]} if config["timeout_s"] else {}
+    exporter = exporter_class(config["protocol"])(endpoint=config["endpoint"], **timeout)
+    resource, scopes = Resource(config["resource"]), {}
+    dropping = False
+    stdout.write(READY)
+    stdout.flush()
+
+    def rebuild(record: tuple) -> Any:
+        (name, trace_id, span_id, flags, parent_id, parent_remote, kind, start, end, attributes, code, description,
+         events, scope) = record
+        parent = SpanContext(trace_id, parent_id, parent_remote, TraceFlags(flags)) if parent_id else None
+        if scope not in scopes:
+            scopes[scope] = InstrumentationScope(scope)
+        return ReadableSpan(name, SpanContext(trace_id, span_id, False, TraceFlags(flags)), parent, resource, attributes,
+                            [Event(event_name, attributes, timestamp) for event_name, timestamp, attributes in events],
+                            kind=SpanKind(kind), status=Status(StatusCode(code), description), start_time=start,
+                            end_time=end, instrumentation_scope=scopes[scope])
+
+    while (frame := _read_frame(stdin)) is not None:
+        if not frame:
+            stdout.write(b"0" if dropping else b"1")
+            stdout.flush()
+            continue
+        if dropping:
+            continue
+        if exporter.export([rebuild(record) for record in marshal.loads(frame)]) is not SpanExportResult.SUCCESS:
+            dropping = True
+            print(f"agentgym tracing: the OTLP collector at {config['endpoint']} did not take an export; the spans "
+                  "of this run are dropped from now on", file=sys.stderr, flush=True)
+    exporter.shutdown()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)
