@@ -74,6 +74,31 @@ def test_word_problems_are_never_scrambled():
     assert not any(w in task["question"] for task in easy for w in ("What", "Calculate", "Work", "Compute"))
 
 
+def test_a_random_expression_shape_has_the_parentheses_precedence_needs_and_no_more():
+    rng = random.Random(0)
+    for _ in range(200):
+        shape = corpus.random_shape(rng)
+        names = re.findall(r"{(\w+)}", shape)
+        assert 2 <= len(names) <= 4 and names == sorted(set(names))
+        text = shape.format(**dict(zip(names, (13, 7, 5, 3))))
+        value = eval(text)  # the test's own arithmetic on four literals
+        for start in (i for i, c in enumerate(text) if c == "("):
+            depth, end = 0, start
+            for end in range(start, len(text)):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+            assert eval(text[:start] + text[start + 1:end] + text[end + 1:]) != value, text
+
+
+def test_half_the_easy_problems_show_a_random_shape_the_expert_copies():
+    easy = [task for task in corpus.math_tasks(240, seed=2) if task["difficulty"] == "easy"]
+    shaped = [task for task in easy if task["template"].endswith("-shape")]
+    assert 0.3 < len(shaped) / len(easy) < 0.7
+    assert all(task["expression"] == task["solution"] and task["expression"] in task["question"] for task in shaped)
+    assert len({re.sub(r"\d+", "n", task["expression"]) for task in shaped}) > 10
+
+
 def test_the_expert_solves_every_augmented_task(tmp_path):
     data = corpus.build_corpus(tmp_path, ["math", "customer_support"], episodes=40, seed=5)
     records = [json.loads(line) for line in data.read_text().splitlines()]
@@ -85,7 +110,8 @@ def test_a_value_tokenizes_identically_in_prose_and_json(micro_model):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(micro_model))
-    for value in ("bodhi.abernathy67@holdout.example", "u73418", "INV-60412", "Xochitl Fairweather", "612.5"):
+    for value in ("bodhi.abernathy67@holdout.example", "u73418", "INV-60412", "Xochitl Fairweather", "612.5",
+                  "(944 + 295) * (730 - 118)"):
         alone = tokenizer.encode(value)
         for context in (f"My email is {value}. Thanks", f'{{"email": "{value}"}}', f"Contact ({value})",
                         f"TICKET\n{value}"):

@@ -25,14 +25,15 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # fresh task, so the model must copy values rather than recall them), the copy drills SFT
 # learns first (a curriculum: the network learns to copy from the context on dense, short
 # drills, then the tool calls), and the SFT hyper-parameters that differ from
-# ``sft.Config``'s (``drill_sft``: those of the drill stage). micro is sized to seconds (it
+# ``sft.Config``'s (``drill_sft``: those of the drill stage); ``replay``: fresh drills mixed into
+# the episodes, so that copying is kept while the tool calls are learnt. micro is sized to seconds (it
 # only has to exist, load and run); tiny to minutes of the shared 2-core CPU at light load (a
 # job on the other core can make a step 3-6x slower); small to minutes of one GPU. lr 1e-3:
 # at 3e-3 the tiny network did not learn to copy (benchmarks/results/llm_model.md).
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 6400, "drills": 32000, "drill_sft": {"batch_size": 32, "micro_batch": 32},
+           "tiny": {"episodes": 6400, "drills": 32000, "replay": 3200, "drill_sft": {"batch_size": 32, "micro_batch": 32},
                     "epochs": 1, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 20},
-           "small": {"episodes": 20000, "drills": 64000, "drill_sft": {"batch_size": 64, "micro_batch": 64},
+           "small": {"episodes": 20000, "drills": 64000, "replay": 10000, "drill_sft": {"batch_size": 64, "micro_batch": 64},
                      "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
 
 
@@ -45,7 +46,7 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     from . import sft  # torch and transformers load only when a model is built
 
     settings = dict(RECIPES[size])
-    recipe_episodes, drills = settings.pop("episodes"), settings.pop("drills")
+    recipe_episodes, drills, replay = settings.pop("episodes"), settings.pop("drills"), settings.pop("replay", 0)
     drill_only = settings.pop("drill_sft", {})
     drill_settings = {**settings, "epochs": 1, **drill_only}
     if epochs:
@@ -56,18 +57,25 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     shutil.move(base / "expert_train.jsonl", data)
     shutil.rmtree(out / "tasks", ignore_errors=True)
     shutil.move(base / "tasks", out / "tasks")
-    start = base
+    start, episode_data = base, [str(data)]
     if drills:
-        drill_data = out / "copy_drills.jsonl"
-        drill_data.write_text("".join(json.dumps(d) + "\n" for d in copy_drills(drills, seed)), encoding="utf-8")
+        drill_data = write_drills(out / "copy_drills.jsonl", drills, seed)
         start = sft.fine_tune(sft.Config(model=str(base), data=[str(drill_data)], run_dir=str(out / "sft_drills"),
                                          seed=seed, device=device, **drill_settings))
-    config = sft.Config(model=str(start), data=[str(data)], run_dir=str(out / "sft"), seed=seed, device=device,
+    if replay:
+        episode_data.append(str(write_drills(out / "replay_drills.jsonl", replay, seed + 1)))
+    config = sft.Config(model=str(start), data=episode_data, run_dir=str(out / "sft"), seed=seed, device=device,
                         **settings)
     trained = sft.fine_tune(config)
     for item in trained.iterdir():
         shutil.copy2(item, out / item.name)
     return out
+
+
+def write_drills(path: Path, count: int, seed: int) -> Path:
+    """``count`` copy drills of ``seed`` as chat JSONL at ``path``."""
+    path.write_text("".join(json.dumps(d) + "\n" for d in copy_drills(count, seed)), encoding="utf-8")
+    return path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

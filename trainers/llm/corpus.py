@@ -15,7 +15,10 @@ from the train templates and phrasings only, with
   the call); a share of tasks keeps the template's wording, and a share has every word
   replaced by a random one, where the values alone decide the calls (the kinds of values a
   ticket holds, how many numbers a problem gives), as they must on the test split's unseen
-  wording.
+  wording;
+- random arithmetic shapes in half the easy math problems (the expert copies the written
+  expression into ``evaluate_expression``: on a few fixed shapes the model learnt the shapes
+  and wrote them back, not the expression it was shown).
 
 The scripted expert then plays every task in text mode (:class:`TrajectoryRecorder`, OpenAI
 chat JSONL). Everything is a pure function of the seed.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,7 +42,7 @@ from agentgym_envs.scenarios.customer_support import phrasings as support_pools
 from agentgym_envs.scenarios.customer_support.tickets import API_ISSUES, KIND_DIFFICULTY, Ticket, _logs
 from agentgym_envs.scenarios.math.arithmetic import SOLUTION_FUNCTIONS, evaluate
 from agentgym_envs.scenarios.math.problems import MathProblem
-from agentgym_envs.scenarios.math.templates import NAMES, TEMPLATES, Draw, Redraw, Template
+from agentgym_envs.scenarios.math.templates import NAMES, TEMPLATES, Draw, Redraw, Template, uniform
 from agentgym_envs.wrappers.recorder import TrajectoryRecorder
 
 MATH_ENV = "AgentGym/Math-v0"
@@ -51,16 +55,18 @@ class Augment:
     """How a template's wording is perturbed: per word, the chance to drop it, to swap it for
     a word of another prompt, to insert a random word after it; ``clean`` is the share of
     tasks whose wording is left as written, ``scramble`` the share whose every word is
-    replaced by a random one (placeholders kept)."""
+    replaced by a random one (placeholders kept); ``shapes`` the share of easy Math-v0 tasks
+    whose written expression is a random arithmetic shape instead of the template's."""
 
     drop: float = 0.1
     swap: float = 0.1
     insert: float = 0.05
     clean: float = 0.3
     scramble: float = 0.2
+    shapes: float = 0.5
 
 
-NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0, 0.0)
+NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 _CONSONANTS = "bcdfghjklmnprstvwz"
 _VOWELS = "aeiou"
@@ -134,10 +140,39 @@ class WideDraw(Draw):
         return int(self.rng.integers(max(self.low, 10 ** (digits - 1)), 10**digits))
 
 
+OPERATORS = {"+": 1, "-": 1, "*": 2}  # operator: precedence
+
+
+def random_shape(rng: random.Random, operands: tuple[int, int] = (2, 4)) -> str:
+    """A random arithmetic expression over placeholders ``{a}``, ``{b}``, ... (+ - * on a random
+    binary tree, parenthesised only where precedence needs it, as people write them): what an
+    easy problem shows and the expert copies into ``evaluate_expression``."""
+    nodes: list[tuple[str, int]] = [("{%s}" % name, 3) for name in string.ascii_lowercase[:rng.randint(*operands)]]
+    while len(nodes) > 1:
+        at = rng.randrange(len(nodes) - 1)
+        (left, left_rank), (right, right_rank) = nodes[at], nodes[at + 1]
+        operator = rng.choice(tuple(OPERATORS))
+        rank = OPERATORS[operator]
+        left = left if left_rank >= rank else f"({left})"
+        # a - (b + c) and a - (b - c) need theirs; a + (b + c) is written a + b + c
+        right = right if right_rank > rank or (right_rank == rank and operator != "-") else f"({right})"
+        nodes[at:at + 2] = [(f"{left} {operator} {right}", rank)]
+    return nodes[0][0]
+
+
+def shaped(template: Template, rng: random.Random) -> Template:
+    """``template`` (an easy one) with a random expression shape as its solution."""
+    solution = random_shape(rng)
+    names = re.findall(r"{(\w+)}", solution)
+    return replace(template, name=template.name + "-shape", solution=solution, draw=uniform(*names))
+
+
 def math_task(template: Template, index: int, rng: np.random.Generator, prng: random.Random,
               vocabulary: Sequence[str], augment: Augment) -> dict[str, Any] | None:
     """One task-file line from a train ``template`` (None: no valid numbers drawn)."""
     draw = WideDraw(rng)
+    if "{expression}" in template.text and prng.random() < augment.shapes:
+        template = shaped(template, prng)
     for _ in range(100):
         try:
             values = template.draw(draw)
@@ -279,17 +314,25 @@ def support_tasks(count: int, seed: int = 0, augment: Augment = Augment()) -> li
 # ----------------------------------------------------------------------------- copy drills
 
 
+EXPRESSION_DRILLS = 0.3  # the share of drill values that are arithmetic expressions
+
+
 def drill_value(rng: random.Random) -> str:
-    """A random value of a kind the envs' tools take: an email, an id, a number, a name, a
-    date, a month, an endpoint or an arithmetic expression."""
-    kind = rng.randrange(8)
+    """A random value of a kind the envs' tools take: an arithmetic expression (a random shape
+    of 2-5 numbers: operators must be copied, not guessed from a few shapes), an email, an id,
+    a number, a name, a date, a month or an endpoint."""
+    if rng.random() < EXPRESSION_DRILLS:
+        shape = random_shape(rng, (2, 5))
+        return shape.format(**{name: rng.randint(2, 10 ** rng.randint(1, 4) - 1)
+                               for name in re.findall(r"{(\w+)}", shape)})
+    kind = rng.randrange(7)
     if kind == 0:
         first, last = name_word(rng), name_word(rng)
         return email(rng, first, last)
     if kind == 1:
         return rng.choice(("u", "INV-", "req_", "mig-")) + _digits(rng)
-    if kind == 2:
-        number = str(rng.randint(1, 10 ** rng.randint(1, 7) - 1))
+    if kind == 2:  # as long as the products of four-digit numbers a tool returns
+        number = str(rng.randint(1, 10 ** rng.randint(1, 12) - 1))
         return number + rng.choice(("", "", ".0", f".{rng.randint(1, 99)}"))
     if kind == 3:
         return f"{name_word(rng)} {name_word(rng)}"
@@ -297,15 +340,7 @@ def drill_value(rng: random.Random) -> str:
         return f"{month(rng)}-{rng.randint(1, 28):02d}"
     if kind == 5:
         return month(rng)
-    if kind == 6:
-        return _fresh(lambda: f"/v{rng.randint(1, 4)}/{word(rng)}")
-    numbers = [str(rng.randint(2, 10 ** rng.randint(1, 4) - 1)) for _ in range(rng.randint(2, 4))]
-    text = numbers[0]
-    for number in numbers[1:]:
-        text = f"{text} {rng.choice('+-*/')} {number}"
-        if rng.random() < 0.3:
-            text = f"({text})"
-    return text
+    return _fresh(lambda: f"/v{rng.randint(1, 4)}/{word(rng)}")
 
 
 def copy_drills(count: int, seed: int = 0) -> list[dict[str, Any]]:

@@ -176,14 +176,16 @@ def read_trajectories(paths: str | Path | Iterable[str | Path]) -> list[dict[str
 
 # How text is cut before BPE merges: every character of an email address on its own (the
 # domain's: after an ``@`` at most 40 characters back; the local part's: before an ``@``), runs
-# of letters (and ``_``, so tool names stay whole), single digits, and runs of everything else
-# (spaces, punctuation). No piece glues a space or a quote onto a word, so a value copied from
-# the prompt (an email, an id, a name, a number) is the same tokens in the user's prose, in a
-# tool result and inside a JSON tool call; an address the model never saw is spelled with the
-# same few dozen characters as a number is with ten digits: a tiny model copies those, but not
-# BPE pieces of unseen words (benchmarks/results/llm_model.md).
+# of letters (and ``_``, so tool names stay whole), single digits, single parentheses, and runs
+# of everything else (spaces, punctuation). No piece glues a space or a quote onto a word or a
+# parenthesis, so a value copied from the prompt (an email, an id, a name, a number, an
+# arithmetic expression) is the same tokens in the user's prose, in a tool result and inside a
+# JSON tool call (a ``": "(`` piece made the model drop an expression's first parenthesis); an
+# address the model never saw is spelled with the same few dozen characters as a number is with
+# ten digits: a tiny model copies those, but not BPE pieces of unseen words
+# (benchmarks/results/llm_model.md).
 PRE_TOKENIZER_PATTERN = (r"(?<=@[\p{L}\p{N}_.-]{0,40})[\p{L}\p{N}_]|[\p{L}\p{N}_](?=[\p{L}\p{N}_.+-]*@)"
-                         r"|[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+")
+                         r"|[\p{L}_]+|\p{N}|[()]|[^\p{L}\p{N}_()]+")
 
 
 def pre_tokenizer() -> Any:
