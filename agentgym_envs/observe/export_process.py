@@ -257,7 +257,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         if scope not in scopes:
             scopes[scope] = InstrumentationScope(scope)
         return ReadableSpan(name, SpanContext(trace_id, span_id, False, TraceFlags(flags)), parent, resource, attributes,
-                            [Event(event_name, attributes, timestamp) for event_name, timestamp, attributes in events],
+                            [Event(event_name, event_attributes, timestamp)
+                             for event_name, timestamp, event_attributes in events],
                             kind=SpanKind(kind), status=Status(StatusCode(code), description), start_time=start,
                             end_time=end, instrumentation_scope=scopes[scope])
 
