@@ -256,7 +256,8 @@ class EpisodeTrace:
             flags = parent.trace_flags
         else:
             trace_id, self.parent_id, self.parent_remote, flags = _ids.getrandbits(128) or 1, 0, False, _otel.SAMPLED
-        self.span = _otel.NonRecordingSpan(_otel.SpanContext(trace_id, _ids.getrandbits(64) or 1, False, flags))
+        self.trace_id, self.span_id, self.sampled = trace_id, _ids.getrandbits(64) or 1, flags.sampled
+        self.span = _otel.NonRecordingSpan(_otel.SpanContext(trace_id, self.span_id, False, flags))
         self.context = _otel.in_context(self.span)
         self.attributes = attributes
         self.start = time.time_ns()
@@ -267,17 +268,16 @@ class EpisodeTrace:
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
         """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
         the step ends the episode."""
-        episode = self.span.get_span_context()
-        if _processor is None or not episode.trace_flags.sampled:
+        if _processor is None or not self.sampled:
             return play(action)
         span_id = _ids.getrandbits(64) or 1
         start = time.time_ns()
-        context = _otel.SpanContext(episode.trace_id, span_id, False, _otel.SAMPLED)
+        context = _otel.SpanContext(self.trace_id, span_id, False, _otel.SAMPLED)
         token = _otel.attach(_otel.in_context(_otel.NonRecordingSpan(context), self.context))
         try:
             result = play(action)
         except BaseException as exc:
-            _processor.add(_otel.record("execute_tool", episode.trace_id, span_id, episode.span_id, False, start,
+            _processor.add(_otel.record("execute_tool", self.trace_id, span_id, self.span_id, False, start,
                                         {"openinference.span.kind": "TOOL", "error.type": type(exc).__name__},
                                         f"{type(exc).__name__}: {exc}"))
             raise
@@ -285,7 +285,7 @@ class EpisodeTrace:
             _otel.detach(token)
         _, reward, terminated, truncated, info = result
         name, attributes, error = _describe_call(info, float(reward))
-        _processor.add(_otel.record(name, episode.trace_id, span_id, episode.span_id, False, start, attributes, error))
+        _processor.add(_otel.record(name, self.trace_id, span_id, self.span_id, False, start, attributes, error))
         self.total += float(reward)
         if terminated or truncated:
             self.finish(info, bool(truncated))
@@ -314,9 +314,8 @@ class EpisodeTrace:
     def _end(self, attributes: dict[str, Any]) -> None:
         self.open = False
         _open_episodes.discard(self)
-        episode = self.span.get_span_context()
-        if _processor is not None and episode.trace_flags.sampled:
-            _processor.add(_otel.record("episode", episode.trace_id, episode.span_id, self.parent_id, self.parent_remote,
+        if _processor is not None and self.sampled:
+            _processor.add(_otel.record("episode", self.trace_id, self.span_id, self.parent_id, self.parent_remote,
                                         self.start, {**self.attributes, **attributes}, None))
 
 
