@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from agentgym_envs.policies import TransformersAgent
-from trainers.llm import grpo
+from trainers.llm import grpo, rollout
 from trainers.llm.chat import ChatFormat
+from trainers.llm.decode_graph import DecodeGraph
 from trainers.llm.engine import SHARE_BLOCK, CachedEngine, Sampling, complete, make_engine, sample
 from trainers.llm.kv_cache import RaggedCache
 from trainers.llm.model import load
@@ -124,6 +125,47 @@ def test_a_prefix_is_copied_only_to_a_row_that_holds_nothing():
         cache.copy_prefix(1, 0, 3)
     with pytest.raises(ValueError, match="cannot copy 2 positions of row 0"):
         cache.copy_prefix(0, 1, 2)
+
+
+def test_rows_leave_and_join_in_the_cache_s_tensors_until_they_outgrow_them():
+    cache = RaggedCache(1, CPU)
+    cache.add_rows(3)
+    cache.step(None, [2, 3, 1], 3)
+    cache.update(torch.arange(3.0)[:, None, None, None].expand(3, 1, 3, 2), torch.zeros(3, 1, 3, 2), 0)
+    tensor = cache.keys[0]
+    cache.keep_rows([2, 0])
+    assert cache.keys[0] is tensor and cache.lengths == [1, 2]
+    assert tensor[0, 0, 0, 0] == 2.0 and tensor[1, 0, 0, 0] == 0.0  # the rows kept, moved to the first slots
+    cache.add_rows(1)
+    assert cache.keys[0] is tensor and cache.slots == 3
+    cache.add_rows(1)
+    assert cache.keys[0] is not tensor and cache.slots == 6 and cache.lengths == [1, 2, 0, 0]
+
+
+def test_decode_steps_of_every_row_as_one_captured_step_decode_the_same_episodes(micro, monkeypatch):
+    """The decode step a CUDA graph replays (run uncaptured on a CPU: every slot of the cache,
+    mask, write positions and draws made on the device) decodes what the ragged passes decode,
+    while episodes end and others join, and its sampled log-probs are the trainer's."""
+    network, fmt = micro
+    resets = [{"seed": seed} for seed in range(8)]
+    plain, _ = play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), CPU, 2048)
+    monkeypatch.setattr(rollout, "make_engine", lambda name, network, device, pad, max_batch:
+                        CachedEngine(network, device, max_batch, graphs=True))
+    steps = []
+    step = DecodeGraph._step
+    monkeypatch.setattr(DecodeGraph, "_step", lambda graph: steps.append((graph.cache.rows, id(graph))) or step(graph))
+    graphed, _ = play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), CPU, 2048)
+    rows, graphs = zip(*steps)
+    assert len(steps) > 20 and {2, 3} <= set(rows)  # it ran, also with fewer rows than slots
+    assert len(set(graphs)) < 4  # captured again only when the cache grew, not as 8 episodes came and went
+    for new, old in zip(graphed, plain):
+        assert new.token_ids == old.token_ids and new.sampled == old.sampled
+        assert new.logprobs == pytest.approx(old.logprobs, abs=1e-5)
+    sampled, _ = play(network, fmt, math_envs(3), resets, Sampling(0.7, 8), CPU, 2048)
+    batch = grpo.token_batch(sampled, [0.0] * len(sampled), fmt.tokenizer.pad_token_id, CPU)
+    with torch.no_grad():
+        rescored, _ = grpo.token_logprobs(network, batch, 0.7)
+    assert torch.allclose(rescored[batch["sampled"]], batch["old"][batch["sampled"]], atol=1e-4)
 
 
 def test_sampling_draws_each_token_with_its_probability():

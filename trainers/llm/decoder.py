@@ -87,8 +87,9 @@ class LeanDecoder:
         self.sin_sign = torch.cat([-torch.ones(half), torch.ones(self.head_dim - half)]).to(self.embed)
 
     def __call__(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor, cache: RaggedCache,
-                 keep: torch.Tensor) -> torch.Tensor:
-        """Logits ``[kept, vocab]`` at the positions where ``keep`` ``[rows, Q]`` is True, feeding
+                 keep: torch.Tensor | None) -> torch.Tensor:
+        """Logits ``[kept, vocab]`` at the positions where ``keep`` ``[rows, Q]`` is True (None:
+        every position, as a captured decode step needs: no data-dependent shape), feeding
         ``input_ids`` ``[rows, Q]`` at ``positions`` with ``mask`` (what :meth:`RaggedCache.step`
         returned) and writing their keys and values to ``cache``."""
         rows, width = input_ids.shape
@@ -110,5 +111,5 @@ class LeanDecoder:
             h = F.rms_norm(x, (self.hidden,), layer.post_norm, self.eps)
             gate, up = F.linear(h, layer.gate_up).chunk(2, dim=-1)
             x = torch.addmm(x, F.silu(gate).mul_(up), layer.down_t)
-        kept = x[keep.reshape(-1)]
+        kept = x if keep is None else x[keep.reshape(-1)]
         return F.linear(F.rms_norm(kept, (self.hidden,), self.final_norm, self.eps), self.lm_head)

@@ -16,7 +16,8 @@ temperature)`` over the whole vocabulary (greedy at temperature 0, scored at tem
   again for a GRPO group; the same system prompt and tools) copies the keys and values of that
   prefix, in whole blocks of :data:`SHARE_BLOCK` tokens, instead of computing them again. Llama
   and Qwen2 networks run :class:`~.decoder.LeanDecoder`, the same forward in fewer calls;
-  others ``transformers``' own forward.
+  others ``transformers``' own forward. On CUDA, a step in which every live sequence feeds one
+  token replays a CUDA graph of the lean decoder (:class:`~.decode_graph.DecodeGraph`).
 - ``generate`` (:class:`GenerateEngine`): ``transformers``' ``generate`` on each turn's whole
   context, batches in lockstep (a batch's next turn waits for its slowest reply).
 """
@@ -26,12 +27,14 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 from typing import Any, Iterable, Protocol
 
 import torch
 
 from . import decoder
+from .decode_graph import DecodeGraph
 from .kv_cache import RaggedCache
 
 ENGINES = ("cached", "generate")
@@ -56,19 +59,32 @@ class Sequence(Protocol):
         """Take a sampled reply; True when another turn follows (``tokens`` then holds the reply and what follows it)."""
 
 
-def sample(logits: torch.Tensor, temperature: float) -> tuple[list[int], list[float]]:
+def draw(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     """One token per row of ``logits`` ``[rows, vocab]`` from ``softmax(logits / temperature)``
-    (argmax at temperature 0), and its log-prob (at temperature 1 when greedy). Draws use the
-    Gumbel-max trick, ``argmax(log p - log E)`` with ``E = -log U ~ Exp(1)`` (never 0 for
-    ``U`` in [0, 1); ``-log E`` is Gumbel noise): an exact draw from ``p``, cheaper on a CPU
-    than ``torch.multinomial``; torch's global generator seeds it."""
+    (argmax at temperature 0), and its log-prob (at temperature 1 when greedy), as one tensor
+    ``[2, rows]`` (ids, log-probs; float64 holds both exactly) that one copy brings to the host.
+    Draws use the Gumbel-max trick, ``argmax(log p - log E)`` with ``E = -log U ~ Exp(1)``
+    (never 0 for ``U`` in [0, 1); ``-log E`` is Gumbel noise): an exact draw from ``p``, cheaper
+    on a CPU than ``torch.multinomial``, and one a CUDA graph can hold; torch's global
+    generator seeds it."""
     logits = logits.float()
     logp = torch.log_softmax(logits / temperature if temperature > 0 else logits, dim=-1)
     if temperature <= 0:
         ids = logp.argmax(dim=-1, keepdim=True)
     else:
         ids = (logp - torch.rand_like(logp).log_().neg_().log_()).argmax(dim=-1, keepdim=True)
-    return ids.squeeze(-1).tolist(), logp.gather(-1, ids).squeeze(-1).tolist()
+    return torch.stack([ids.squeeze(-1).double(), logp.gather(-1, ids).squeeze(-1).double()])
+
+
+def sample(logits: torch.Tensor, temperature: float) -> tuple[list[int], list[float]]:
+    """:func:`draw` as lists: the ids and their log-probs."""
+    return host_samples(draw(logits, temperature))
+
+
+def host_samples(drawn: torch.Tensor) -> tuple[list[int], list[float]]:
+    """What :func:`draw` returned, as lists on the host."""
+    ids, logprobs = drawn.cpu()
+    return ids.long().tolist(), logprobs.tolist()
 
 
 class _Clock:
@@ -130,12 +146,15 @@ class CachedEngine:
     ``prefill_tokens`` tokens (rows x padded width; rows of similar lengths together, the
     padding at most a quarter of a pass), ``prefill_tokens`` per row at most.
     ``lean``: run :class:`~.decoder.LeanDecoder` where it computes the network's forward
-    (:func:`~.decoder.supports`); False: always ``transformers``' forward."""
+    (:func:`~.decoder.supports`); False: always ``transformers``' forward. ``graphs``: decode
+    steps of every sequence through a :class:`~.decode_graph.DecodeGraph` (None: on CUDA,
+    where the lean decoder runs; True on a CPU runs the same step uncaptured)."""
 
     def __init__(self, network: Any, device: torch.device, max_batch: int | None = None,
-                 prefill_tokens: int = 4096, lean: bool = True) -> None:
+                 prefill_tokens: int = 4096, lean: bool = True, graphs: bool | None = None) -> None:
         self.network, self.device = network, device
         self.lean = lean and decoder.supports(network)  # else transformers' forward
+        self.graphs = self.lean and (device.type == "cuda" if graphs is None else graphs)
         self.max_batch = max_batch or 1 << 30
         self.prefill_tokens = prefill_tokens
         config = network.config
@@ -152,6 +171,7 @@ class CachedEngine:
         cache = RaggedCache(self.layers, self.device, self.attention)
         forward = decoder.LeanDecoder(self.network) if self.lean else self._transformers_forward
         rows: list[_Row] = []
+        graph: DecodeGraph | None = None
         clock, generated, exhausted = _Clock(), 0, False
         with torch.no_grad():
             while True:
@@ -173,7 +193,13 @@ class CachedEngine:
                         generated += self._pass(forward, cache, rows, group, sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
                 feeding = [r for r, row in enumerate(rows) if len(row.pending) == 1]
-                if feeding:
+                if self.graphs and feeding and len(feeding) == len(rows):
+                    positions = cache.advance()
+                    if graph is None or not graph.fits(cache):
+                        graph = DecodeGraph(forward, cache, partial(draw, temperature=sampling.temperature))
+                    ids, logprobs = host_samples(graph([row.pending.pop() for row in rows], positions))
+                    generated += self._take_samples(ids, logprobs, feeding, cache, rows, sampling, stop_ids, clock)
+                elif feeding:
                     generated += self._pass(forward, cache, rows, None if len(feeding) == len(rows) else feeding,
                                             sampling, stop_ids, clock)
                 rows = self._drop_finished(cache, rows)
@@ -251,6 +277,12 @@ class CachedEngine:
         if not sampling_rows:
             return 0
         ids, logprobs = sample(logits.reshape(len(sampling_rows), -1), sampling.temperature)
+        return self._take_samples(ids, logprobs, sampling_rows, cache, rows, sampling, stop_ids, clock)
+
+    def _take_samples(self, ids: list[int], logprobs: list[float], sampling_rows: list[int], cache: RaggedCache,
+                      rows: list[_Row], sampling: Sampling, stop_ids: set[int], clock: _Clock) -> int:
+        """Append each sampled token to its row's reply; a row whose reply ends hands it to its
+        sequence. Returns the tokens sampled."""
         for r, token, logprob in zip(sampling_rows, ids, logprobs):
             row = rows[r]
             row.reply.append(token)

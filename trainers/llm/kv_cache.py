@@ -10,7 +10,10 @@ returns the position ids and the attention mask (query ``i`` of row ``r`` sees k
 lengths[r] + i``) to pass to the model with the cache; the attention layers then write the
 new keys and values at their positions through :meth:`RaggedCache.update`. A padded query
 writes past the row's length: harmless, as the next tokens fed there overwrite it. Rows
-join (:meth:`add_rows`) and leave (:meth:`keep_rows`) between passes; a row that joins with
+join (:meth:`add_rows`) and leave (:meth:`keep_rows`) between passes, in place: the tensors
+hold ``slots`` rows, the live ones first, and are allocated again only when rows outgrow them
+(twice the slots) or positions outgrow the capacity, so that a decode step captured in a CUDA
+graph (:mod:`~.decode_graph`) stays valid while sequences come and go. A row that joins with
 a context another row has fed can take that prefix's keys and values (:meth:`copy_prefix`)
 instead of computing them again.
 
@@ -50,25 +53,31 @@ class RaggedCache:
     def rows(self) -> int:
         return len(self.lengths)
 
+    @property
+    def slots(self) -> int:
+        """Rows the tensors have room for (0 before the first pass)."""
+        return 0 if self.keys[0] is None else self.keys[0].shape[0]
+
     def add_rows(self, count: int) -> None:
         """Append ``count`` empty rows."""
         self.lengths += [0] * count
-        for store in (self.keys, self.values):
-            for layer, tensor in enumerate(store):
-                if tensor is not None:
-                    empty = tensor.new_zeros((count, *tensor.shape[1:]))
-                    store[layer] = torch.cat([tensor, empty])
+        if self.slots and self.rows > self.slots:
+            extra = max(self.rows, 2 * self.slots) - self.slots
+            for store in (self.keys, self.values):
+                for layer, tensor in enumerate(store):
+                    store[layer] = torch.cat([tensor, tensor.new_zeros((extra, *tensor.shape[1:]))])
 
     def keep_rows(self, rows: Sequence[int]) -> None:
-        """Keep only ``rows`` (in that order); the others leave."""
+        """Keep only ``rows`` (in that order, moved to the first slots); the others leave."""
         if list(rows) == list(range(self.rows)):
             return
-        index = torch.tensor(list(rows), dtype=torch.long, device=self.device)
         self.lengths = [self.lengths[r] for r in rows]
+        if not rows or not self.slots:
+            return
+        index = torch.tensor(list(rows), dtype=torch.long, device=self.device)
         for store in (self.keys, self.values):
-            for layer, tensor in enumerate(store):
-                if tensor is not None:
-                    store[layer] = tensor.index_select(0, index)
+            for tensor in store:
+                tensor[: len(rows)] = tensor.index_select(0, index)
 
     def copy_prefix(self, source: int, target: int, length: int) -> None:
         """Give row ``target``, which holds nothing yet, the keys and values of row ``source``'s
@@ -121,9 +130,17 @@ class RaggedCache:
                 store[layer_idx] = new.new_zeros((self.rows, heads, self.capacity, head_dim))
             tensor = store[layer_idx]
             tensor.view(-1, head_dim).index_copy_(0, self._write, new.reshape(-1, head_dim).to(tensor.dtype))
-            held = tensor[:, :, : self._width]
+            held = tensor[: self.rows, :, : self._width]
             out.append(held if self._every_row else held.index_select(0, self._selected))
         return out[0], out[1]
+
+    def advance(self) -> list[int]:
+        """Prepare a decode step in which every row feeds one token (:mod:`~.decode_graph`):
+        make room for it, count it into ``lengths`` and return the position each row writes."""
+        positions = list(self.lengths)
+        self._reserve(max(positions) + 1)
+        self.lengths = [length + 1 for length in positions]
+        return positions
 
     def get_seq_length(self, *args: Any, **kwargs: Any) -> int:
         """The longest row (what ``transformers`` asks a cache; the engine passes positions itself)."""
