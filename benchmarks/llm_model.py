@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
-from trainers.lifecycle import EVAL_SEED, canonical_env_id  # noqa: E402
+from trainers.lifecycle import EVAL_SEED, canonical_env_id, resolve_device  # noqa: E402
 from trainers.llm import runtime  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
 from trainers.llm.model import load  # noqa: E402
@@ -38,11 +38,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=EVAL_SEED)
     parser.add_argument("--batch", type=int, default=25)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = torch.device("cpu")
+    device = torch.device(resolve_device(args.device))
     network, tokenizer = load(args.model, device)
     fmt = ChatFormat(tokenizer)
     window = runtime.window(network, tokenizer)

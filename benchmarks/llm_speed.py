@@ -23,7 +23,8 @@ average before the run is recorded with the row.
 
 Weights do not change the work, so an untrained model of the same size (``<model>/base``)
 measures the same. Appends a row to ``<out>/llm_speed.csv`` and rewrites ``llm_speed.md``
-with every row and, per model size, the speed-up of each device over the CPU.
+with every row and, per model size, the speed-up of each device over the CPU, keeping the
+notes below its ``## Notes`` heading.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from trainers.llm.model import read_trajectories, record_expert_trajectories  # 
 from trainers.llm.rollout import play  # noqa: E402
 
 ENGINES = ("generate", "cached")
+NOTES = "## Notes"  # llm_speed.md keeps what follows this heading when the script rewrites it
 FIELDS = ("model", "parameters", "device", "device_name", "threads", "load", "batch", "new_tokens", "group_size",
           "update_tokens_per_s", "generation_tokens_per_s", "engine_generation_tokens_per_s",
           "rollout_tokens_per_s", "engine_rollout_tokens_per_s", "command")
@@ -178,7 +180,10 @@ def write(out: Path, row: dict) -> None:
             groups = f" in groups of {r['group_size']}" if r["group_size"] not in ("", "1") else ""
             lines.append(f"- {r['model']} ({r['parameters']} parameters), {r['device_name']}, batch {r['batch']}, "
                          f"load {r['load']}: generation x{ratios[0]:.1f}, rollout{groups} x{ratios[1]:.1f}")
-    (out / "llm_speed.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = out / "llm_speed.md"
+    earlier = path.read_text(encoding="utf-8") if path.exists() else ""
+    notes = earlier[earlier.index(NOTES):] if NOTES in earlier else ""  # written by hand below the tables
+    path.write_text("\n".join(lines) + "\n" + ("\n" + notes if notes else ""), encoding="utf-8")
 
 
 def main() -> None:
