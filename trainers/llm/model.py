@@ -103,7 +103,7 @@ SIZES: dict[str, ModelSize] = {
     # The demonstration model: about 0.9M parameters (3 layers, the fewest that copy ids and
     # numbers from the context comfortably); its SFT fits minutes of a shared 2-core CPU.
     "tiny": ModelSize(vocab_size=2048, hidden_size=128, layers=3, heads=4, intermediate_size=384, context=2048),
-    # The GPU configuration: about 7M parameters; its SFT takes minutes of one GPU.
+    # The GPU configuration: about 7M parameters, built on one GPU.
     "small": ModelSize(vocab_size=4096, hidden_size=256, layers=6, heads=8, intermediate_size=1024, context=2048),
 }
 
