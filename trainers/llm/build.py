@@ -28,9 +28,9 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # ``sft.Config``'s (``drill_sft``: those of the drill stage); ``replay``: fresh drills mixed into
 # the episodes, so that copying is kept while the tool calls are learnt. micro is sized to seconds (it
 # only has to exist, load and run); tiny to minutes of the shared 2-core CPU at light load (a
-# job on the other core can make a step 3-6x slower); small to one GPU (on an H100 shared with GRPO
-# runs, its drill stage took about 2 minutes and one epoch of its episodes more than 4). lr 1e-3:
-# at 3e-3 the tiny network did not learn to copy (benchmarks/results/llm_model.md).
+# job on the other core can make a step 3-6x slower); small to one GPU (what its stages took on
+# an H100: benchmarks/results/llm_grpo.md). lr 1e-3: at 3e-3 the tiny network did not learn to
+# copy (benchmarks/results/llm_model.md).
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
            "tiny": {"episodes": 6400, "drills": 32000, "replay": 3200, "drill_sft": {"batch_size": 32, "micro_batch": 32},
                     "epochs": 1, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 20},
