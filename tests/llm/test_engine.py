@@ -3,6 +3,8 @@ an episode's KV cache across turns, batches continuously and samples the exact d
 
 from __future__ import annotations
 
+import copy
+
 import gymnasium as gym
 import pytest
 import torch
@@ -142,27 +144,36 @@ def test_rows_leave_and_join_in_the_cache_s_tensors_until_they_outgrow_them():
     assert cache.keys[0] is not tensor and cache.slots == 6 and cache.lengths == [1, 2, 0, 0]
 
 
-def test_decode_steps_of_every_row_as_one_captured_step_decode_the_same_episodes(micro, monkeypatch):
-    """The decode step a CUDA graph replays (run uncaptured on a CPU: every slot of the cache,
-    mask, write positions and draws made on the device) decodes what the ragged passes decode,
-    while episodes end and others join, and its sampled log-probs are the trainer's."""
-    network, fmt = micro
+CUDA = pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"))
+
+
+@pytest.mark.parametrize("device", ["cpu", CUDA])
+def test_decode_steps_of_every_row_as_one_captured_step_decode_the_same_episodes(micro, monkeypatch, device):
+    """The decode step a CUDA graph replays (captured on CUDA; run uncaptured on a CPU: every
+    slot of the cache, mask, write positions and draws made on the device) decodes what the
+    ragged passes decode, while episodes end and others join, and its sampled log-probs are the
+    trainer's."""
+    device = torch.device(device)
+    network, fmt = copy.deepcopy(micro[0]).to(device), micro[1]
     resets = [{"seed": seed} for seed in range(8)]
-    plain, _ = play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), CPU, 2048)
-    monkeypatch.setattr(rollout, "make_engine", lambda name, network, device, pad, max_batch:
-                        CachedEngine(network, device, max_batch, graphs=True))
-    steps = []
-    step = DecodeGraph._step
-    monkeypatch.setattr(DecodeGraph, "_step", lambda graph: steps.append((graph.cache.rows, id(graph))) or step(graph))
-    graphed, _ = play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), CPU, 2048)
-    rows, graphs = zip(*steps)
+    def engines(graphs: bool):
+        return lambda name, network, device, pad, max_batch: CachedEngine(network, device, max_batch, graphs=graphs)
+
+    monkeypatch.setattr(rollout, "make_engine", engines(False))
+    plain, _ = play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), device, 2048)
+    monkeypatch.setattr(rollout, "make_engine", engines(True))
+    steps, call = [], DecodeGraph.__call__
+    monkeypatch.setattr(DecodeGraph, "__call__", lambda graph, tokens, positions:
+                        steps.append((len(tokens), id(graph))) or call(graph, tokens, positions))
+    graphed, _ = play(network, fmt, math_envs(3), resets, Sampling(0.0, 8), device, 2048)
+    rows, captured = zip(*steps)
     assert len(steps) > 20 and {2, 3} <= set(rows)  # it ran, also with fewer rows than slots
-    assert len(set(graphs)) < 4  # captured again only when the cache grew, not as 8 episodes came and went
+    assert len(set(captured)) < 4  # captured again only when the cache grew, not as 8 episodes came and went
     for new, old in zip(graphed, plain):
         assert new.token_ids == old.token_ids and new.sampled == old.sampled
         assert new.logprobs == pytest.approx(old.logprobs, abs=1e-5)
-    sampled, _ = play(network, fmt, math_envs(3), resets, Sampling(0.7, 8), CPU, 2048)
-    batch = grpo.token_batch(sampled, [0.0] * len(sampled), fmt.tokenizer.pad_token_id, CPU)
+    sampled, _ = play(network, fmt, math_envs(3), resets, Sampling(0.7, 8), device, 2048)
+    batch = grpo.token_batch(sampled, [0.0] * len(sampled), fmt.tokenizer.pad_token_id, device)
     with torch.no_grad():
         rescored, _ = grpo.token_logprobs(network, batch, 0.7)
     assert torch.allclose(rescored[batch["sampled"]], batch["old"][batch["sampled"]], atol=1e-4)
