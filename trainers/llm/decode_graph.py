@@ -66,11 +66,8 @@ class DecodeGraph:
     def __call__(self, tokens: list[int], positions: list[int]) -> torch.Tensor:
         """``draw`` of the next token of each row ``r`` feeding ``tokens[r]`` at ``positions[r]``
         (what :meth:`~.kv_cache.RaggedCache.advance` returned); their keys and values are written."""
-        rows = len(tokens)
-        host = torch.zeros(self.inputs.shape, dtype=torch.long)
-        host[0, :rows, 0] = torch.tensor(tokens)
-        host[1, :rows, 0] = torch.tensor(positions)
-        self.inputs.copy_(host)
+        rows, empty = len(tokens), [0] * (self.inputs.shape[1] - len(tokens))  # slots without a row: token 0 at 0
+        self.inputs.copy_(torch.tensor([tokens + empty, positions + empty]).view(self.inputs.shape))
         if self.cache.device.type != "cuda":
             return self._step()[:, :rows]
         if self.graph is None:
