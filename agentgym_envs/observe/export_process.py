@@ -4,9 +4,10 @@ The SDK's batch processor encodes spans to OTLP protobuf in a thread of the trac
 about 45 us per tool-call span of Python that holds the interpreter lock, as long as a step of
 the faster envs takes. :class:`ProcessSpanProcessor` instead packs each finished span's fields
 (numbers, strings and attribute dicts, ``marshal``-ed in batches) into a pipe to a child
-process, which rebuilds them as the SDK's ``ReadableSpan`` and exports them with the SDK's OTLP
-exporter. The traced process spends a few microseconds a span; encoding and sending run on
-another core.
+process, which encodes them as OTLP (:mod:`.otlp_encoding`) and exports them with the SDK's OTLP
+exporter. A tool call's record holds only the step's values (:func:`tool_call_record`); the
+exporter process makes its attributes. The traced process spends a few microseconds a span;
+encoding and sending run on another core.
 
 Nothing is dropped on the way: a full pipe makes the traced process wait for the exporter (a
 loop that makes spans faster than they can be encoded runs at the exporter's pace). An export
@@ -36,13 +37,19 @@ from pathlib import Path
 from typing import Any, BinaryIO, Mapping
 
 from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import StatusCode
+
+from .otlp_encoding import Encoder
 
 HEADER = struct.Struct("<I")  # the byte length of the marshalled frame that follows; 0: a flush request
 BATCH = 256  # spans packed into one frame
 SEND_EVERY_S = 1.0  # spans that wait for a full batch are sent after this long
 START_TIMEOUT_S = 60.0  # for the exporter process to import the SDK and make its exporter
 READY = b"R"  # the exporter process's first byte: it is ready for spans
+MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
+TOOL_CALL, EPISODE = 0, 1  # the first field of a tool_call_record, an episode_record (a span_record's: a name)
+_UNSET, _ERROR = StatusCode.UNSET.value, StatusCode.ERROR.value
 
 
 def exporter_class(protocol: str) -> type:
@@ -68,10 +75,75 @@ def span_record(span: Any) -> tuple:
 def finished_span(name: str, trace_id: int, span_id: int, parent_id: int, parent_remote: bool, start: int,
                   attributes: dict[str, Any], error: str | None) -> tuple:
     """:func:`span_record`'s form of an internal span of the ``agentgym`` scope that ends now,
-    made without the SDK's live span (the env's episode and tool-call spans: its hot path);
-    ``error``: the description of a failed span's status, None for an unset status."""
+    made without the SDK's live span; ``error``: the description of a failed span's status,
+    None for an unset status."""
     return (name, trace_id, span_id, 1, parent_id, parent_remote, 0, start, time.time_ns(), attributes,
-            (StatusCode.UNSET if error is None else StatusCode.ERROR).value, error, (), "agentgym")
+            _UNSET if error is None else _ERROR, error, (), "agentgym")
+
+
+def episode_record(trace_id: int, span_id: int, parent_id: int, parent_remote: bool, start: int,
+                   identity: tuple, total: float, ending: tuple | None) -> tuple:
+    """The record of an episode span that ends now: ``identity`` is ``(env id, task id, split,
+    seed)``; ``ending`` is ``(truncated, turns, success, outcome reason or None, metrics)`` (the
+    metrics as floats), None for an episode left before its end. The exporter process makes the
+    span of it (:func:`episode_span`)."""
+    return (EPISODE, trace_id, span_id, parent_id, parent_remote, start, time.time_ns(), identity, total, ending)
+
+
+def episode_span(record: tuple) -> tuple:
+    """:func:`span_record`'s form of an :func:`episode_record`: the ``episode`` span with the
+    env, task, split and seed, the return, and (for an episode that ended) its turns, success,
+    outcome and metrics."""
+    _, trace_id, span_id, parent_id, parent_remote, start, end, (env_id, task_id, split, seed), total, ending = record
+    attributes = {key: value for key, value in (("agentgym.env.id", env_id), ("agentgym.task.id", task_id),
+                                                ("agentgym.split", split), ("agentgym.seed", seed)) if value is not None}
+    attributes.update({"openinference.span.kind": "AGENT", "agentgym.episode.return": total})
+    if ending is None:
+        attributes["agentgym.episode.outcome_reason"] = "left unfinished"
+    else:
+        truncated, turns, success, reason, metrics = ending
+        attributes.update({"agentgym.episode.truncated": truncated, "agentgym.episode.turns": turns,
+                           "agentgym.episode.success": success})
+        if reason is not None:
+            attributes["agentgym.episode.outcome_reason"] = reason
+        attributes.update({f"agentgym.metric.{name}": value for name, value in metrics.items()})
+    return ("episode", trace_id, span_id, 1, parent_id, parent_remote, 0, start, end, attributes, _UNSET, None, (),
+            "agentgym")
+
+
+def tool_call_record(trace_id: int, span_id: int, parent_id: int, start: int, info: Mapping[str, Any],
+                     reward: float) -> tuple:
+    """The record of a tool-call span that ends now, from the step's ``info``: the values only
+    (text cut to :data:`MAX_TEXT`), so that the step spends as little as it can on it; the
+    exporter process makes the span of it (:func:`tool_call_span`)."""
+    call, error, messages = info.get("tool_call"), info.get("error"), info.get("messages")
+    reply = messages[-1] if messages and messages[-1].get("role") == "tool" else None
+    return (TOOL_CALL, trace_id, span_id, parent_id, start, time.time_ns(), int(info.get("turn", 0)), reward,
+            bool(info.get("valid", True)), bool(info.get("correct")), None if call is None else call.name,
+            None if call is None else call.arguments_json[:MAX_TEXT],
+            None if reply is None else str(reply.get("tool_call_id")),
+            None if reply is None else str(reply.get("content"))[:MAX_TEXT], None if error is None else str(error)[:MAX_TEXT])
+
+
+def tool_call_span(record: tuple) -> tuple:
+    """:func:`span_record`'s form of a :func:`tool_call_record`: the ``execute_tool`` span with
+    the GenAI attributes of the call, its result and status, and the step's reward."""
+    (_, trace_id, span_id, parent_id, start, end, turn, reward, valid, correct, tool, arguments, call_id, result,
+     error) = record
+    status = "ok" if error is None else "error" if valid else "invalid"
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
+                                  "agentgym.turn": turn, "agentgym.reward": reward, "agentgym.tool.status": status,
+                                  "agentgym.tool.correct": correct}
+    if tool is not None:
+        attributes["gen_ai.tool.name"] = tool
+        attributes["gen_ai.tool.call.arguments"] = arguments
+    if call_id is not None:
+        attributes["gen_ai.tool.call.id"] = call_id
+        attributes["gen_ai.tool.call.result"] = result
+    if error is not None:
+        attributes["error.type"] = "tool_error" if valid else "invalid_call"
+    return ("execute_tool" if tool is None else f"execute_tool {tool}", trace_id, span_id, 1, parent_id, False, 0, start,
+            end, attributes, _UNSET if error is None else _ERROR, error, (), "agentgym")
 
 
 class ProcessSpanProcessor(SpanProcessor):
@@ -230,38 +302,36 @@ def _read_frame(stream: BinaryIO) -> bytes | None:
     return data if len(data) == size else None
 
 
+def spans_of(records: list[tuple]) -> list[tuple]:
+    """:func:`span_record`'s form of each record (tool calls' and episodes' made into spans)."""
+    return [tool_call_span(record) if record[0] == TOOL_CALL else episode_span(record) if record[0] == EPISODE
+            else record for record in records]
+
+
+def otlp_exporter(protocol: str, encoder: Encoder, **options: Any) -> Any:
+    """The SDK's OTLP exporter for ``protocol``, made to take span records and encode them with
+    ``encoder`` (in place of the SDK's encoder of ``ReadableSpan``s, which cannot keep pace with
+    a fast env: see :mod:`.otlp_encoding`); it sends, retries and reports as it always does."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    exporter = exporter_class(protocol)
+    sys.modules[exporter.__module__].encode_spans = (  # this process exports nothing else
+        lambda records: ExportTraceServiceRequest.FromString(encoder.request(records)))
+    return exporter(**options)
+
+
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Export the spans of every frame on ``stdin`` until it closes; answer each flush request
     with one byte on ``stdout`` (``1``: everything so far was taken, ``0``: spans are dropped)."""
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import Event, ReadableSpan
-    from opentelemetry.sdk.trace.export import SpanExportResult
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-    from opentelemetry.trace import SpanContext, SpanKind, Status, TraceFlags
-
     first = _read_frame(stdin)
     if not first:
         return
     config = marshal.loads(first)
     timeout = {"timeout": config["timeout_s"]} if config["timeout_s"] else {}
-    exporter = exporter_class(config["protocol"])(endpoint=config["endpoint"], **timeout)
-    resource, scopes = Resource(config["resource"]), {}
+    exporter = otlp_exporter(config["protocol"], Encoder(config["resource"]), endpoint=config["endpoint"], **timeout)
     dropping = False
     stdout.write(READY)
     stdout.flush()
-
-    def rebuild(record: tuple) -> Any:
-        (name, trace_id, span_id, flags, parent_id, parent_remote, kind, start, end, attributes, code, description,
-         events, scope) = record
-        parent = SpanContext(trace_id, parent_id, parent_remote, TraceFlags(flags)) if parent_id else None
-        if scope not in scopes:
-            scopes[scope] = InstrumentationScope(scope)
-        return ReadableSpan(name, SpanContext(trace_id, span_id, False, TraceFlags(flags)), parent, resource, attributes,
-                            [Event(event_name, event_attributes, timestamp)
-                             for event_name, timestamp, event_attributes in events],
-                            kind=SpanKind(kind), status=Status(StatusCode(code), description), start_time=start,
-                            end_time=end, instrumentation_scope=scopes[scope])
-
     while (frame := _read_frame(stdin)) is not None:
         if not frame:
             stdout.write(b"0" if dropping else b"1")
@@ -269,7 +339,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             continue
         if dropping:
             continue
-        if exporter.export([rebuild(record) for record in marshal.loads(frame)]) is not SpanExportResult.SUCCESS:
+        if exporter.export(spans_of(marshal.loads(frame))) is not SpanExportResult.SUCCESS:
             dropping = True
             print(f"agentgym tracing: the OTLP collector at {config['endpoint']} did not take an export; the spans "
                   "of this run are dropped from now on", file=sys.stderr, flush=True)

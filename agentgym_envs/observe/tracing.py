@@ -22,6 +22,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import contextvars
+import functools
+import numbers
 import os
 import random
 import socket
@@ -33,7 +35,6 @@ from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 PROTOCOLS = ("http/protobuf", "grpc")
-MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
 SERVICE_NAME = "agentgym"
 EXPORT_TIMEOUT_S = 30.0  # per export, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says otherwise
 
@@ -48,6 +49,9 @@ _NOOP: ContextManager[None] = contextlib.nullcontext()
 # stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
 _ids = random.Random()
 os.register_at_fork(after_in_child=_ids.seed)
+# the tool call whose step is running here, (episode, span id): the parent of spans made in it
+_running_call: contextvars.ContextVar[tuple[EpisodeTrace, int] | None] = contextvars.ContextVar(
+    "agentgym_running_call", default=None)
 # the episode contexts of the conversations a batch policy is answering (see conversations())
 _parents: contextvars.ContextVar[tuple[Any, ...] | None] = contextvars.ContextVar("agentgym_llm_parents", default=None)
 
@@ -82,7 +86,8 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     if endpoint is None:
         return False
     try:
-        from .export_process import ProcessSpanProcessor, exporter_class, finished_span
+        from .export_process import (ProcessSpanProcessor, episode_record, exporter_class, finished_span,
+                                     tool_call_record)
 
         exporter_class(protocol)
     except ImportError as exc:
@@ -103,7 +108,8 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
     _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
                           CLIENT=trace.SpanKind.CLIENT, SpanContext=trace.SpanContext,
-                          NonRecordingSpan=trace.NonRecordingSpan, record=finished_span, current_span=trace.get_current_span,
+                          NonRecordingSpan=trace.NonRecordingSpan, record=finished_span, tool_call=tool_call_record,
+                          episode=episode_record, current_span=trace.get_current_span,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
     _provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
@@ -242,28 +248,37 @@ class EpisodeTrace:
     """The spans of one episode: the episode span (open from ``reset`` to the step that ends the
     episode, a child of the span current at ``reset``) and one ``execute_tool`` span per step.
 
-    Both are on the env's hot path, so neither is a live SDK span: each has its ids and context
-    from the start (a tool call's is current while the step runs, so that a model the env calls,
-    such as a simulated user, nests under it; the episode's is the parent of the agent's LLM
-    calls), and when it ends its fields go straight to the exporting processor, without the live
-    span's locking and attribute checks (the attributes are plain strings and numbers). An
-    episode is traced when the span current at ``reset`` is sampled, or when there is none."""
+    Both are on the env's hot path, so neither is a live SDK span: each has its ids from the
+    start, and when it ends its fields go straight to the exporting processor, without the live
+    span's locking and attribute checks. While a step runs, its tool call is the parent of the
+    spans this module makes (a model the env calls, such as a simulated user, nests under it:
+    :func:`_running_call_context`); the episode's :attr:`context` is the parent of the agent's
+    LLM calls. An episode is traced when the span current at ``reset`` is sampled, or when there
+    is none."""
 
-    def __init__(self, attributes: dict[str, Any]) -> None:
-        parent = _otel.current_span().get_span_context()
-        if parent.is_valid:
-            trace_id, self.parent_id, self.parent_remote = parent.trace_id, parent.span_id, parent.is_remote
-            flags = parent.trace_flags
+    def __init__(self, identity: tuple) -> None:
+        call = _running_call.get()
+        if call is not None:  # reset inside another env's step: a child of that tool call
+            episode, call_id = call
+            trace_id, self.parent_id, self.parent_remote, flags = episode.trace_id, call_id, False, _otel.SAMPLED
         else:
-            trace_id, self.parent_id, self.parent_remote, flags = _ids.getrandbits(128) or 1, 0, False, _otel.SAMPLED
-        self.trace_id, self.span_id, self.sampled = trace_id, _ids.getrandbits(64) or 1, flags.sampled
-        self.span = _otel.NonRecordingSpan(_otel.SpanContext(trace_id, self.span_id, False, flags))
-        self.context = _otel.in_context(self.span)
-        self.attributes = attributes
+            parent = _otel.current_span().get_span_context()
+            if parent.is_valid:
+                trace_id, self.parent_id, self.parent_remote = parent.trace_id, parent.span_id, parent.is_remote
+                flags = parent.trace_flags
+            else:
+                trace_id, self.parent_id, self.parent_remote, flags = _ids.getrandbits(128) or 1, 0, False, _otel.SAMPLED
+        self.trace_id, self.span_id, self.flags, self.sampled = trace_id, _ids.getrandbits(64) or 1, flags, flags.sampled
+        self.identity = identity  # (env id, task id, split, seed)
         self.start = time.time_ns()
         self.total = 0.0
         self.open = True
         _open_episodes.add(self)
+
+    @functools.cached_property
+    def context(self) -> Any:
+        """The OpenTelemetry context whose current span is this episode's."""
+        return _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(self.trace_id, self.span_id, False, self.flags)))
 
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
         """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
@@ -272,8 +287,7 @@ class EpisodeTrace:
             return play(action)
         span_id = _ids.getrandbits(64) or 1
         start = time.time_ns()
-        context = _otel.SpanContext(self.trace_id, span_id, False, _otel.SAMPLED)
-        token = _otel.attach(_otel.in_context(_otel.NonRecordingSpan(context), self.context))
+        token = _running_call.set((self, span_id))
         try:
             result = play(action)
         except BaseException as exc:
@@ -282,10 +296,9 @@ class EpisodeTrace:
                                         f"{type(exc).__name__}: {exc}"))
             raise
         finally:
-            _otel.detach(token)
+            _running_call.reset(token)
         _, reward, terminated, truncated, info = result
-        name, attributes, error = _describe_call(info, float(reward))
-        _processor.add(_otel.record(name, self.trace_id, span_id, self.span_id, False, start, attributes, error))
+        _processor.add(_otel.tool_call(self.trace_id, span_id, self.span_id, start, info, float(reward)))
         self.total += float(reward)
         if terminated or truncated:
             self.finish(info, bool(truncated))
@@ -293,30 +306,24 @@ class EpisodeTrace:
 
     def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
         """End the episode span with the return, the outcome and the end-of-episode metrics."""
-        outcome = info.get("outcome") or {}
-        metrics = info.get("metrics") or {}
-        attributes: dict[str, Any] = {
-            "agentgym.episode.return": self.total, "agentgym.episode.truncated": truncated,
-            "agentgym.episode.turns": int(info.get("turn", 0)),
-            "agentgym.episode.success": bool(outcome.get("success", metrics.get("success", 0.0) >= 1.0)),
-        }
-        if "reason" in outcome:
-            attributes["agentgym.episode.outcome_reason"] = str(outcome["reason"])
-        attributes.update({f"agentgym.metric.{name}": float(value) for name, value in metrics.items()
-                           if isinstance(value, (int, float))})
-        self._end(attributes)
+        outcome, metrics = info.get("outcome") or {}, info.get("metrics") or {}
+        success = bool(outcome.get("success", metrics.get("success", 0.0) >= 1.0))
+        reason = str(outcome["reason"]) if "reason" in outcome else None
+        self._end((truncated, int(info.get("turn", 0)), success, reason,
+                   {name: float(value) for name, value in metrics.items()
+                    if type(value) in (float, int) or isinstance(value, numbers.Real)}))  # NumPy's numbers too
 
     def abandon(self) -> None:
         """End the span of an episode left before its end (a new reset, the env closed)."""
         if self.open:
-            self._end({"agentgym.episode.return": self.total, "agentgym.episode.outcome_reason": "left unfinished"})
+            self._end(None)
 
-    def _end(self, attributes: dict[str, Any]) -> None:
+    def _end(self, ending: tuple | None) -> None:
         self.open = False
         _open_episodes.discard(self)
         if _processor is not None and self.sampled:
-            _processor.add(_otel.record("episode", self.trace_id, self.span_id, self.parent_id, self.parent_remote,
-                                        self.start, {**self.attributes, **attributes}, None))
+            _processor.add(_otel.episode(self.trace_id, self.span_id, self.parent_id, self.parent_remote, self.start,
+                                         self.identity, self.total, ending))
 
 
 def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any,
@@ -327,36 +334,29 @@ def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any
         previous.abandon()
     if _tracer is None:
         return None
-    return EpisodeTrace(_clean({"agentgym.env.id": env_id, "agentgym.task.id": task_id, "agentgym.split": split,
-                                "agentgym.seed": seed, "openinference.span.kind": "AGENT"}))
-
-
-def _describe_call(info: Mapping[str, Any], reward: float) -> tuple[str, dict[str, Any], str | None]:
-    """The tool-call span's name, attributes and error (None: the call went through) from the
-    step's ``info``."""
-    call, error = info.get("tool_call"), info.get("error")
-    status = "ok" if error is None else "invalid" if not info.get("valid", True) else "error"
-    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
-                                  "agentgym.turn": int(info.get("turn", 0)), "agentgym.reward": reward,
-                                  "agentgym.tool.status": status, "agentgym.tool.correct": bool(info.get("correct"))}
-    name = "execute_tool"
-    if call is not None:
-        name = f"execute_tool {call.name}"
-        attributes["gen_ai.tool.name"] = call.name
-        attributes["gen_ai.tool.call.arguments"] = call.arguments_json[:MAX_TEXT]
-    messages = info.get("messages")
-    if messages and messages[-1].get("role") == "tool":
-        attributes["gen_ai.tool.call.id"] = str(messages[-1].get("tool_call_id"))
-        attributes["gen_ai.tool.call.result"] = str(messages[-1].get("content"))[:MAX_TEXT]
-    if error is None:
-        return name, attributes, None
-    attributes["error.type"] = "invalid_call" if status == "invalid" else "tool_error"
-    return name, attributes, str(error)[:MAX_TEXT]
+    return EpisodeTrace((env_id, task_id if type(task_id) in (str, int) else str(task_id), split,
+                         None if seed is None else int(seed)))
 
 
 def episode_trace(env: Any) -> EpisodeTrace | None:
     """The trace of the episode ``env`` (any wrapper of an agentgym env) is playing, if any."""
     return getattr(getattr(env, "unwrapped", env), "episode_trace", None)
+
+
+def episode_span_ids(env: Any) -> tuple[str | None, str | None]:
+    """:func:`span_ids` of the episode ``env`` is playing; ``(None, None)`` when it is not traced."""
+    trace = episode_trace(env)
+    return (None, None) if trace is None else (format(trace.trace_id, "032x"), format(trace.span_id, "016x"))
+
+
+def _running_call_context() -> Any:
+    """The OpenTelemetry context of the tool call whose step is running here (None outside a step)."""
+    call = _running_call.get()
+    if call is None:
+        return None
+    episode, span_id = call
+    return _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(episode.trace_id, span_id, False, _otel.SAMPLED)),
+                            episode.context)
 
 
 # ------------------------------------------------------------------ LLM calls
@@ -422,7 +422,8 @@ def chat_span(model: str | None, base_url: str | None, options: Mapping[str, Any
                   "llm.model_name": model}
     attributes.update({f"gen_ai.request.{key}": options[key] for key in ("temperature", "max_tokens", "top_p")
                        if key in options})
-    return _tracer.start_as_current_span(f"chat {model}", kind=_otel.CLIENT, attributes=_clean(attributes))
+    return _tracer.start_as_current_span(f"chat {model}", context=_running_call_context(), kind=_otel.CLIENT,
+                                         attributes=_clean(attributes))
 
 
 def record_usage(span: Any, input_tokens: int, output_tokens: int, finish_reason: str | None = None,
@@ -447,7 +448,7 @@ def record_generations(parents: Sequence[Any], model: str, start_ns: int, end_ns
                          "gen_ai.request.model": model, "openinference.span.kind": "LLM", "llm.model_name": model,
                          "agentgym.llm.batch_size": len(usage)})
     for parent, (input_tokens, output_tokens) in zip(parents, usage, strict=True):
-        span = _tracer.start_span(f"chat {model}", context=parent, kind=_otel.CLIENT, start_time=start_ns,
-                                  attributes=attributes)
+        span = _tracer.start_span(f"chat {model}", context=parent if parent is not None else _running_call_context(),
+                                  kind=_otel.CLIENT, start_time=start_ns, attributes=attributes)
         record_usage(span, input_tokens, output_tokens)
         span.end(end_time=end_ns)

@@ -285,7 +285,7 @@ def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[
             with lock:
                 store.add(record)
                 if recorder is not None:
-                    trace_id, span_id = tracing.span_ids(getattr(tracing.episode_trace(env), "span", None))
+                    trace_id, span_id = tracing.episode_span_ids(env)
                     base = env.unwrapped
                     recorder.episode(EpisodeRow(key[0], key[1], episode.reward, episode.metrics, episode.trace,
                                                 split=getattr(base, "split", None), seed=reset_seed,
@@ -359,7 +359,7 @@ def _episode_row(slot: _Slot, record: dict[str, Any]) -> EpisodeRow:
     """What the rollout store keeps of the episode ``slot`` just finished."""
     task, trial = slot.key
     base, info = slot.env.unwrapped, slot.info
-    trace_id, span_id = tracing.span_ids(getattr(tracing.episode_trace(slot.env), "span", None))
+    trace_id, span_id = tracing.episode_span_ids(slot.env)
     return EpisodeRow(task, trial, record["return"], record["metrics"], info.get("messages", []), list(slot.rewards),
                       split=getattr(base, "split", None), seed=slot.seed + trial if isinstance(task, str) else task,
                       task_id=info.get("task_id"), outcome_reason=(info.get("outcome") or {}).get("reason"),

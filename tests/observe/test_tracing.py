@@ -80,6 +80,53 @@ def test_a_framework_stepping_the_env_itself_gets_tool_spans_over_grpc(phoenix):
     assert episode["attributes"]["agentgym.episode.outcome_reason"] == "left unfinished"
 
 
+def test_a_model_the_env_calls_during_a_step_nests_under_its_tool_call(phoenix, monkeypatch):
+    import gymnasium as gym
+
+    url, _ = phoenix
+    env = gym.make(CS, action_mode="text")
+    play = env.unwrapped._step
+
+    def step_that_asks_a_simulated_user(action):
+        with tracing.chat_span("simulated-user", "http://127.0.0.1:8000/v1", {}):
+            return play(action)
+
+    monkeypatch.setattr(env.unwrapped, "_step", step_that_asks_a_simulated_user)
+    with tracing.session(f"{url}/v1/traces"), tracing.run_span("eval", {}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        env.reset(seed=3)
+        env.step('{"name": "no_such_tool", "arguments": {}}')
+        env.close()
+    spans = phoenix.spans(trace_id, 4)
+    (tool,) = [s for s in spans if s["span_kind"] == "TOOL"]
+    (llm,) = [s for s in spans if s["span_kind"] == "LLM"]
+    assert llm["parent_id"] == tool["context"]["span_id"] and llm["context"]["trace_id"] == tool["context"]["trace_id"]
+
+
+def test_an_episode_whose_metrics_hold_numpy_numbers_is_exported_with_them(phoenix, monkeypatch):
+    import gymnasium as gym
+    import numpy as np
+
+    url, _ = phoenix
+    env = gym.make(CS, action_mode="text")
+    play = env.unwrapped._step
+
+    def step_with_numpy_metrics(action):
+        observation, reward, terminated, truncated, info = play(action)
+        info["metrics"] = {"success": np.float32(0.0), "steps_left": np.int64(7)}
+        return observation, reward, terminated, True, info
+
+    monkeypatch.setattr(env.unwrapped, "_step", step_with_numpy_metrics)
+    with tracing.session(f"{url}/v1/traces"), tracing.run_span("eval", {}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        env.reset(seed=3)
+        env.step('{"name": "no_such_tool", "arguments": {}}')
+    spans = phoenix.spans(trace_id, 3)
+    (episode,) = [s for s in spans if s["span_kind"] == "AGENT"]
+    attributes = episode["attributes"]
+    assert attributes["agentgym.metric.steps_left"] == 7.0 and attributes["agentgym.episode.success"] is False
+
+
 def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypatch):
     import gymnasium as gym
 
