@@ -1,23 +1,30 @@
-"""What tracing costs per env step: ``env.step`` (and ``reset`` at episode ends) timed four ways,
-each right after the others in ``--rounds`` rounds, medians reported:
+"""What tracing costs per env step: ``env.step`` (and ``reset`` at episode ends) timed in short
+blocks, four ways taking turns, each round starting with the next one; medians reported.
 
-- ``no hooks``: the env's step without the tracing hook (``ToolUseEnv.step`` replaced by the
-  untraced ``_step``), the reference;
+- ``no hooks``: the env without the tracing hooks (``ToolUseEnv.step`` replaced by the untraced
+  ``_step``, ``reset`` starting no episode trace), the reference;
 - ``off``: as shipped, tracing off (the hook checks one attribute per step);
-- ``on, packing only``: tracing on, but the spans are kept in the stepping process instead of
-  being sent to the exporter: what the stepping process itself spends on them;
 - ``on``: tracing on, an episode span per episode and a tool-call span per step, exported over
   OTLP/HTTP to a local receiver (a process of its own session on 127.0.0.1, as a collector is a
   service of its own, that accepts every export and counts the spans in it), so that recording,
-  batching, protobuf encoding and sending all count: the time is taken until the last span has
-  reached the receiver (``tracing.flush()``). Every tool-call span must arrive.
+  batching, protobuf encoding and sending all count;
+- ``on, packing only``: tracing on, but each span's record dropped where it would be sent to
+  the exporter process: what the stepping process itself spends on them.
 
-The variants take turns (each round starts with the next one). Overhead is the median per-round
-ratio of seconds per step to the ``no hooks`` row's, minus 1. CPU: seconds of CPU the stepping
-process used per step (the policy's included; for ``on``, its span exporter process's too).
+One env and one tracing session (one exporter process) per env id, as in a run: the blocks
+measure the steady state, in which the exporter keeps pace (when it cannot, the pipe to it
+fills and the steps wait, which the ``on`` blocks then count). After the last block, the time
+until every span has reached the receiver (``tracing.flush()``, a one-off at a run's end) is
+reported apart, and every tool-call span of the ``on`` blocks must have arrived. ``off`` is
+measured before tracing is configured, beside ``no hooks`` blocks of its own; the ``on``
+variants beside ``no hooks, session open`` blocks (the exporter process started, idle).
 
-Usage: python benchmarks/tracing_overhead.py [--steps 5000] [--rounds 5] [--envs ID ...] [--out benchmarks/results]
-       [--name tracing_overhead]
+Overhead is the median per-round ratio of seconds per step to the same round's ``no hooks``
+block, minus 1. CPU: seconds of CPU the stepping process used per step (the policy's included);
+for ``on``, the exporter process's CPU per step of the ``on`` blocks is reported beside it.
+
+Usage: python benchmarks/tracing_overhead.py [--steps 5000] [--rounds 20] [--envs ID ...]
+       [--out benchmarks/results] [--name tracing_overhead]
 """
 
 from __future__ import annotations
@@ -26,7 +33,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -50,6 +56,7 @@ import http.server, json, sys
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 bodies = []  # decoded only when asked for the counts, so as to take no CPU while steps are timed
 class Receiver(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as collectors serve it: one connection for all exports
     def do_POST(self):
         bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         self.send_response(200); self.send_header("Content-Type", "application/x-protobuf")
@@ -80,25 +87,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def seconds_per_step(env_id: str, steps: int, then: Callable[[], object] = lambda: None) -> tuple[float, float]:
-    """Wall seconds per step (steps and resets, and ``then()`` after the last) and CPU seconds
-    of this process per step."""
-    env = gym.make(env_id, action_mode="text")
-    try:
-        cpu = time.process_time()
-        wall = steps / steps_per_second(env, ExpertPolicy(env), steps)[0]
-        start = time.perf_counter()
-        then()
-        wall += time.perf_counter() - start
-        return wall / steps, (time.process_time() - cpu) / steps
-    finally:
-        env.close()
+def timed_block(env: gym.Env, policy: ExpertPolicy, steps: int) -> tuple[float, float]:
+    """Wall seconds per step (steps and resets, policy excluded) and CPU seconds of this process
+    per step (policy included) of ``steps`` steps."""
+    cpu = time.process_time()
+    wall = steps / steps_per_second(env, policy, steps)[0]
+    return wall / steps, (time.process_time() - cpu) / steps
 
 
-def children_cpu() -> float:
-    """CPU seconds of this process's ended child processes (the span exporter's, once shut down)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def process_cpu(pid: int) -> float:
+    """CPU seconds process ``pid`` has used so far (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def received(endpoint: str) -> dict[str, int]:
@@ -107,35 +107,8 @@ def received(endpoint: str) -> dict[str, int]:
         return json.load(response)
 
 
-def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> dict[str, list[tuple[float, float]]]:
-    """(wall seconds, CPU seconds) per step of each variant, one per round."""
-
-    def no_hooks() -> tuple[float, float]:
-        traced_step = ToolUseEnv.step
-        ToolUseEnv.step = ToolUseEnv._step
-        try:
-            return seconds_per_step(env_id, steps)
-        finally:
-            ToolUseEnv.step = traced_step
-
-    def on() -> tuple[float, float]:
-        received(endpoint)
-        exporter_cpu = children_cpu()
-        with tracing.session(endpoint):
-            wall, cpu = seconds_per_step(env_id, steps, then=tracing.flush)
-        cpu += (children_cpu() - exporter_cpu) / steps
-        counts = received(endpoint)
-        if counts.get("execute_tool") != steps or not counts.get("episode"):
-            raise RuntimeError(f"{steps} tool-call spans were sent, the receiver got {counts}")
-        return wall, cpu
-
-    def packing_only() -> tuple[float, float]:
-        with tracing.session(endpoint):
-            tracing._processor.add = [].append  # spans packed in the stepping process, then kept there
-            return seconds_per_step(env_id, steps)
-
-    variants = {"no hooks": no_hooks, "off": lambda: seconds_per_step(env_id, steps), "on": on,
-                "on, packing only": packing_only}
+def take_turns(variants: dict[str, Callable[[], tuple[float, float]]], rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """Each variant's block once a round, each round starting with the next variant."""
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     names = list(variants)
     for round_ in range(rounds):
@@ -144,11 +117,71 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> dict[str, li
     return times
 
 
+def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Per variant: median wall and CPU seconds per step and overhead; and the ``on`` blocks'
+    exporter CPU per step, the final flush's seconds and the spans that arrived."""
+    env = gym.make(env_id, action_mode="text")
+    policy = ExpertPolicy(env)
+    traced_step, start_episode = ToolUseEnv.step, tracing.start_episode
+
+    def block(hooks: bool) -> Callable[[], tuple[float, float]]:
+        def run() -> tuple[float, float]:
+            if hooks:
+                return timed_block(env, policy, steps)
+            ToolUseEnv.step, tracing.start_episode = ToolUseEnv._step, lambda *args, **kwargs: None
+            try:
+                return timed_block(env, policy, steps)
+            finally:
+                ToolUseEnv.step, tracing.start_episode = traced_step, start_episode
+        return run
+
+    timed_block(env, policy, steps)  # warm-up: the tasks' caches filled for every variant alike
+    phases = [take_turns({"no hooks": block(False), "off": block(True)}, rounds)]
+    received(endpoint)
+    exporter_cpu = 0.0
+    with tracing.session(endpoint):
+        exporter = tracing._processor._child.pid
+        send = tracing._processor.add
+
+        def on() -> tuple[float, float]:
+            nonlocal exporter_cpu
+            cpu = process_cpu(exporter)
+            result = block(True)()
+            exporter_cpu += process_cpu(exporter) - cpu
+            return result
+
+        def packing_only() -> tuple[float, float]:
+            tracing._processor.add = lambda record: None  # each record made, then dropped
+            try:
+                return block(True)()
+            finally:
+                tracing._processor.add = send
+
+        phases.append(take_turns({"no hooks, session open": block(False), "on": on, "on, packing only": packing_only},
+                                 rounds))
+        start = time.perf_counter()
+        tracing.flush()
+        flush_s = time.perf_counter() - start
+    env.close()
+    counts = received(endpoint)
+    if counts.get("execute_tool") != rounds * steps or not counts.get("episode"):
+        raise RuntimeError(f"{rounds * steps} tool-call spans were sent, the receiver got {counts}")
+    rows: dict[str, dict[str, float]] = {}
+    for times in phases:
+        base = [wall for wall, _ in next(iter(times.values()))]  # the phase's no-hooks blocks
+        for variant, values in times.items():
+            wall, cpu = (statistics.median(column) for column in zip(*values))
+            rows[variant] = {"wall": wall, "cpu": cpu,
+                             "overhead": statistics.median(v / b - 1 for (v, _), b in zip(values, base))}
+    return rows, {"exporter_cpu": exporter_cpu / (rounds * steps), "flush_s": flush_s,
+                  "tool_spans": counts["execute_tool"], "episode_spans": counts["episode"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["AgentGym/CustomerSupport-v0", "AgentGym/Math-v0"])
-    parser.add_argument("--steps", type=int, default=5000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=5000, help="steps per block")
+    parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--name", default="tracing_overhead", help="the result file's name, without .md")
     args = parser.parse_args()
@@ -162,15 +195,7 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-        rows = []
-        for env_id in args.envs:
-            times = measure(env_id, args.steps, args.rounds, endpoint)
-            base = [wall for wall, _ in times["no hooks"]]
-            for variant, values in times.items():
-                wall, cpu = (statistics.median(column) * 1e6 for column in zip(*values))
-                overhead = statistics.median(v / b - 1 for (v, _), b in zip(values, base))
-                rows.append((env_id, variant, wall, overhead, cpu))
-                print(f"{env_id} {variant}: {wall:.1f} us/step, overhead {overhead:+.1%}, CPU {cpu:.1f} us/step")
+        results = {env_id: measure(env_id, args.steps, args.rounds, endpoint) for env_id in args.envs}
     finally:
         receiver.terminate()
         receiver.wait()
@@ -179,20 +204,30 @@ def main() -> None:
     lines = ["# Tracing overhead per env step", "",
              f"`{command}` on {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} CPUs shared with "
              f"other work (load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end of the run). "
-             f"Text mode, scripted expert, {args.steps} timed `env.step` calls (resets included, policy excluded) per "
-             f"measurement, {args.rounds} rounds; the variants take turns, each round starting with the next. "
-             "Tracing on: spans exported by the OpenTelemetry SDK's OTLP/HTTP exporter in a process of their own to a local "
-             "receiver, a process of its own session that accepts every export; timed until the last span has arrived, "
-             "and every tool-call span was checked to arrive. Overhead: the median "
-             "per-round ratio of wall time per step to the `no hooks` row's, minus 1. CPU: the stepping process's "
-             "CPU time per step (the policy's and, for `on`, the span exporter process's included).", "",
-             "| env | variant | us/step | overhead | target | CPU us/step |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for env_id, variant, micros, overhead, cpu in rows:
-        target = "" if variant == "no hooks" else (
-            f"<= {TARGET:.0%}: {'met' if overhead <= TARGET else 'NOT met'}" if variant == "on" else
-            "none measurable" if variant == "off" else "")
-        lines.append(f"| {env_id} | {variant} | {micros:.1f} | {overhead:+.1%} | {target} | {cpu:.1f} |")
+             f"Text mode, scripted expert; blocks of {args.steps} timed `env.step` calls (resets included, policy "
+             f"excluded), {args.rounds} rounds in which the variants take turns, each round starting with the next; one "
+             "env and, for the `on` variants, one tracing session per env id. Tracing on: spans exported by the "
+             "OpenTelemetry SDK's OTLP/HTTP exporter in a process of their own to a local receiver, a process of its own "
+             "session that accepts every export; every tool-call span of the `on` blocks was checked to arrive. "
+             "Overhead: the median per-round ratio of wall time per step to the same round's no-hooks block, minus 1 "
+             "(`off` beside `no hooks` before tracing starts, the `on` rows beside `no hooks, session open`). "
+             "CPU: the stepping process's CPU time per step (the policy's included); exporter CPU: the exporter process's "
+             "per step of the `on` blocks. Final flush: the wait, after the last block, until every span had arrived "
+             "(once per run).", "",
+             "| env | variant | us/step | overhead | target | CPU us/step | exporter CPU us/step |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for env_id, (rows, export) in results.items():
+        for variant, row in rows.items():
+            target = "" if variant.startswith("no hooks") else (
+                f"<= {TARGET:.0%}: {'met' if row['overhead'] <= TARGET else 'NOT met'}" if variant == "on" else
+                "none measurable" if variant == "off" else "")
+            exporter = f"{export['exporter_cpu'] * 1e6:.1f}" if variant == "on" else ""
+            lines.append(f"| {env_id} | {variant} | {row['wall'] * 1e6:.1f} | {row['overhead']:+.1%} | {target} | "
+                         f"{row['cpu'] * 1e6:.1f} | {exporter} |")
+            print(lines[-1])
+    lines += ["", "| env | final flush (ms) | tool-call spans received | episode spans received |", "| --- | --- | --- | --- |"]
+    lines += [f"| {env_id} | {export['flush_s'] * 1e3:.1f} | {export['tool_spans']} | {export['episode_spans']} |"
+              for env_id, (_, export) in results.items()]
     out = Path(args.out) / f"{args.name}.md"
     earlier = out.read_text(encoding="utf-8") if out.exists() else ""
     notes = earlier[earlier.index("\n## ") + 1:] if "\n## " in earlier else ""  # the notes written below the table

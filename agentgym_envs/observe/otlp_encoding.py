@@ -1,12 +1,12 @@
 """Span records encoded as an OTLP ``ExportTraceServiceRequest``, in the protobuf wire format.
 
-The SDK's encoder builds a protobuf message object per span, attribute and value (about 55 us
-per tool-call span of ten attributes); a span of the faster envs' steps is made every 50 us,
-so the exporter process could not keep up with one stepping process. This encoder writes the
+The SDK's encoder builds a protobuf message object per span, attribute and value (45 us or more
+per tool-call span of ten attributes), so an exporter process using it could not keep pace with
+the steps of the faster envs (50-60 us each, a span or more per step). This encoder writes the
 same bytes directly (the fields of ``opentelemetry-proto``'s messages, by number) and keeps the
 encoded form of the attributes that repeat from span to span (a tool's name, a status, the span
-kind), about ten times less work. ``tests/observe/test_otlp_encoding.py`` checks that the
-request it writes parses to the message the SDK's encoder makes from the same spans.
+kind): several times less work. ``tests/observe/test_otlp_encoding.py`` checks that the request
+it writes parses to the message the SDK's encoder makes from the same spans.
 
 A record is :func:`~agentgym_envs.observe.export_process.span_record`'s tuple: name, trace id,
 span id, trace flags, parent span id (0: none), whether the parent is remote, the SDK's
