@@ -315,8 +315,10 @@ def otlp_exporter(protocol: str, encoder: Encoder, **options: Any) -> Any:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     exporter = exporter_class(protocol)
-    sys.modules[exporter.__module__].encode_spans = (  # this process exports nothing else
-        lambda records: ExportTraceServiceRequest.FromString(encoder.request(records)))
+    module = sys.modules[exporter.__module__]
+    if not hasattr(module, "encode_spans"):
+        raise RuntimeError(f"{module.__name__} no longer encodes through encode_spans: this agentgym needs an update")
+    module.encode_spans = lambda records: ExportTraceServiceRequest.FromString(encoder.request(records))  # its only use
     return exporter(**options)
 
 
