@@ -28,10 +28,13 @@ _FIXED32 = struct.Struct("<I")
 _INT64 = 1 << 64
 
 
+_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
+
+
 def varint(value: int) -> bytes:
     """``value`` (>= 0) as a protobuf varint."""
     if value < 0x80:
-        return bytes((value,))
+        return _ONE_BYTE[value]
     out = bytearray()
     while value > 0x7F:
         out.append(value & 0x7F | 0x80)
@@ -78,10 +81,13 @@ def key_value(key: str, value: Any) -> bytes:
 
 
 class Encoder:
-    """Writes requests of one resource; remembers the encoded form of repeating attributes."""
+    """Writes requests of one resource; remembers the encoded form of repeating attributes, and
+    of attribute keys and span names."""
 
     def __init__(self, resource: Mapping[str, Any]) -> None:
-        self._cache: dict[tuple[str, type, Any], bytes] = {}
+        self._cache: dict[tuple, bytes] = {}  # (key, value) of a text, (key, type, value) of a number: its KeyValue
+        self._keys: dict[str, bytes] = {}  # a key: its KeyValue's key field
+        self._names: dict[str, bytes] = {}  # a span name: its Span's name field
         self._resource = delimited(b"\x0a", self.attributes(b"\x0a", resource))
 
     def request(self, records: Iterable[tuple]) -> bytes:
@@ -99,17 +105,23 @@ class Encoder:
         """A ``Span`` message's bytes."""
         (name, trace_id, span_id, _, parent_id, parent_remote, kind, start, end, attributes, code, description,
          events, _) = record
+        name_field = self._names.get(name)
+        if name_field is None:
+            name_field = self._names[name] = delimited(b"\x2a", utf8(name))
         out = [b"\x0a\x10", trace_id.to_bytes(16, "big"), b"\x12\x08", span_id.to_bytes(8, "big")]
         if parent_id:
             out += (b"\x22\x08", parent_id.to_bytes(8, "big"))
-        out += (delimited(b"\x2a", utf8(name)), b"\x30", varint(kind + 1), b"\x39", _FIXED64.pack(start),
-                b"\x41", _FIXED64.pack(end), self.attributes(b"\x4a", attributes))
+        out += (name_field, _KINDS[kind], b"\x39", _FIXED64.pack(start), b"\x41", _FIXED64.pack(end),
+                self.attributes(b"\x4a", attributes))
         for event_name, timestamp, event_attributes in events:
             out.append(delimited(b"\x5a", b"\x09" + _FIXED64.pack(timestamp) + delimited(b"\x12", utf8(event_name))
                                  + self.attributes(b"\x1a", event_attributes)))
-        status = (delimited(b"\x12", utf8(description)) if description else b"") + (b"\x18" + varint(code) if code else b"")
-        out += (delimited(b"\x7a", status), b"\x85\x01",
-                _FIXED32.pack(_FLAGS_HAS_IS_REMOTE | (_FLAGS_IS_REMOTE if parent_remote else 0)))
+        if description or code:
+            out.append(delimited(b"\x7a", (delimited(b"\x12", utf8(description)) if description else b"")
+                                 + (b"\x18" + varint(code) if code else b"")))
+        else:
+            out.append(b"\x7a\x00")
+        out.append(_FLAGS_REMOTE if parent_remote else _FLAGS_LOCAL)
         return b"".join(out)
 
     def attributes(self, tag: bytes, attributes: Mapping[str, Any]) -> bytes:
@@ -117,13 +129,34 @@ class Encoder:
         cache, out = self._cache, []
         for key, value in attributes.items():
             kind = type(value)
-            if not (kind in (bool, int, float) or kind is str and len(value) <= MAX_CACHED_TEXT):
+            if kind is str:
+                if len(value) > MAX_CACHED_TEXT:  # rarely repeats: encoded as it comes
+                    data = value.encode("utf-8", "replace")
+                    out.append(self._key_value(tag, key, b"\x0a" + varint(len(data)) + data))
+                    continue
+                entry: tuple = (key, value)
+            elif kind is bool or kind is int or kind is float:
+                entry = (key, kind, value)
+            else:
                 out.append(delimited(tag, key_value(key, value)))
                 continue
-            cached = cache.get((key, kind, value))
-            if cached is None:
+            encoded = cache.get(entry)
+            if encoded is None:
                 if len(cache) >= MAX_CACHED:
                     cache.clear()
-                cached = cache[key, kind, value] = delimited(tag, key_value(key, value))
-            out.append(cached)
+                encoded = cache[entry] = self._key_value(tag, key, any_value(value))
+            out.append(encoded)
         return b"".join(out)
+
+    def _key_value(self, tag: bytes, key: str, value: bytes) -> bytes:
+        """A ``KeyValue`` field with ``tag`` of ``key`` and an encoded ``AnyValue``."""
+        key_field = self._keys.get(key)
+        if key_field is None:
+            key_field = self._keys[key] = delimited(b"\x0a", utf8(key))
+        message = key_field + b"\x12" + varint(len(value)) + value
+        return tag + varint(len(message)) + message
+
+
+_KINDS = [b"\x30" + varint(kind + 1) for kind in range(5)]  # the SDK's SpanKind value: the kind field (OTLP's is one more)
+_FLAGS_LOCAL = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE)  # the flags field, parent in this process or none
+_FLAGS_REMOTE = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE | _FLAGS_IS_REMOTE)
