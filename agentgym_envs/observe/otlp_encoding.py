@@ -26,9 +26,10 @@ _DOUBLE = struct.Struct("<d")
 _FIXED64 = struct.Struct("<Q")
 _FIXED32 = struct.Struct("<I")
 _INT64 = 1 << 64
-
-
-_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
+_ONE_BYTE = [bytes((value,)) for value in range(0x80)]  # the varints of 0-127
+_KINDS = [b"\x30" + bytes((kind + 1,)) for kind in range(5)]  # the SDK's SpanKind value: the kind field (OTLP's, one more)
+_FLAGS_LOCAL = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE)  # the flags field: parent in this process, or none
+_FLAGS_REMOTE = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE | _FLAGS_IS_REMOTE)
 
 
 def varint(value: int) -> bytes:
@@ -155,8 +156,3 @@ class Encoder:
             key_field = self._keys[key] = delimited(b"\x0a", utf8(key))
         message = key_field + b"\x12" + varint(len(value)) + value
         return tag + varint(len(message)) + message
-
-
-_KINDS = [b"\x30" + varint(kind + 1) for kind in range(5)]  # the SDK's SpanKind value: the kind field (OTLP's is one more)
-_FLAGS_LOCAL = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE)  # the flags field, parent in this process or none
-_FLAGS_REMOTE = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE | _FLAGS_IS_REMOTE)
