@@ -5,8 +5,8 @@ about 45 us per tool-call span of Python that holds the interpreter lock, as lon
 the faster envs takes. :class:`ProcessSpanProcessor` instead packs each finished span's fields
 (numbers, strings and attribute dicts, ``marshal``-ed in batches) into a pipe to a child
 process, which encodes them as OTLP (:mod:`.otlp_encoding`) and exports them with the SDK's OTLP
-exporter. A tool call's record holds only the step's values (:func:`tool_call_record`); the
-exporter process makes its attributes. The traced process spends a few microseconds a span;
+exporter. The records of tool calls and episodes hold only their values (:func:`tool_call_record`,
+:func:`episode_record`); the exporter process makes their attributes. The traced process spends a few microseconds a span;
 encoding and sending run on another core.
 
 Nothing is dropped on the way: a full pipe makes the traced process wait for the exporter (a
