@@ -130,16 +130,12 @@ class Encoder:
         cache, out = self._cache, []
         for key, value in attributes.items():
             kind = type(value)
-            if kind is str:
-                if len(value) > MAX_CACHED_TEXT:  # rarely repeats: encoded as it comes
-                    data = value.encode("utf-8", "replace")
-                    out.append(self._key_value(tag, key, b"\x0a" + varint(len(data)) + data))
-                    continue
+            if kind is str and len(value) <= MAX_CACHED_TEXT:
                 entry: tuple = (key, value)
             elif kind is bool or kind is int or kind is float:
                 entry = (key, kind, value)
-            else:
-                out.append(delimited(tag, key_value(key, value)))
+            else:  # long text and sequences rarely repeat: encoded as they come
+                out.append(self._key_value(tag, key, any_value(value)))
                 continue
             encoded = cache.get(entry)
             if encoded is None:

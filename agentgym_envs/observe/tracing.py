@@ -298,8 +298,9 @@ class EpisodeTrace:
         finally:
             _running_call.reset(token)
         _, reward, terminated, truncated, info = result
-        _processor.add(_otel.tool_call(self.trace_id, span_id, self.span_id, start, info, float(reward)))
-        self.total += float(reward)
+        reward = float(reward)
+        _processor.add(_otel.tool_call(self.trace_id, span_id, self.span_id, start, info, reward))
+        self.total += reward
         if terminated or truncated:
             self.finish(info, bool(truncated))
         return result
