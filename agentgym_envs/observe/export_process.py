@@ -85,7 +85,7 @@ def episode_record(trace_id: int, span_id: int, parent_id: int, parent_remote: b
                    identity: tuple, total: float, ending: tuple | None) -> tuple:
     """The record of an episode span that ends now: ``identity`` is ``(env id, task id, split,
     seed)``; ``ending`` is ``(truncated, turns, success, outcome reason or None, metrics)`` (the
-    metrics as floats), None for an episode left before its end. The exporter process makes the
+    metrics as floats or ints), None for an episode left before its end. The exporter process makes the
     span of it (:func:`episode_span`)."""
     return (EPISODE, trace_id, span_id, parent_id, parent_remote, start, time.time_ns(), identity, total, ending)
 
@@ -106,7 +106,7 @@ def episode_span(record: tuple) -> tuple:
                            "agentgym.episode.success": success})
         if reason is not None:
             attributes["agentgym.episode.outcome_reason"] = reason
-        attributes.update({f"agentgym.metric.{name}": value for name, value in metrics.items()})
+        attributes.update({f"agentgym.metric.{name}": float(value) for name, value in metrics.items()})
     return ("episode", trace_id, span_id, 1, parent_id, parent_remote, 0, start, end, attributes, _UNSET, None, (),
             "agentgym")
 

@@ -22,14 +22,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import contextvars
-import functools
 import numbers
 import os
 import random
 import socket
 import time
 import warnings
-import weakref
 from types import SimpleNamespace
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
@@ -42,9 +40,10 @@ _tracer: Any = None  # the SDK tracer while tracing is on, else None
 _provider: Any = None
 _collector: tuple[str, str] | None = None  # (endpoint, protocol) while tracing is on
 _processor: Any = None  # the span processor that exports every span (in a process of its own)
-_open_episodes: weakref.WeakSet[EpisodeTrace] = weakref.WeakSet()  # ended as unfinished when tracing shuts down
+_open_episodes: set[EpisodeTrace] = set()  # the episodes not ended yet: ended as unfinished when tracing shuts down
 _otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
 _NOOP: ContextManager[None] = contextlib.nullcontext()
+_PLAIN_NUMBERS = frozenset((float, int))  # metric values an episode's record holds as they are
 # span and trace ids of episodes and tool calls: a generator of their own, so that tracing leaves the
 # stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
 _ids = random.Random()
@@ -256,6 +255,9 @@ class EpisodeTrace:
     LLM calls. An episode is traced when the span current at ``reset`` is sampled, or when there
     is none."""
 
+    __slots__ = ("trace_id", "span_id", "parent_id", "parent_remote", "flags", "sampled", "identity", "start", "total",
+                 "open", "_context")
+
     def __init__(self, identity: tuple) -> None:
         call = _running_call.get()
         if call is not None:  # reset inside another env's step: a child of that tool call
@@ -273,12 +275,16 @@ class EpisodeTrace:
         self.start = time.time_ns()
         self.total = 0.0
         self.open = True
+        self._context: Any = None
         _open_episodes.add(self)
 
-    @functools.cached_property
+    @property
     def context(self) -> Any:
         """The OpenTelemetry context whose current span is this episode's."""
-        return _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(self.trace_id, self.span_id, False, self.flags)))
+        if self._context is None:
+            self._context = _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(self.trace_id, self.span_id, False,
+                                                                                      self.flags)))
+        return self._context
 
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
         """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
@@ -310,9 +316,9 @@ class EpisodeTrace:
         outcome, metrics = info.get("outcome") or {}, info.get("metrics") or {}
         success = bool(outcome.get("success", metrics.get("success", 0.0) >= 1.0))
         reason = str(outcome["reason"]) if "reason" in outcome else None
-        self._end((truncated, int(info.get("turn", 0)), success, reason,
-                   {name: float(value) for name, value in metrics.items()
-                    if type(value) in (float, int) or isinstance(value, numbers.Real)}))  # NumPy's numbers too
+        if not _PLAIN_NUMBERS.issuperset(map(type, metrics.values())):  # NumPy's numbers as floats, the rest dropped
+            metrics = {name: float(value) for name, value in metrics.items() if isinstance(value, numbers.Real)}
+        self._end((truncated, int(info.get("turn", 0)), success, reason, dict(metrics)))
 
     def abandon(self) -> None:
         """End the span of an episode left before its end (a new reset, the env closed)."""
