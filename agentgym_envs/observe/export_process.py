@@ -40,7 +40,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import StatusCode
 
-from .otlp_encoding import Encoder
+from .otlp_encoding import SPAN_ATTRIBUTE, Encoder
 
 HEADER = struct.Struct("<I")  # the byte length of the marshalled frame that follows; 0: a flush request
 BATCH = 1024  # spans packed into one frame (each wakes the exporter process: fewer, larger ones cost the steps less)
@@ -90,25 +90,39 @@ def episode_record(trace_id: int, span_id: int, parent_id: int, parent_remote: b
     return (EPISODE, trace_id, span_id, parent_id, parent_remote, start, time.time_ns(), identity, total, ending)
 
 
-def episode_span(record: tuple) -> tuple:
-    """:func:`span_record`'s form of an :func:`episode_record`: the ``episode`` span with the
-    env, task, split and seed, the return, and (for an episode that ended) its turns, success,
-    outcome and metrics."""
+def episode_span(record: tuple, encoder: Encoder) -> tuple:
+    """:func:`span_record`'s form of an :func:`episode_record`, its attributes encoded by
+    ``encoder``: the ``episode`` span with the env, task, split and seed, the return, and (for an
+    episode that ended) its turns, success, outcome and metrics."""
     _, trace_id, span_id, parent_id, parent_remote, start, end, (env_id, task_id, split, seed), total, ending = record
-    attributes = {key: value for key, value in (("agentgym.env.id", env_id), ("agentgym.task.id", task_id),
-                                                ("agentgym.split", split), ("agentgym.seed", seed)) if value is not None}
-    attributes.update({"openinference.span.kind": "AGENT", "agentgym.episode.return": total})
-    if ending is None:
-        attributes["agentgym.episode.outcome_reason"] = "left unfinished"
-    else:
-        truncated, turns, success, reason, metrics = ending
-        attributes.update({"agentgym.episode.truncated": truncated, "agentgym.episode.turns": turns,
-                           "agentgym.episode.success": success})
-        if reason is not None:
-            attributes["agentgym.episode.outcome_reason"] = reason
-        attributes.update({f"agentgym.metric.{name}": float(value) for name, value in metrics.items()})
+    truncated, turns, success, reason, metrics = ending if ending is not None else (None, None, None, None, {})
+    outline = encoder.group((env_id, split, ending is None, truncated, turns, success, reason),
+                            lambda: _episode_outline(env_id, split, ending is not None, truncated, turns, success, reason))
+    values = {"agentgym.episode.return": total, **{f"agentgym.metric.{name}": float(value)
+                                                  for name, value in metrics.items()}}
+    if task_id is not None:
+        values["agentgym.task.id"] = task_id
+    attributes = outline + encoder.attributes(SPAN_ATTRIBUTE, values)
+    if seed is not None:
+        attributes += encoder.unique({"agentgym.seed": seed})
     return ("episode", trace_id, span_id, 1, parent_id, parent_remote, 0, start, end, attributes, _UNSET, None, (),
             "agentgym")
+
+
+def _episode_outline(env_id: str, split: str | None, ended: bool, truncated: bool, turns: int, success: bool,
+                     reason: str | None) -> dict[str, Any]:
+    """The attributes of an episode span that many episodes share."""
+    attributes: dict[str, Any] = {"agentgym.env.id": env_id, "openinference.span.kind": "AGENT"}
+    if split is not None:
+        attributes["agentgym.split"] = split
+    if not ended:
+        attributes["agentgym.episode.outcome_reason"] = "left unfinished"
+        return attributes
+    attributes.update({"agentgym.episode.truncated": truncated, "agentgym.episode.turns": turns,
+                       "agentgym.episode.success": success})
+    if reason is not None:
+        attributes["agentgym.episode.outcome_reason"] = reason
+    return attributes
 
 
 def tool_call_record(trace_id: int, span_id: int, parent_id: int, start: int, info: Mapping[str, Any],
@@ -125,25 +139,31 @@ def tool_call_record(trace_id: int, span_id: int, parent_id: int, start: int, in
             None if reply is None else str(reply.get("content"))[:MAX_TEXT], None if error is None else str(error)[:MAX_TEXT])
 
 
-def tool_call_span(record: tuple) -> tuple:
-    """:func:`span_record`'s form of a :func:`tool_call_record`: the ``execute_tool`` span with
-    the GenAI attributes of the call, its result and status, and the step's reward."""
+def tool_call_span(record: tuple, encoder: Encoder) -> tuple:
+    """:func:`span_record`'s form of a :func:`tool_call_record`, its attributes encoded by
+    ``encoder``: the ``execute_tool`` span with the GenAI attributes of the call, its result and
+    status, and the step's reward."""
     (_, trace_id, span_id, parent_id, start, end, turn, reward, valid, correct, tool, arguments, call_id, result,
      error) = record
     status = "ok" if error is None else "error" if valid else "invalid"
-    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
-                                  "agentgym.turn": turn, "agentgym.reward": reward, "agentgym.tool.status": status,
-                                  "agentgym.tool.correct": correct}
-    if tool is not None:
-        attributes["gen_ai.tool.name"] = tool
-        attributes["gen_ai.tool.call.arguments"] = arguments
+    texts = {} if tool is None else {"gen_ai.tool.call.arguments": arguments}
     if call_id is not None:
-        attributes["gen_ai.tool.call.id"] = call_id
-        attributes["gen_ai.tool.call.result"] = result
-    if error is not None:
-        attributes["error.type"] = "tool_error" if valid else "invalid_call"
+        texts.update({"gen_ai.tool.call.id": call_id, "gen_ai.tool.call.result": result})
+    attributes = (encoder.group((turn, status, correct, tool), lambda: _tool_call_outline(turn, status, correct, tool))
+                  + encoder.attributes(SPAN_ATTRIBUTE, {"agentgym.reward": reward}) + encoder.unique(texts))
     return ("execute_tool" if tool is None else f"execute_tool {tool}", trace_id, span_id, 1, parent_id, False, 0, start,
             end, attributes, _UNSET if error is None else _ERROR, error, (), "agentgym")
+
+
+def _tool_call_outline(turn: int, status: str, correct: bool, tool: str | None) -> dict[str, Any]:
+    """The attributes of a tool-call span that many calls share."""
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
+                                  "agentgym.turn": turn, "agentgym.tool.status": status, "agentgym.tool.correct": correct}
+    if tool is not None:
+        attributes["gen_ai.tool.name"] = tool
+    if status != "ok":
+        attributes["error.type"] = "tool_error" if status == "error" else "invalid_call"
+    return attributes
 
 
 class ProcessSpanProcessor(SpanProcessor):
@@ -302,10 +322,11 @@ def _read_frame(stream: BinaryIO) -> bytes | None:
     return data if len(data) == size else None
 
 
-def spans_of(records: list[tuple]) -> list[tuple]:
-    """:func:`span_record`'s form of each record (tool calls' and episodes' made into spans)."""
-    return [tool_call_span(record) if record[0] == TOOL_CALL else episode_span(record) if record[0] == EPISODE
-            else record for record in records]
+def spans_of(records: list[tuple], encoder: Encoder) -> list[tuple]:
+    """:func:`span_record`'s form of each record (tool calls' and episodes' made into spans, their
+    attributes encoded by ``encoder``)."""
+    return [tool_call_span(record, encoder) if record[0] == TOOL_CALL else episode_span(record, encoder)
+            if record[0] == EPISODE else record for record in records]
 
 
 def otlp_exporter(protocol: str, encoder: Encoder, **options: Any) -> Any:
@@ -318,8 +339,23 @@ def otlp_exporter(protocol: str, encoder: Encoder, **options: Any) -> Any:
     module = sys.modules[exporter.__module__]
     if not hasattr(module, "encode_spans"):
         raise RuntimeError(f"{module.__name__} no longer encodes through encode_spans: this agentgym needs an update")
-    module.encode_spans = lambda records: ExportTraceServiceRequest.FromString(encoder.request(records))  # its only use
+    if protocol == "grpc":  # its stub serializes the message itself
+        module.encode_spans = lambda records: ExportTraceServiceRequest.FromString(encoder.request(records))
+    else:  # the HTTP exporter only serializes it: the bytes as they are
+        module.encode_spans = lambda records: _Serialized(encoder.request(records))
     return exporter(**options)
+
+
+class _Serialized:
+    """A request already encoded, for an exporter that only asks for its bytes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def SerializePartialToString(self) -> bytes:  # noqa: N802 (protobuf's name)
+        return self.data
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
@@ -330,7 +366,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         return
     config = marshal.loads(first)
     timeout = {"timeout": config["timeout_s"]} if config["timeout_s"] else {}
-    exporter = otlp_exporter(config["protocol"], Encoder(config["resource"]), endpoint=config["endpoint"], **timeout)
+    encoder = Encoder(config["resource"])
+    exporter = otlp_exporter(config["protocol"], encoder, endpoint=config["endpoint"], **timeout)
     dropping = False
     stdout.write(READY)
     stdout.flush()
@@ -341,7 +378,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             continue
         if dropping:
             continue
-        if exporter.export(spans_of(marshal.loads(frame))) is not SpanExportResult.SUCCESS:
+        if exporter.export(spans_of(marshal.loads(frame), encoder)) is not SpanExportResult.SUCCESS:
             dropping = True
             print(f"agentgym tracing: the OTLP collector at {config['endpoint']} did not take an export; the spans "
                   "of this run are dropped from now on", file=sys.stderr, flush=True)

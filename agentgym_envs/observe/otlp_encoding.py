@@ -10,14 +10,16 @@ it writes parses to the message the SDK's encoder makes from the same spans.
 
 A record is :func:`~agentgym_envs.observe.export_process.span_record`'s tuple: name, trace id,
 span id, trace flags, parent span id (0: none), whether the parent is remote, the SDK's
-``SpanKind`` value, start and end (ns since the epoch), attributes, the ``StatusCode`` value,
-the status's description, events ``(name, ns, attributes)`` and the instrumentation scope's name.
+``SpanKind`` value, start and end (ns since the epoch), attributes (a mapping, or the span's
+attribute fields already encoded: :meth:`Encoder.group`, :meth:`Encoder.unique`), the
+``StatusCode`` value, the status's description, events ``(name, ns, attributes)`` and the
+instrumentation scope's name.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 MAX_CACHED = 4096  # encoded attributes kept for reuse
 MAX_CACHED_TEXT = 64  # characters of a string attribute worth keeping (longer ones rarely repeat)
@@ -27,6 +29,7 @@ _FIXED64 = struct.Struct("<Q")
 _FIXED32 = struct.Struct("<I")
 _INT64 = 1 << 64
 _ONE_BYTE = [bytes((value,)) for value in range(0x80)]  # the varints of 0-127
+SPAN_ATTRIBUTE = b"\x4a"  # the tag of a Span's attributes field
 _KINDS = [b"\x30" + bytes((kind + 1,)) for kind in range(5)]  # the SDK's SpanKind value: the kind field (OTLP's, one more)
 _FLAGS_LOCAL = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE)  # the flags field: parent in this process, or none
 _FLAGS_REMOTE = b"\x85\x01" + _FIXED32.pack(_FLAGS_HAS_IS_REMOTE | _FLAGS_IS_REMOTE)
@@ -56,6 +59,9 @@ def delimited(tag: bytes, payload: bytes) -> bytes:
 
 def any_value(value: Any) -> bytes:
     """An ``AnyValue`` message's bytes, as the SDK encodes each value type (any other as text)."""
+    if type(value) is str:
+        data = value.encode("utf-8", "replace")
+        return b"\x0a" + varint(len(data)) + data
     if value is None:
         return b""
     if isinstance(value, bool):
@@ -87,6 +93,7 @@ class Encoder:
 
     def __init__(self, resource: Mapping[str, Any]) -> None:
         self._cache: dict[tuple, bytes] = {}  # (key, value) of a text, (key, type, value) of a number: its KeyValue
+        self._groups: dict[tuple, bytes] = {}  # a group's key: its span attribute fields
         self._keys: dict[str, bytes] = {}  # a key: its KeyValue's key field
         self._names: dict[str, bytes] = {}  # a span name: its Span's name field
         self._resource = delimited(b"\x0a", self.attributes(b"\x0a", resource))
@@ -113,7 +120,7 @@ class Encoder:
         if parent_id:
             out += (b"\x22\x08", parent_id.to_bytes(8, "big"))
         out += (name_field, _KINDS[kind], b"\x39", _FIXED64.pack(start), b"\x41", _FIXED64.pack(end),
-                self.attributes(b"\x4a", attributes))
+                attributes if type(attributes) is bytes else self.attributes(SPAN_ATTRIBUTE, attributes))
         for event_name, timestamp, event_attributes in events:
             out.append(delimited(b"\x5a", b"\x09" + _FIXED64.pack(timestamp) + delimited(b"\x12", utf8(event_name))
                                  + self.attributes(b"\x1a", event_attributes)))
@@ -144,6 +151,21 @@ class Encoder:
                 encoded = cache[entry] = self._key_value(tag, key, any_value(value))
             out.append(encoded)
         return b"".join(out)
+
+    def group(self, key: tuple, attributes: Callable[[], Mapping[str, Any]]) -> bytes:
+        """The span attribute fields of ``attributes()``, made once per ``key``: for attributes
+        that repeat as a whole (``key`` holds their values, each in its own place)."""
+        encoded = self._groups.get(key)
+        if encoded is None:
+            if len(self._groups) >= MAX_CACHED:
+                self._groups.clear()
+            encoded = self._groups[key] = self.attributes(SPAN_ATTRIBUTE, attributes())
+        return encoded
+
+    def unique(self, attributes: Mapping[str, Any]) -> bytes:
+        """The span attribute fields of ``attributes`` that rarely repeat (ids, texts), past the
+        cache, which they would only churn."""
+        return b"".join([self._key_value(SPAN_ATTRIBUTE, key, any_value(value)) for key, value in attributes.items()])
 
     def _key_value(self, tag: bytes, key: str, value: bytes) -> bytes:
         """A ``KeyValue`` field with ``tag`` of ``key`` and an encoded ``AnyValue``."""

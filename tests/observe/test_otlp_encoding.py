@@ -14,7 +14,8 @@ from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
-from agentgym_envs.observe.export_process import span_record  # noqa: E402
+from agentgym_envs.core.parsing import ToolCall  # noqa: E402
+from agentgym_envs.observe.export_process import episode_record, span_record, spans_of, tool_call_record  # noqa: E402
 from agentgym_envs.observe.otlp_encoding import Encoder  # noqa: E402
 
 RESOURCE = {"service.name": "agentgym", "host.cpus": 2}
@@ -51,3 +52,56 @@ def test_a_request_parses_to_the_sdk_encoders_message_for_the_same_spans():
 
 def test_no_spans_make_an_empty_request():
     assert ExportTraceServiceRequest.FromString(Encoder(RESOURCE).request([])) == ExportTraceServiceRequest()
+
+
+def written_spans(encoder: Encoder, spans: list[tuple]) -> list:
+    """The spans of the request ``encoder`` writes, as parsed protobuf messages."""
+    request = ExportTraceServiceRequest.FromString(encoder.request(spans))
+    return [span for resource in request.resource_spans for scope in resource.scope_spans for span in scope.spans]
+
+
+def attributes_of(span) -> dict:
+    """A parsed span's attributes as Python values."""
+    return {item.key: getattr(item.value, item.value.WhichOneof("value")) for item in span.attributes}
+
+
+def test_tool_call_records_are_written_with_their_attributes_and_status():
+    ok = tool_call_record(0xA, 0xB, 0xC, 10, {"turn": 2, "valid": True, "correct": True, "error": None,
+                                              "tool_call": ToolCall("refund", {"amount": 5}),
+                                              "messages": [{"role": "tool", "tool_call_id": "c1", "content": "done"}]},
+                          1.5)
+    invalid = tool_call_record(0xA, 0xD, 0xC, 20, {"turn": 3, "valid": False, "correct": False,
+                                                   "error": "unknown tool 'x'", "messages": []}, -1.0)
+    encoder = Encoder(RESOURCE)
+    for _ in range(2):  # the second time, each call's shared attributes come from the encoder's cache
+        first, second = written_spans(encoder, spans_of([ok, invalid], encoder))
+        assert first.name == "execute_tool refund" and first.parent_span_id == (0xC).to_bytes(8, "big")
+        assert attributes_of(first) == {
+            "gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL", "agentgym.turn": 2,
+            "agentgym.tool.status": "ok", "agentgym.tool.correct": True, "gen_ai.tool.name": "refund",
+            "agentgym.reward": 1.5, "gen_ai.tool.call.arguments": ToolCall("refund", {"amount": 5}).arguments_json, "gen_ai.tool.call.id": "c1",
+            "gen_ai.tool.call.result": "done"}
+        assert second.name == "execute_tool" and second.status.message == "unknown tool 'x'"
+        assert second.status.code == second.status.STATUS_CODE_ERROR
+        assert attributes_of(second) == {
+            "gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL", "agentgym.turn": 3,
+            "agentgym.tool.status": "invalid", "agentgym.tool.correct": False, "error.type": "invalid_call",
+            "agentgym.reward": -1.0}
+
+
+def test_episode_records_are_written_with_their_outcome_metrics_and_seed():
+    identity = ("AgentGym/Math-v0", "math-7", "test", 3)
+    ended = episode_record(0xA, 0xB, 0, False, 10, identity, 2.0, (False, 4, True, "solved", {"score": 1.0, "steps": 4}))
+    unfinished = episode_record(0xA, 0xC, 0, False, 10, ("AgentGym/Math-v0", "math-8", None, None), 0.0, None)
+    encoder = Encoder(RESOURCE)
+    for _ in range(2):
+        first, second = written_spans(encoder, spans_of([ended, unfinished], encoder))
+        assert attributes_of(first) == {
+            "agentgym.env.id": "AgentGym/Math-v0", "openinference.span.kind": "AGENT", "agentgym.split": "test",
+            "agentgym.episode.truncated": False, "agentgym.episode.turns": 4, "agentgym.episode.success": True,
+            "agentgym.episode.outcome_reason": "solved", "agentgym.episode.return": 2.0, "agentgym.metric.score": 1.0,
+            "agentgym.metric.steps": 4.0, "agentgym.task.id": "math-7", "agentgym.seed": 3}
+        assert attributes_of(second) == {
+            "agentgym.env.id": "AgentGym/Math-v0", "openinference.span.kind": "AGENT",
+            "agentgym.episode.outcome_reason": "left unfinished", "agentgym.episode.return": 0.0,
+            "agentgym.task.id": "math-8"}
