@@ -19,11 +19,17 @@ reported apart, and every tool-call span of the ``on`` blocks must have arrived.
 measured before tracing is configured, beside ``no hooks`` blocks of its own; the ``on``
 variants beside ``no hooks, session open`` blocks (the exporter process started, idle).
 
+Blocks are short (1000 steps, a tenth of a second) and rounds many, so that the blocks a ratio
+compares run moments apart and the machine's drift between them stays small. The exporter works
+on each frame of 1024 spans as it comes, so the frame an ``on`` block sends last is encoded
+while the next block runs, whichever variant that is: a part of the exporter's share is spread
+over all variants (longer blocks spread less of it; ``--steps 5000`` checks).
+
 Overhead is the median per-round ratio of seconds per step to the same round's ``no hooks``
 block, minus 1. CPU: seconds of CPU the stepping process used per step (the policy's included);
 for ``on``, the exporter process's CPU per step of the ``on`` blocks is reported beside it.
 
-Usage: python benchmarks/tracing_overhead.py [--steps 5000] [--rounds 20] [--envs ID ...]
+Usage: python benchmarks/tracing_overhead.py [--steps 1000] [--rounds 200] [--envs ID ...]
        [--out benchmarks/results] [--name tracing_overhead]
 """
 
@@ -182,8 +188,8 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["AgentGym/CustomerSupport-v0", "AgentGym/Math-v0"])
-    parser.add_argument("--steps", type=int, default=5000, help="steps per block")
-    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=1000, help="steps per block")
+    parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--name", default="tracing_overhead", help="the result file's name, without .md")
     args = parser.parse_args()
