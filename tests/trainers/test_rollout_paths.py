@@ -8,7 +8,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from torch.utils.tensorboard import SummaryWriter
 
 from trainers.lifecycle import make_env
-from trainers.policy import Categorical
+from trainers.policy import Categorical, MultiCategorical
 from trainers.ppo import ROLLOUT_INFO_KEYS
 from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env
 
@@ -29,6 +29,35 @@ def test_categorical_draws_and_scores_as_torch_distributions_categorical(n):
     ours_grad, = torch.autograd.grad(ours.log_prob(sample).sum() + ours.entropy().sum(), logits)
     torchs_grad, = torch.autograd.grad(torchs.log_prob(sample).sum() + torchs.entropy().sum(), logits)
     assert torch.equal(ours_grad, torchs_grad)
+
+
+def test_independent_categoricals_score_as_one_categorical_per_dimension():
+    nvec = [11, 32, 4]
+    logits = torch.randn(64, sum(nvec), requires_grad=True)
+    dimensions = MultiCategorical(nvec)
+    log_probs = dimensions.log_probs(logits)
+    actions = dimensions.sample(log_probs)
+    each = [Categorical(part) for part in logits.split(nvec, dim=-1)]
+    assert all(bool((actions[:, d] < n).all()) for d, n in enumerate(nvec))
+    expected_log_prob = sum(c.log_prob(actions[:, d]) for d, c in enumerate(each))
+    expected_entropy = sum(c.entropy() for c in each)
+    assert torch.allclose(dimensions.log_prob(log_probs, actions), expected_log_prob, atol=1e-5)
+    assert torch.allclose(dimensions.entropy(log_probs), expected_entropy, atol=1e-5)
+    assert torch.equal(dimensions.sample(log_probs, deterministic=True), torch.stack([c.mode() for c in each], -1))
+    grad, = torch.autograd.grad(dimensions.log_prob(log_probs, actions).sum() + dimensions.entropy(log_probs).sum(), logits)
+    expected_grad, = torch.autograd.grad(expected_log_prob.sum() + expected_entropy.sum(), logits)
+    assert torch.allclose(grad, expected_grad, atol=1e-5)
+
+
+def test_independent_categoricals_draw_each_dimension_by_its_probabilities():
+    torch.manual_seed(0)
+    nvec = [3, 5]
+    logits = torch.randn(1, sum(nvec)).expand(20000, -1)
+    dimensions = MultiCategorical(nvec)
+    actions = dimensions.sample(dimensions.log_probs(logits))
+    for d, part in enumerate(logits[0].split(nvec)):
+        frequencies = torch.bincount(actions[:, d], minlength=nvec[d]) / len(actions)
+        assert torch.allclose(frequencies, part.softmax(-1), atol=0.015)
 
 
 def test_the_bag_of_tokens_env_leaves_the_masks_out_of_info_and_token_ids_keep_them():
