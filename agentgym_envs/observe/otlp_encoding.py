@@ -59,15 +59,12 @@ def delimited(tag: bytes, payload: bytes) -> bytes:
 
 def any_value(value: Any) -> bytes:
     """An ``AnyValue`` message's bytes, as the SDK encodes each value type (any other as text)."""
-    if type(value) is str:
-        data = value.encode("utf-8", "replace")
-        return b"\x0a" + varint(len(data)) + data
+    if isinstance(value, str):  # the usual kind first
+        return delimited(b"\x0a", utf8(value))
     if value is None:
         return b""
     if isinstance(value, bool):
         return b"\x10\x01" if value else b"\x10\x00"
-    if isinstance(value, str):
-        return delimited(b"\x0a", utf8(value))
     if isinstance(value, int):
         return b"\x18" + varint(value % _INT64)
     if isinstance(value, float):
