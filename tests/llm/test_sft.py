@@ -41,7 +41,9 @@ def test_long_conversations_keep_their_first_tokens(micro_model, capsys):
     assert truncated and ids == full[:50] and len(labels) == 50
 
 
-def test_training_lowers_the_assistant_loss(micro_model, tmp_path):
+@pytest.mark.parametrize("cpu_bf16", [False, True])
+def test_training_lowers_the_assistant_loss(micro_model, tmp_path, monkeypatch, cpu_bf16):
+    monkeypatch.setattr(runtime, "cpu_computes_bf16", lambda: True)  # bf16 autocast emulated where the CPU lacks it
     data = micro_model / "expert_train.jsonl"
     network, tokenizer = load(micro_model)
     fmt = ChatFormat(tokenizer)
@@ -54,10 +56,20 @@ def test_training_lowers_the_assistant_loss(micro_model, tmp_path):
 
     before = loss(network)
     out = sft.fine_tune(sft.Config(model=str(micro_model), data=[str(data)], run_dir=str(tmp_path / "run"), epochs=3,
-                               batch_size=4, micro_batch=2, device="cpu"))
+                               batch_size=4, micro_batch=2, device="cpu", cpu_bf16=cpu_bf16))
     after = loss(load(out)[0])
     assert after < before
     assert (tmp_path / "run" / runtime.STATE_FILE).exists()
+
+
+def test_cpu_bf16_autocasts_only_on_a_cpu_with_bf16_arithmetic(monkeypatch):
+    square = torch.ones(2, 2)
+    for computes, dtype in ((True, torch.bfloat16), (False, torch.float32)):
+        monkeypatch.setattr(runtime, "cpu_computes_bf16", lambda: computes)
+        with runtime.autocast(torch.device("cpu"), cpu_bf16=True):
+            assert (square @ square).dtype == dtype
+        with runtime.autocast(torch.device("cpu")):
+            assert (square @ square).dtype == torch.float32
 
 
 def test_malformed_trajectory_file_names_the_line(tmp_path):

@@ -31,11 +31,21 @@ def load_for_training(model: str, device: torch.device, lora_rank: int = 0, lora
     return network, tokenizer
 
 
-def autocast(device: torch.device) -> contextlib.AbstractContextManager:
-    """bf16 autocast on CUDA; full precision on CPU."""
+def autocast(device: torch.device, cpu_bf16: bool = False) -> contextlib.AbstractContextManager:
+    """bf16 autocast on CUDA, and with ``cpu_bf16`` on a CPU that computes in bf16 natively
+    (AVX-512 BF16; elsewhere bf16 would be emulated, slower than full precision); otherwise full
+    precision."""
     if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
+    if cpu_bf16 and cpu_computes_bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
     return contextlib.nullcontext()
+
+
+def cpu_computes_bf16() -> bool:
+    """Whether this CPU has bf16 arithmetic (AVX-512 BF16)."""
+    check = getattr(torch.cpu, "_is_avx512_bf16_supported", None)
+    return bool(check and check())
 
 
 def window(network: Any, tokenizer: Any) -> int:

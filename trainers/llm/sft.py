@@ -66,6 +66,7 @@ class Config:
     lora_rank: int = 0  # > 0: train LoRA adapters only
     checkpoint_every: int = 50  # optimizer steps
     threads: int = 0
+    cpu_bf16: bool = False  # bf16 autocast on a CPU with bf16 arithmetic (CUDA always autocasts): runtime.autocast
 
 
 def encode(fmt: ChatFormat, record: dict[str, Any], max_length: int) -> tuple[list[int], list[int], bool]:
@@ -250,7 +251,7 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
         optimizer.zero_grad(set_to_none=True)
         for part in batches:
             batch = collate([rows[i] for i in part], tokenizer.pad_token_id, device)
-            with runtime.autocast(device):
+            with runtime.autocast(device, config.cpu_bf16):
                 loss, context, _ = sft_loss(network, batch, shared_prefix([rows[i] for i in part]))
             ((loss + config.context_weight * context) / max(1, labelled)).backward()
             total_loss += float(loss.detach())
