@@ -316,9 +316,11 @@ class EpisodeTrace:
         outcome, metrics = info.get("outcome") or {}, info.get("metrics") or {}
         success = bool(outcome.get("success", metrics.get("success", 0.0) >= 1.0))
         reason = str(outcome["reason"]) if "reason" in outcome else None
-        if not _PLAIN_NUMBERS.issuperset(map(type, metrics.values())):  # NumPy's numbers as floats, the rest dropped
+        if _PLAIN_NUMBERS.issuperset(map(type, metrics.values())):
+            metrics = dict(metrics)
+        else:  # NumPy's numbers as floats, the rest dropped
             metrics = {name: float(value) for name, value in metrics.items() if isinstance(value, numbers.Real)}
-        self._end((truncated, int(info.get("turn", 0)), success, reason, dict(metrics)))
+        self._end((truncated, int(info.get("turn", 0)), success, reason, metrics))
 
     def abandon(self) -> None:
         """End the span of an episode left before its end (a new reset, the env closed)."""
