@@ -132,11 +132,12 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[s
 
     def block(hooks: bool) -> Callable[[], tuple[float, float]]:
         def run() -> tuple[float, float]:
-            if hooks:
-                return timed_block(env, policy, steps)
-            ToolUseEnv.step, tracing.start_episode = ToolUseEnv._step, lambda *args, **kwargs: None
+            if not hooks:
+                ToolUseEnv.step, tracing.start_episode = ToolUseEnv._step, lambda *args, **kwargs: None
             try:
-                return timed_block(env, policy, steps)
+                timed = timed_block(env, policy, steps)
+                env.reset()  # untimed: the block's last episode ends in it, its calls sent (or dropped) as the block's
+                return timed
             finally:
                 ToolUseEnv.step, tracing.start_episode = traced_step, start_episode
         return run
@@ -157,7 +158,7 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[s
             return result
 
         def packing_only() -> tuple[float, float]:
-            tracing._processor.add = lambda record: None  # each record made, then dropped
+            tracing._processor.add = lambda record, spans=1: None  # each record made, then dropped
             try:
                 return block(True)()
             finally:

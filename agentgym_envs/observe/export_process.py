@@ -3,11 +3,11 @@
 The SDK's batch processor encodes spans to OTLP protobuf in a thread of the traced process,
 about 45 us per tool-call span of Python that holds the interpreter lock, as long as a step of
 the faster envs takes. :class:`ProcessSpanProcessor` instead packs each finished span's fields
-(numbers, strings and attribute dicts, ``marshal``-ed in batches) into a pipe to a child
-process, which encodes them as OTLP (:mod:`.otlp_encoding`) and exports them with the SDK's OTLP
-exporter. The records of tool calls and episodes hold only their values (:func:`tool_call_record`,
-:func:`episode_record`); the exporter process makes their attributes. The traced process spends a few microseconds a span;
-encoding and sending run on another core.
+(numbers, strings and attribute dicts, ``marshal``-ed as they come and sent in batches) into a
+pipe to a child process, which encodes them as OTLP (:mod:`.otlp_encoding`) and exports them
+with the SDK's OTLP exporter. An episode's record holds its tool calls' values only
+(:mod:`.records`); the exporter process makes their spans. The traced process spends a few
+microseconds a span; encoding and sending run on another core.
 
 Nothing is dropped on the way: a full pipe makes the traced process wait for the exporter (a
 loop that makes spans faster than they can be encoded runs at the exporter's pace). An export
@@ -38,18 +38,19 @@ from typing import Any, BinaryIO, Mapping
 
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExportResult
-from opentelemetry.trace import StatusCode
 
-from .otlp_encoding import SPAN_ATTRIBUTE, Encoder
+from .otlp_encoding import Encoder
+from .records import spans_of
 
 HEADER = struct.Struct("<I")  # the byte length of the marshalled frame that follows; 0: a flush request
-BATCH = 1024  # spans packed into one frame (each wakes the exporter process: fewer, larger ones cost the steps less)
+BATCH = 4096  # spans packed into one frame (each wakes the exporter process: fewer, larger ones cost the steps less)
+EXPORT_BATCH = 1024  # spans per export request (a collector's message limit: gRPC's default is 4 MiB)
+# marshal's format 2 writes no back-references: later ones keep a table of every object written,
+# which costs the steps more than the bytes it saves
+MARSHAL_VERSION = 2
 SEND_EVERY_S = 1.0  # spans that wait for a full batch are sent after this long
 START_TIMEOUT_S = 60.0  # for the exporter process to import the SDK and make its exporter
 READY = b"R"  # the exporter process's first byte: it is ready for spans
-MAX_TEXT = 1000  # characters of a tool call's arguments, result or error kept on its span
-TOOL_CALL, EPISODE = 0, 1  # the first field of a tool_call_record, an episode_record (a span_record's: a name)
-_UNSET, _ERROR = StatusCode.UNSET.value, StatusCode.ERROR.value
 
 
 def exporter_class(protocol: str) -> type:
@@ -72,100 +73,6 @@ def span_record(span: Any) -> tuple:
             span.instrumentation_scope.name if span.instrumentation_scope is not None else "")
 
 
-def finished_span(name: str, trace_id: int, span_id: int, parent_id: int, parent_remote: bool, start: int,
-                  attributes: dict[str, Any], error: str | None) -> tuple:
-    """:func:`span_record`'s form of an internal span of the ``agentgym`` scope that ends now,
-    made without the SDK's live span; ``error``: the description of a failed span's status,
-    None for an unset status."""
-    return (name, trace_id, span_id, 1, parent_id, parent_remote, 0, start, time.time_ns(), attributes,
-            _UNSET if error is None else _ERROR, error, (), "agentgym")
-
-
-def episode_record(trace_id: int, span_id: int, parent_id: int, parent_remote: bool, start: int,
-                   identity: tuple, total: float, ending: tuple | None) -> tuple:
-    """The record of an episode span that ends now: ``identity`` is ``(env id, task id, split,
-    seed)``; ``ending`` is ``(truncated, turns, success, outcome reason or None, metrics)`` (the
-    metrics as floats or ints), None for an episode left before its end. The exporter process makes the
-    span of it (:func:`episode_span`)."""
-    return (EPISODE, trace_id, span_id, parent_id, parent_remote, start, time.time_ns(), identity, total, ending)
-
-
-def episode_span(record: tuple, encoder: Encoder) -> tuple:
-    """:func:`span_record`'s form of an :func:`episode_record`, its attributes encoded by
-    ``encoder``: the ``episode`` span with the env, task, split and seed, the return, and (for an
-    episode that ended) its turns, success, outcome and metrics."""
-    _, trace_id, span_id, parent_id, parent_remote, start, end, (env_id, task_id, split, seed), total, ending = record
-    truncated, turns, success, reason, metrics = ending if ending is not None else (None, None, None, None, {})
-    outline = encoder.group((env_id, split, ending is None, truncated, turns, success, reason),
-                            lambda: _episode_outline(env_id, split, ending is not None, truncated, turns, success, reason))
-    values = {"agentgym.episode.return": total, **{f"agentgym.metric.{name}": float(value)
-                                                  for name, value in metrics.items()}}
-    if task_id is not None:
-        values["agentgym.task.id"] = task_id
-    attributes = outline + encoder.attributes(SPAN_ATTRIBUTE, values)
-    if seed is not None:
-        attributes += encoder.unique({"agentgym.seed": seed})
-    return ("episode", trace_id, span_id, 1, parent_id, parent_remote, 0, start, end, attributes, _UNSET, None, (),
-            "agentgym")
-
-
-def _episode_outline(env_id: str, split: str | None, ended: bool, truncated: bool, turns: int, success: bool,
-                     reason: str | None) -> dict[str, Any]:
-    """The attributes of an episode span that many episodes share."""
-    attributes: dict[str, Any] = {"agentgym.env.id": env_id, "openinference.span.kind": "AGENT"}
-    if split is not None:
-        attributes["agentgym.split"] = split
-    if not ended:
-        attributes["agentgym.episode.outcome_reason"] = "left unfinished"
-        return attributes
-    attributes.update({"agentgym.episode.truncated": truncated, "agentgym.episode.turns": turns,
-                       "agentgym.episode.success": success})
-    if reason is not None:
-        attributes["agentgym.episode.outcome_reason"] = reason
-    return attributes
-
-
-def tool_call_record(trace_id: int, span_id: int, parent_id: int, start: int, info: Mapping[str, Any],
-                     reward: float) -> tuple:
-    """The record of a tool-call span that ends now, from the step's ``info``: the values only
-    (text cut to :data:`MAX_TEXT`), so that the step spends as little as it can on it; the
-    exporter process makes the span of it (:func:`tool_call_span`)."""
-    call, error, messages = info.get("tool_call"), info.get("error"), info.get("messages")
-    reply = messages[-1] if messages and messages[-1].get("role") == "tool" else None
-    return (TOOL_CALL, trace_id, span_id, parent_id, start, time.time_ns(), int(info.get("turn", 0)), reward,
-            bool(info.get("valid", True)), bool(info.get("correct")), None if call is None else call.name,
-            None if call is None else call.arguments_json[:MAX_TEXT],
-            None if reply is None else str(reply.get("tool_call_id")),
-            None if reply is None else str(reply.get("content"))[:MAX_TEXT], None if error is None else str(error)[:MAX_TEXT])
-
-
-def tool_call_span(record: tuple, encoder: Encoder) -> tuple:
-    """:func:`span_record`'s form of a :func:`tool_call_record`, its attributes encoded by
-    ``encoder``: the ``execute_tool`` span with the GenAI attributes of the call, its result and
-    status, and the step's reward."""
-    (_, trace_id, span_id, parent_id, start, end, turn, reward, valid, correct, tool, arguments, call_id, result,
-     error) = record
-    status = "ok" if error is None else "error" if valid else "invalid"
-    texts = {} if tool is None else {"gen_ai.tool.call.arguments": arguments}
-    if call_id is not None:
-        texts.update({"gen_ai.tool.call.id": call_id, "gen_ai.tool.call.result": result})
-    attributes = (encoder.group((turn, status, correct, tool), lambda: _tool_call_outline(turn, status, correct, tool))
-                  + encoder.attributes(SPAN_ATTRIBUTE, {"agentgym.reward": reward}) + encoder.unique(texts))
-    return ("execute_tool" if tool is None else f"execute_tool {tool}", trace_id, span_id, 1, parent_id, False, 0, start,
-            end, attributes, _UNSET if error is None else _ERROR, error, (), "agentgym")
-
-
-def _tool_call_outline(turn: int, status: str, correct: bool, tool: str | None) -> dict[str, Any]:
-    """The attributes of a tool-call span that many calls share."""
-    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL",
-                                  "agentgym.turn": turn, "agentgym.tool.status": status, "agentgym.tool.correct": correct}
-    if tool is not None:
-        attributes["gen_ai.tool.name"] = tool
-    if status != "ok":
-        attributes["error.type"] = "tool_error" if status == "error" else "invalid_call"
-    return attributes
-
-
 class ProcessSpanProcessor(SpanProcessor):
     """An OpenTelemetry span processor whose export runs in a child process (module docstring).
 
@@ -176,7 +83,8 @@ class ProcessSpanProcessor(SpanProcessor):
     def __init__(self, endpoint: str, protocol: str, resource: Mapping[str, Any], timeout_s: float | None) -> None:
         self._config = {"endpoint": endpoint, "protocol": protocol, "resource": dict(resource), "timeout_s": timeout_s}
         self._lock = threading.Lock()
-        self._pending: list[tuple] = []
+        self._pending: list[bytes] = []  # marshalled records
+        self._spans = 0  # the spans they hold
         self._child: subprocess.Popen | None = None
         self._unanswered = 0  # flush requests the exporter has not answered yet
         self._closed = False
@@ -235,17 +143,22 @@ class ProcessSpanProcessor(SpanProcessor):
             child.stdout.close()
 
     # --- packing and sending
-    def add(self, record: tuple) -> None:
-        """Queue one finished span; a full batch is sent now (waiting while the pipe is full)."""
+    def add(self, record: tuple, spans: int = 1) -> None:
+        """Queue a record of ``spans`` finished spans, marshalled at once (its values are plain:
+        marshal takes NumPy's numbers, wrongly, as bytes), so that its objects are freed now
+        rather than held with the batch; a full batch is sent now (waiting while the
+        pipe is full)."""
+        data = marshal.dumps(record, MARSHAL_VERSION)
         with self._lock:
-            self._pending.append(record)
-            if len(self._pending) >= BATCH:
+            self._pending.append(data)
+            self._spans += spans
+            if self._spans >= BATCH:
                 self._send()
 
     def _send(self, flush: bool = False) -> bool:
         """Write the pending spans (and a flush request) to the pipe; the lock is held."""
         if self._closed:
-            self._pending.clear()
+            self._pending, self._spans = [], 0
             return False
         if self._child is None:
             try:
@@ -256,8 +169,8 @@ class ProcessSpanProcessor(SpanProcessor):
                 return False
         frame = b""
         if self._pending:
-            data = marshal.dumps(self._pending)
-            self._pending = []
+            data = marshal.dumps(self._pending, MARSHAL_VERSION)
+            self._pending, self._spans = [], 0
             frame = HEADER.pack(len(data)) + data
         if flush:
             frame += HEADER.pack(0)
@@ -303,7 +216,7 @@ class ProcessSpanProcessor(SpanProcessor):
         """In a forked child: the exporter and the pipe are the parent's; start an own exporter
         on the first span."""
         self._lock = threading.Lock()
-        self._pending, self._child, self._timer, self._unanswered = [], None, None, 0
+        self._pending, self._spans, self._child, self._timer, self._unanswered = [], 0, None, None, 0
         self._stop = threading.Event()
 
 
@@ -320,13 +233,6 @@ def _read_frame(stream: BinaryIO) -> bytes | None:
     (size,) = HEADER.unpack(header)
     data = stream.read(size) if size else b""
     return data if len(data) == size else None
-
-
-def spans_of(records: list[tuple], encoder: Encoder) -> list[tuple]:
-    """:func:`span_record`'s form of each record (tool calls' and episodes' made into spans, their
-    attributes encoded by ``encoder``)."""
-    return [tool_call_span(record, encoder) if record[0] == TOOL_CALL else episode_span(record, encoder)
-            if record[0] == EPISODE else record for record in records]
 
 
 def otlp_exporter(protocol: str, encoder: Encoder, **options: Any) -> Any:
@@ -378,7 +284,9 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             continue
         if dropping:
             continue
-        if exporter.export(spans_of(marshal.loads(frame), encoder)) is not SpanExportResult.SUCCESS:
+        spans = spans_of([marshal.loads(record) for record in marshal.loads(frame)], encoder)
+        if not all(exporter.export(spans[start:start + EXPORT_BATCH]) is SpanExportResult.SUCCESS
+                   for start in range(0, len(spans), EXPORT_BATCH)):
             dropping = True
             print(f"agentgym tracing: the OTLP collector at {config['endpoint']} did not take an export; the spans "
                   "of this run are dropped from now on", file=sys.stderr, flush=True)

@@ -26,11 +26,14 @@ import numbers
 import os
 import random
 import socket
+import threading
 import time
 import warnings
 from types import SimpleNamespace
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
+
+from .records import episode_record, failed_call, tool_call_span_id, tool_call_values, tool_calls_record
 
 PROTOCOLS = ("http/protobuf", "grpc")
 SERVICE_NAME = "agentgym"
@@ -48,7 +51,10 @@ _PLAIN_NUMBERS = frozenset((float, int))  # metric values an episode's record ho
 # stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
 _ids = random.Random()
 os.register_at_fork(after_in_child=_ids.seed)
-# the tool call whose step is running here, (episode, span id): the parent of spans made in it
+CALLS_HELD = 64  # tool calls an episode holds before it sends them (else they go when it ends)
+_last_parent: tuple[Any, tuple | None] = (None, None)  # an OpenTelemetry context and its current span's ids
+_calls_lock = threading.Lock()  # an episode's calls are sent by the thread that steps it, or by flush()
+# the tool call whose step is running here, (episode, its number): the parent of spans made in it
 _running_call: contextvars.ContextVar[tuple[EpisodeTrace, int] | None] = contextvars.ContextVar(
     "agentgym_running_call", default=None)
 # the episode contexts of the conversations a batch policy is answering (see conversations())
@@ -85,8 +91,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     if endpoint is None:
         return False
     try:
-        from .export_process import (ProcessSpanProcessor, episode_record, exporter_class, finished_span,
-                                     tool_call_record)
+        from .export_process import ProcessSpanProcessor, exporter_class
 
         exporter_class(protocol)
     except ImportError as exc:
@@ -107,8 +112,8 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
     _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
                           CLIENT=trace.SpanKind.CLIENT, SpanContext=trace.SpanContext,
-                          NonRecordingSpan=trace.NonRecordingSpan, record=finished_span, tool_call=tool_call_record,
-                          episode=episode_record, current_span=trace.get_current_span,
+                          NonRecordingSpan=trace.NonRecordingSpan, current_span=trace.get_current_span,
+                          current_context=context.get_current,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
     _provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
@@ -123,9 +128,14 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
 
 
 def flush(timeout_s: float = EXPORT_TIMEOUT_S) -> bool:
-    """Wait (at most ``timeout_s``) until every span ended so far has reached the collector;
-    whether it has (True while off: nothing is waiting)."""
-    return _processor is None or _processor.force_flush(int(timeout_s * 1000))
+    """Wait (at most ``timeout_s``) until every span ended so far (the tool calls of episodes
+    still running included) has reached the collector; whether it has (True while off: nothing
+    is waiting)."""
+    if _processor is None:
+        return True
+    for episode in list(_open_episodes):
+        episode.send_calls()
+    return _processor.force_flush(int(timeout_s * 1000))
 
 
 def shutdown() -> None:
@@ -248,26 +258,28 @@ class EpisodeTrace:
     episode, a child of the span current at ``reset``) and one ``execute_tool`` span per step.
 
     Both are on the env's hot path, so neither is a live SDK span: each has its ids from the
-    start, and when it ends its fields go straight to the exporting processor, without the live
-    span's locking and attribute checks. While a step runs, its tool call is the parent of the
-    spans this module makes (a model the env calls, such as a simulated user, nests under it:
-    :func:`_running_call_context`); the episode's :attr:`context` is the parent of the agent's
-    LLM calls. An episode is traced when the span current at ``reset`` is sampled, or when there
-    is none."""
+    start, and a step only notes its clock and values in :attr:`calls`; the episode's calls go to
+    the exporting processor in one record when it ends (or when :data:`CALLS_HELD` wait, or at
+    :func:`flush`), without the live span's locking and attribute checks. A tool call's span id
+    follows from the episode's and the call's number (:func:`tool_call_span_id`). While a step
+    runs, its tool call is the parent of the spans this module makes (a model the env calls, such
+    as a simulated user, nests under it: :func:`_running_call_context`); the episode's
+    :attr:`context` is the parent of the agent's LLM calls. An episode is traced when the span
+    current at ``reset`` is sampled, or when there is none."""
 
     __slots__ = ("trace_id", "span_id", "parent_id", "parent_remote", "flags", "sampled", "identity", "start", "total",
-                 "open", "_context")
+                 "open", "calls", "steps", "sent", "_context")
 
     def __init__(self, identity: tuple) -> None:
         call = _running_call.get()
         if call is not None:  # reset inside another env's step: a child of that tool call
-            episode, call_id = call
-            trace_id, self.parent_id, self.parent_remote, flags = episode.trace_id, call_id, False, _otel.SAMPLED
+            episode, number = call
+            trace_id, self.parent_id, self.parent_remote = episode.trace_id, tool_call_span_id(episode.span_id, number), False
+            flags = _otel.SAMPLED
         else:
-            parent = _otel.current_span().get_span_context()
-            if parent.is_valid:
-                trace_id, self.parent_id, self.parent_remote = parent.trace_id, parent.span_id, parent.is_remote
-                flags = parent.trace_flags
+            parent = _parent_at_reset()
+            if parent is not None:
+                trace_id, self.parent_id, self.parent_remote, flags = parent
             else:
                 trace_id, self.parent_id, self.parent_remote, flags = _ids.getrandbits(128) or 1, 0, False, _otel.SAMPLED
         self.trace_id, self.span_id, self.flags, self.sampled = trace_id, _ids.getrandbits(64) or 1, flags, flags.sampled
@@ -275,6 +287,9 @@ class EpisodeTrace:
         self.start = time.time_ns()
         self.total = 0.0
         self.open = True
+        self.calls: list[tuple] = []  # the tool calls ended and not sent yet (:func:`.records.tool_call_values`)
+        self.steps = 0  # the tool calls started
+        self.sent = 0  # the tool calls sent
         self._context: Any = None
         _open_episodes.add(self)
 
@@ -287,28 +302,28 @@ class EpisodeTrace:
         return self._context
 
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
-        """``play(action)`` (the env's step) inside a tool-call span; ends the episode span when
-        the step ends the episode."""
+        """``play(action)`` (the env's step) as a tool call of this episode; ends the episode span
+        when the step ends the episode."""
         if _processor is None or not self.sampled:
             return play(action)
-        span_id = _ids.getrandbits(64) or 1
         start = time.time_ns()
-        token = _running_call.set((self, span_id))
+        token = _running_call.set((self, self.steps))
+        self.steps += 1
         try:
             result = play(action)
         except BaseException as exc:
-            _processor.add(_otel.record("execute_tool", self.trace_id, span_id, self.span_id, False, start,
-                                        {"openinference.span.kind": "TOOL", "error.type": type(exc).__name__},
-                                        f"{type(exc).__name__}: {exc}"))
+            self.calls.append(failed_call(start, exc))
             raise
         finally:
             _running_call.reset(token)
         _, reward, terminated, truncated, info = result
         reward = float(reward)
-        _processor.add(_otel.tool_call(self.trace_id, span_id, self.span_id, start, info, reward))
+        self.calls.append(tool_call_values(start, info, reward))
         self.total += reward
         if terminated or truncated:
             self.finish(info, bool(truncated))
+        elif len(self.calls) >= CALLS_HELD:
+            self.send_calls()
         return result
 
     def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
@@ -327,12 +342,41 @@ class EpisodeTrace:
         if self.open:
             self._end(None)
 
+    def send_calls(self) -> None:
+        """Hand the tool calls ended so far to the exporting processor (a step may be adding one
+        meanwhile, in another thread: it is sent next time)."""
+        with _calls_lock:
+            count = len(self.calls)
+            if count and _processor is not None and self.sampled:
+                _processor.add(tool_calls_record(self.trace_id, self.span_id, self.sent, self.calls[:count]), count)
+            del self.calls[:count]
+            self.sent += count
+
     def _end(self, ending: tuple | None) -> None:
         self.open = False
         _open_episodes.discard(self)
-        if _processor is not None and self.sampled:
-            _processor.add(_otel.episode(self.trace_id, self.span_id, self.parent_id, self.parent_remote, self.start,
-                                         self.identity, self.total, ending))
+        if _processor is None or not self.sampled:
+            return
+        with _calls_lock:
+            count = len(self.calls)
+            _processor.add(episode_record(self.trace_id, self.span_id, self.parent_id, self.parent_remote, self.start,
+                                         self.identity, self.total, ending, self.sent, self.calls[:count]), 1 + count)
+            del self.calls[:count]
+            self.sent += count
+
+
+def _parent_at_reset() -> tuple[int, int, bool, Any] | None:
+    """The trace id, span id, remoteness and flags of the span current here (None: none), from
+    the last lookup while the OpenTelemetry context is the same object (episodes are reset in
+    the same context again and again)."""
+    global _last_parent
+    context = _otel.current_context()
+    seen, parent = _last_parent
+    if seen is not context:
+        span = _otel.current_span(context).get_span_context()
+        parent = (span.trace_id, span.span_id, span.is_remote, span.trace_flags) if span.is_valid else None
+        _last_parent = (context, parent)
+    return parent
 
 
 def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any,
@@ -363,7 +407,8 @@ def _running_call_context() -> Any:
     call = _running_call.get()
     if call is None:
         return None
-    episode, span_id = call
+    episode, number = call
+    span_id = tool_call_span_id(episode.span_id, number)
     return _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(episode.trace_id, span_id, False, _otel.SAMPLED)),
                             episode.context)
 

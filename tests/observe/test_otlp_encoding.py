@@ -15,7 +15,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 from agentgym_envs.core.parsing import ToolCall  # noqa: E402
-from agentgym_envs.observe.export_process import episode_record, span_record, spans_of, tool_call_record  # noqa: E402
+from agentgym_envs.observe.export_process import span_record  # noqa: E402
+from agentgym_envs.observe.records import (episode_record, failed_call, spans_of, tool_call_span_id,  # noqa: E402
+                                           tool_call_values, tool_calls_record)
 from agentgym_envs.observe.otlp_encoding import Encoder  # noqa: E402
 
 RESOURCE = {"service.name": "agentgym", "host.cpus": 2}
@@ -65,17 +67,23 @@ def attributes_of(span) -> dict:
     return {item.key: getattr(item.value, item.value.WhichOneof("value")) for item in span.attributes}
 
 
-def test_tool_call_records_are_written_with_their_attributes_and_status():
-    ok = tool_call_record(0xA, 0xB, 0xC, 10, {"turn": 2, "valid": True, "correct": True, "error": None,
-                                              "tool_call": ToolCall("refund", {"amount": 5}),
-                                              "messages": [{"role": "tool", "tool_call_id": "c1", "content": "done"}]},
-                          1.5)
-    invalid = tool_call_record(0xA, 0xD, 0xC, 20, {"turn": 3, "valid": False, "correct": False,
-                                                   "error": "unknown tool 'x'", "messages": []}, -1.0)
+def span_id(value: int) -> bytes:
+    return value.to_bytes(8, "big")
+
+
+def test_tool_calls_are_written_with_their_attributes_status_and_ids():
+    ok = tool_call_values(10, {"turn": 2, "valid": True, "correct": True, "error": None,
+                               "tool_call": ToolCall("refund", {"amount": 5}),
+                               "messages": [{"role": "tool", "tool_call_id": "c1", "content": "done"}]}, 1.5)
+    invalid = tool_call_values(20, {"turn": 3, "valid": False, "correct": False, "error": "unknown tool 'x'",
+                                    "messages": []}, -1.0)
+    raised = failed_call(30, RuntimeError("boom"))
     encoder = Encoder(RESOURCE)
     for _ in range(2):  # the second time, each call's shared attributes come from the encoder's cache
-        first, second = written_spans(encoder, spans_of([ok, invalid], encoder))
-        assert first.name == "execute_tool refund" and first.parent_span_id == (0xC).to_bytes(8, "big")
+        first, second, third = written_spans(encoder, spans_of([tool_calls_record(0xA, 0xC, 4, [ok, invalid, raised])],
+                                                               encoder))
+        assert first.name == "execute_tool refund" and first.parent_span_id == span_id(0xC)
+        assert [s.span_id for s in (first, second, third)] == [span_id(tool_call_span_id(0xC, n)) for n in (4, 5, 6)]
         assert attributes_of(first) == {
             "gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL", "agentgym.turn": 2,
             "agentgym.tool.status": "ok", "agentgym.tool.correct": True, "gen_ai.tool.name": "refund",
@@ -87,15 +95,38 @@ def test_tool_call_records_are_written_with_their_attributes_and_status():
             "gen_ai.operation.name": "execute_tool", "openinference.span.kind": "TOOL", "agentgym.turn": 3,
             "agentgym.tool.status": "invalid", "agentgym.tool.correct": False, "error.type": "invalid_call",
             "agentgym.reward": -1.0}
+        assert third.status.message == "RuntimeError: boom" and third.status.code == third.status.STATUS_CODE_ERROR
+        assert attributes_of(third) == {"openinference.span.kind": "TOOL", "error.type": "RuntimeError"}
+
+
+def test_tool_call_span_ids_differ_within_an_episode_and_from_the_episodes():
+    ids = {tool_call_span_id(0xB, number) for number in range(10_000)}
+    assert len(ids) == 10_000 and 0xB not in ids and 0 not in ids
+
+
+def test_a_tool_call_whose_info_holds_numpy_values_crosses_to_the_exporter_as_plain_ones():
+    import marshal
+
+    import numpy as np
+
+    values = tool_call_values(10, {"turn": np.int64(2), "valid": np.bool_(True), "correct": np.bool_(False),
+                                   "messages": []}, 1.5)
+    record = marshal.loads(marshal.dumps(tool_calls_record(0xA, 0xC, 0, [values])))
+    (span,) = written_spans(Encoder(RESOURCE), spans_of([record], Encoder(RESOURCE)))
+    attributes = attributes_of(span)
+    assert attributes["agentgym.turn"] == 2 and attributes["agentgym.tool.correct"] is False
 
 
 def test_episode_records_are_written_with_their_outcome_metrics_and_seed():
     identity = ("AgentGym/Math-v0", "math-7", "test", 3)
-    ended = episode_record(0xA, 0xB, 0, False, 10, identity, 2.0, (False, 4, True, "solved", {"score": 1.0, "steps": 4}))
-    unfinished = episode_record(0xA, 0xC, 0, False, 10, ("AgentGym/Math-v0", "math-8", None, None), 0.0, None)
+    ended = episode_record(0xA, 0xB, 0, False, 10, identity, 2.0, (False, 4, True, "solved", {"score": 1.0, "steps": 4}),
+                           0, [])
+    call = tool_call_values(12, {"turn": 1, "messages": []}, 0.0)
+    unfinished = episode_record(0xA, 0xC, 0, False, 10, ("AgentGym/Math-v0", "math-8", None, None), 0.0, None, 3, [call])
     encoder = Encoder(RESOURCE)
     for _ in range(2):
-        first, second = written_spans(encoder, spans_of([ended, unfinished], encoder))
+        first, tool, second = written_spans(encoder, spans_of([ended, unfinished], encoder))
+        assert tool.parent_span_id == span_id(0xC) and tool.span_id == span_id(tool_call_span_id(0xC, 3))
         assert attributes_of(first) == {
             "agentgym.env.id": "AgentGym/Math-v0", "openinference.span.kind": "AGENT", "agentgym.split": "test",
             "agentgym.episode.truncated": False, "agentgym.episode.turns": 4, "agentgym.episode.success": True,
