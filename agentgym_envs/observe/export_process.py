@@ -23,6 +23,7 @@ input is its configuration.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import marshal
 import os
 import select
@@ -40,11 +41,11 @@ from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from .otlp_encoding import Encoder
-from .records import spans_of
+from .records import plain, spans_of
 
 HEADER = struct.Struct("<I")  # the byte length of the marshalled frame that follows; 0: a flush request
-BATCH = 4096  # spans packed into one frame (each wakes the exporter process: fewer, larger ones cost the steps less)
-EXPORT_BATCH = 1024  # spans per export request (a collector's message limit: gRPC's default is 4 MiB)
+BATCH = 1024  # spans packed into one frame (each wakes the exporter process: fewer, larger ones cost the steps less)
+PIPE_BYTES = 1 << 20  # the pipe to the exporter holds this much where the system allows it
 # marshal's format 2 writes no back-references: later ones keep a table of every object written,
 # which costs the steps more than the bytes it saves
 MARSHAL_VERSION = 2
@@ -144,11 +145,13 @@ class ProcessSpanProcessor(SpanProcessor):
 
     # --- packing and sending
     def add(self, record: tuple, spans: int = 1) -> None:
-        """Queue a record of ``spans`` finished spans, marshalled at once (its values are plain:
-        marshal takes NumPy's numbers, wrongly, as bytes), so that its objects are freed now
-        rather than held with the batch; a full batch is sent now (waiting while the
+        """Queue a record of ``spans`` finished spans, marshalled at once, so that its objects
+        are freed now rather than held with the batch; a full batch is sent now (waiting while the
         pipe is full)."""
-        data = marshal.dumps(record, MARSHAL_VERSION)
+        try:
+            data = marshal.dumps(record, MARSHAL_VERSION)
+        except ValueError:  # a value of a type marshal does not take
+            data = marshal.dumps(plain(record), MARSHAL_VERSION)
         with self._lock:
             self._pending.append(data)
             self._spans += spans
@@ -194,6 +197,7 @@ class ProcessSpanProcessor(SpanProcessor):
                                        env=env)
         config = marshal.dumps(self._config)
         assert self._child.stdin is not None and self._child.stdout is not None
+        _widen(self._child.stdin)
         self._child.stdin.write(HEADER.pack(len(config)) + config)
         self._child.stdin.flush()
         # its imports take a few tenths of a second: wait for them here rather than in the first steps
@@ -222,6 +226,19 @@ class ProcessSpanProcessor(SpanProcessor):
 
 _live: weakref.WeakSet[ProcessSpanProcessor] = weakref.WeakSet()
 os.register_at_fork(after_in_child=lambda: [processor._forget_parent_child() for processor in list(_live)])
+
+
+def _widen(pipe: BinaryIO) -> None:
+    """Let ``pipe`` hold a whole frame (Linux; up to the system's limit for a pipe), so that
+    sending one rarely waits for the exporter to read the part before."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    try:
+        limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        fcntl.fcntl(pipe.fileno(), set_size, min(PIPE_BYTES, limit))
+    except (OSError, ValueError):
+        pass  # the default size: frames are sent in parts
 
 
 # ------------------------------------------------------------------ the exporter process
@@ -284,9 +301,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             continue
         if dropping:
             continue
-        spans = spans_of([marshal.loads(record) for record in marshal.loads(frame)], encoder)
-        if not all(exporter.export(spans[start:start + EXPORT_BATCH]) is SpanExportResult.SUCCESS
-                   for start in range(0, len(spans), EXPORT_BATCH)):
+        records = [marshal.loads(record) for record in marshal.loads(frame)]
+        if exporter.export(spans_of(records, encoder)) is not SpanExportResult.SUCCESS:
             dropping = True
             print(f"agentgym tracing: the OTLP collector at {config['endpoint']} did not take an export; the spans "
                   "of this run are dropped from now on", file=sys.stderr, flush=True)

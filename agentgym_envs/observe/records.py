@@ -6,11 +6,13 @@ tuple of its clock and the step's values (:func:`tool_call_values`), an episode'
 its tool calls not sent yet (:func:`episode_record`, or :func:`tool_calls_record` for those of
 an episode still running). The exporter process makes the spans of them (:func:`spans_of`),
 their attributes encoded once per combination where many spans share them. Every value is of a
-type ``marshal`` takes (it writes NumPy's numbers, wrongly, as bytes: they are converted here).
+type ``marshal`` takes, or as :func:`plain` makes it; marshal writes a NumPy number as its bytes,
+which the exporter reads back (:func:`flag`, :func:`integer`) where a bool or an int is due.
 """
 
 from __future__ import annotations
 
+import numbers
 import time
 from typing import Any, Mapping
 
@@ -33,16 +35,15 @@ def tool_call_values(start: int, info: Mapping[str, Any], reward: float) -> tupl
     """What the span of a tool call that ends now needs, from the step's ``info``: its clock and
     values only (text cut to :data:`MAX_TEXT`), so that the step spends as little as it can on
     it; the exporter process makes the span of it (:func:`tool_call_span`)."""
-    try:  # the info of a ToolUseEnv step: its keys and types known
+    try:  # the info of a ToolUseEnv step
         turn, valid, correct, call, error = info["turn"], info["valid"], info["correct"], info["tool_call"], info["error"]
         reply = info["messages"][-1]
-        plain = type(turn) is int and type(valid) is bool and type(correct) is bool and (error is None or type(error) is str)
     except (KeyError, IndexError, TypeError):
-        plain = False
-    if not plain:
-        return _converted_values(start, info, reward)
+        call, error, messages = info.get("tool_call"), info.get("error"), info.get("messages")
+        turn, valid, correct = info.get("turn", 0), info.get("valid", True), info.get("correct", False)
+        reply = messages[-1] if messages else {}
     if error is not None:
-        error = error[:MAX_TEXT]
+        error = str(error)[:MAX_TEXT]
     if call is None:
         return (start, time.time_ns(), turn, reward, valid, correct, None, None, None, None, error, None)
     if reply.get("role") != "tool":
@@ -50,17 +51,6 @@ def tool_call_values(start: int, info: Mapping[str, Any], reward: float) -> tupl
                 error, None)
     return (start, time.time_ns(), turn, reward, valid, correct, call.name, call.arguments_json[:MAX_TEXT],
             str(reply.get("tool_call_id")), str(reply.get("content"))[:MAX_TEXT], error, None)
-
-
-def _converted_values(start: int, info: Mapping[str, Any], reward: float) -> tuple:
-    """:func:`tool_call_values` of an ``info`` that may lack keys or hold other types."""
-    call, error, messages = info.get("tool_call"), info.get("error"), info.get("messages")
-    reply = messages[-1] if messages and messages[-1].get("role") == "tool" else None
-    return (start, time.time_ns(), int(info.get("turn", 0)), reward, bool(info.get("valid", True)),
-            bool(info.get("correct")), None if call is None else call.name,
-            None if call is None else call.arguments_json[:MAX_TEXT], None if reply is None else str(reply.get("tool_call_id")),
-            None if reply is None else str(reply.get("content"))[:MAX_TEXT],
-            None if error is None else str(error)[:MAX_TEXT], None)
 
 
 def failed_call(start: int, exc: BaseException) -> tuple:
@@ -79,8 +69,9 @@ def episode_record(trace_id: int, span_id: int, parent_id: int, parent_remote: b
                    identity: tuple, total: float, ending: tuple | None, first: int, calls: list[tuple]) -> tuple:
     """The record of an episode span that ends now, with its tool calls not sent yet (``calls``,
     the first of them its call number ``first``): ``identity`` is ``(env id, task id, split,
-    seed)``; ``ending`` is ``(truncated, turns, success, outcome reason or None, metrics)`` (the
-    metrics as floats or ints), None for an episode left before its end. The exporter process makes the
+    seed)``; ``ending`` is ``(truncated, turns, outcome, metrics)`` (the env's ``outcome`` dict,
+    with its ``success`` and ``reason``, and the metrics as floats or ints), None for an episode
+    left before its end. The exporter process makes the
     spans of it (:func:`episode_span`, :func:`tool_call_span`)."""
     return (EPISODE, trace_id, span_id, parent_id, parent_remote, start, time.time_ns(), identity, total, ending, first,
             calls)
@@ -91,7 +82,9 @@ def episode_span(record: tuple, encoder: Encoder) -> tuple:
     ``encoder``: the ``episode`` span with the env, task, split and seed, the return, and (for an
     episode that ended) its turns, success, outcome and metrics."""
     _, trace_id, span_id, parent_id, parent_remote, start, end, (env_id, task_id, split, seed), total, ending = record[:10]
-    truncated, turns, success, reason, metrics = ending if ending is not None else (None, None, None, None, {})
+    truncated, turns, outcome, metrics = ending if ending is not None else (None, None, {}, {})
+    success = None if ending is None else flag(outcome.get("success", metrics.get("success", 0.0) >= 1.0))
+    reason, turns = str(outcome["reason"]) if "reason" in outcome else None, integer(turns)
     outline = encoder.group((env_id, split, ending is None, truncated, turns, success, reason),
                             lambda: _episode_outline(env_id, split, ending is not None, truncated, turns, success, reason))
     values = {"agentgym.episode.return": total, **{f"agentgym.metric.{name}": float(value)
@@ -127,6 +120,7 @@ def tool_call_span(trace_id: int, episode_span_id: int, number: int, values: tup
     the call, its result and status, and the step's reward (a step that raised: the exception's
     type and message)."""
     start, end, turn, reward, valid, correct, tool, arguments, call_id, result, error, raised = values
+    turn, valid, correct = integer(turn), flag(valid), flag(correct)
     span_id = tool_call_span_id(episode_span_id, number)
     if raised is not None:
         attributes = encoder.attributes(SPAN_ATTRIBUTE, {"openinference.span.kind": "TOOL", "error.type": raised})
@@ -151,6 +145,40 @@ def _tool_call_outline(turn: int, status: str, correct: bool, tool: str | None) 
     if status != "ok":
         attributes["error.type"] = "tool_error" if status == "error" else "invalid_call"
     return attributes
+
+
+def flag(value: Any) -> bool:
+    """A record's truth value: a NumPy bool (or number) arrives as the bytes marshal wrote of it."""
+    return any(value) if type(value) is bytes else bool(value)
+
+
+def integer(value: Any) -> int | None:
+    """A record's int: a NumPy int arrives as the bytes marshal wrote of it (little-endian)."""
+    if value is None:
+        return None
+    return int.from_bytes(value, "little", signed=True) if type(value) is bytes else int(value)
+
+
+def plain(value: Any) -> Any:
+    """``value`` made of the types marshal takes: containers as tuples and dicts, NumPy scalars
+    as the Python values they hold, other numbers as ints or floats, anything else as its text."""
+    if value is None or type(value) in _MARSHAL_TYPES:
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(plain(item) for item in value)
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    item = getattr(value, "item", None)  # a NumPy scalar: its bool, int or float
+    if callable(item) and type(held := item()) in _MARSHAL_TYPES:
+        return held
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return str(value)
+
+
+_MARSHAL_TYPES = frozenset((bool, int, float, str, bytes))
 
 
 def spans_of(records: list[tuple], encoder: Encoder) -> list[tuple]:

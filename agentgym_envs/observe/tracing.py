@@ -327,15 +327,12 @@ class EpisodeTrace:
         return result
 
     def finish(self, info: Mapping[str, Any], truncated: bool) -> None:
-        """End the episode span with the return, the outcome and the end-of-episode metrics."""
-        outcome, metrics = info.get("outcome") or {}, info.get("metrics") or {}
-        success = bool(outcome.get("success", metrics.get("success", 0.0) >= 1.0))
-        reason = str(outcome["reason"]) if "reason" in outcome else None
-        if _PLAIN_NUMBERS.issuperset(map(type, metrics.values())):
-            metrics = dict(metrics)
-        else:  # NumPy's numbers as floats, the rest dropped
+        """End the episode span with the return, the outcome and the end-of-episode metrics (the
+        exporter process reads the success and the reason from them)."""
+        metrics = info.get("metrics") or {}
+        if not _PLAIN_NUMBERS.issuperset(map(type, metrics.values())):  # NumPy's numbers as floats, the rest dropped
             metrics = {name: float(value) for name, value in metrics.items() if isinstance(value, numbers.Real)}
-        self._end((truncated, int(info.get("turn", 0)), success, reason, metrics))
+        self._end((truncated, info.get("turn", 0), info.get("outcome") or {}, metrics))
 
     def abandon(self) -> None:
         """End the span of an episode left before its end (a new reset, the env closed)."""
@@ -383,7 +380,7 @@ def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any
                   previous: EpisodeTrace | None = None) -> EpisodeTrace | None:
     """The trace of an episode that ``reset`` just started (None while off); ``previous``, the
     env's last one, is ended if it was left unfinished."""
-    if previous is not None:
+    if previous is not None and previous.open:
         previous.abandon()
     if _tracer is None:
         return None

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentgym_envs.core.parsing import ToolCall  # noqa: E402
 from agentgym_envs.observe.export_process import span_record  # noqa: E402
-from agentgym_envs.observe.records import (episode_record, failed_call, spans_of, tool_call_span_id,  # noqa: E402
+from agentgym_envs.observe.records import (episode_record, failed_call, plain, spans_of, tool_call_span_id,  # noqa: E402
                                            tool_call_values, tool_calls_record)
 from agentgym_envs.observe.otlp_encoding import Encoder  # noqa: E402
 
@@ -119,7 +119,8 @@ def test_a_tool_call_whose_info_holds_numpy_values_crosses_to_the_exporter_as_pl
 
 def test_episode_records_are_written_with_their_outcome_metrics_and_seed():
     identity = ("AgentGym/Math-v0", "math-7", "test", 3)
-    ended = episode_record(0xA, 0xB, 0, False, 10, identity, 2.0, (False, 4, True, "solved", {"score": 1.0, "steps": 4}),
+    ended = episode_record(0xA, 0xB, 0, False, 10, identity, 2.0, (False, 4, {"success": True, "reason": "solved"},
+                                                                     {"score": 1.0, "steps": 4}),
                            0, [])
     call = tool_call_values(12, {"turn": 1, "messages": []}, 0.0)
     unfinished = episode_record(0xA, 0xC, 0, False, 10, ("AgentGym/Math-v0", "math-8", None, None), 0.0, None, 3, [call])
@@ -136,3 +137,23 @@ def test_episode_records_are_written_with_their_outcome_metrics_and_seed():
             "agentgym.env.id": "AgentGym/Math-v0", "openinference.span.kind": "AGENT",
             "agentgym.episode.outcome_reason": "left unfinished", "agentgym.episode.return": 0.0,
             "agentgym.task.id": "math-8"}
+
+
+def test_a_record_holding_a_value_marshal_refuses_crosses_as_plain_values():
+    import marshal
+
+    import numpy as np
+
+    class Reason:
+        def __str__(self) -> str:
+            return "solved"
+
+    outcome = {"success": np.bool_(True), "reason": Reason()}
+    record = episode_record(0xA, 0xB, 0, False, 10, ("AgentGym/Math-v0", "math-7", "test", 3), 2.0,
+                            (False, np.int64(4), outcome, {"score": 1.0}), 0, [])
+    with pytest.raises(ValueError):
+        marshal.dumps(record)
+    (span,) = written_spans(Encoder(RESOURCE), spans_of([marshal.loads(marshal.dumps(plain(record)))], Encoder(RESOURCE)))
+    attributes = attributes_of(span)
+    assert attributes["agentgym.episode.outcome_reason"] == "solved" and attributes["agentgym.episode.success"] is True
+    assert attributes["agentgym.episode.turns"] == 4
