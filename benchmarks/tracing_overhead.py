@@ -8,8 +8,12 @@ blocks, four ways taking turns, each round starting with the next one; medians r
   OTLP/HTTP to a local receiver (a process of its own session on 127.0.0.1, as a collector is a
   service of its own, that accepts every export and counts the spans in it), so that recording,
   batching, protobuf encoding and sending all count;
-- ``on, packing only``: tracing on, but each span's record dropped where it would be sent to
-  the exporter process: what the stepping process itself spends on them.
+- ``on, packing only``: tracing on, but each episode's record (its tool calls in it) dropped
+  where it would be handed to the exporter process: what the stepping process itself spends on
+  them.
+
+Each block ends its last episode with an untimed ``reset``, so that the tool calls a block made
+are sent (or dropped) as that block's, not with the next block's records.
 
 One env and one tracing session (one exporter process) per env id, as in a run: the blocks
 measure the steady state, in which the exporter keeps pace (when it cannot, the pipe to it
