@@ -343,11 +343,9 @@ class EpisodeTrace:
         """Hand the tool calls ended so far to the exporting processor (a step may be adding one
         meanwhile, in another thread: it is sent next time)."""
         with _calls_lock:
-            count = len(self.calls)
-            if count and _processor is not None and self.sampled:
-                _processor.add(tool_calls_record(self.trace_id, self.span_id, self.sent, self.calls[:count]), count)
-            del self.calls[:count]
-            self.sent += count
+            first, calls = self._take_calls()
+            if calls and _processor is not None and self.sampled:
+                _processor.add(tool_calls_record(self.trace_id, self.span_id, first, calls), len(calls))
 
     def _end(self, ending: tuple | None) -> None:
         self.open = False
@@ -355,11 +353,18 @@ class EpisodeTrace:
         if _processor is None or not self.sampled:
             return
         with _calls_lock:
-            count = len(self.calls)
+            first, calls = self._take_calls()
             _processor.add(episode_record(self.trace_id, self.span_id, self.parent_id, self.parent_remote, self.start,
-                                         self.identity, self.total, ending, self.sent, self.calls[:count]), 1 + count)
-            del self.calls[:count]
-            self.sent += count
+                                          self.identity, self.total, ending, first, calls), 1 + len(calls))
+
+    def _take_calls(self) -> tuple[int, list[tuple]]:
+        """The number of the first tool call not sent yet and those calls, taken from
+        :attr:`calls` (``_calls_lock`` held)."""
+        first, count = self.sent, len(self.calls)
+        calls = self.calls[:count]
+        del self.calls[:count]
+        self.sent += count
+        return first, calls
 
 
 def _parent_at_reset() -> tuple[int, int, bool, Any] | None:

@@ -146,6 +146,28 @@ def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypat
     assert sum(s["span_kind"] == "TOOL" for s in spans) == 300 and sum(s["span_kind"] == "AGENT" for s in spans) == 30
 
 
+def test_a_running_episode_hands_its_tool_calls_over_in_batches_and_at_flush(phoenix, monkeypatch):
+    import gymnasium as gym
+
+    from agentgym_envs.observe.records import tool_call_span_id
+
+    url, _ = phoenix
+    monkeypatch.setattr(tracing, "CALLS_HELD", 2)
+    env = gym.make(CS, action_mode="text")
+    with tracing.session(f"{url}/v1/traces"), tracing.run_span("eval", {}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        env.reset(seed=4)
+        for _ in range(5):
+            env.step('{"name": "no_such_tool", "arguments": {}}')
+        episode = tracing.episode_trace(env)
+        assert episode.open and episode.sent == 4  # two batches of two handed over, the fifth call held
+        assert tracing.flush()
+        spans = phoenix.spans(trace_id, 5)  # the episode and the run are still open: their spans come later
+        assert sorted(s["context"]["span_id"] for s in spans if s["span_kind"] == "TOOL") == sorted(
+            format(tool_call_span_id(episode.span_id, number), "016x") for number in range(5))
+        env.close()
+
+
 def test_a_forked_process_exports_its_spans_through_an_exporter_of_its_own(phoenix):
     import gymnasium as gym
 
