@@ -71,15 +71,15 @@ def episode_record(trace_id: int, span_id: int, parent_id: int, parent_remote: b
     the first of them its call number ``first``): ``identity`` is ``(env id, task id, split,
     seed)``; ``ending`` is ``(truncated, turns, outcome, metrics)`` (the env's ``outcome`` dict,
     with its ``success`` and ``reason``, and the metrics as floats or ints), None for an episode
-    left before its end. The exporter process makes the
-    spans of it (:func:`episode_span`, :func:`tool_call_span`)."""
+    left before its end. The exporter process makes the spans of it (:func:`episode_span`,
+    :func:`tool_call_span`)."""
     return (EPISODE, trace_id, span_id, parent_id, parent_remote, start, time.time_ns(), identity, total, ending, first,
             calls)
 
 
 def episode_span(record: tuple, encoder: Encoder) -> tuple:
-    """:func:`~.export_process.span_record`'s form of an :func:`episode_record`, its attributes encoded by
-    ``encoder``: the ``episode`` span with the env, task, split and seed, the return, and (for an
+    """:func:`~.export_process.span_record`'s form of an :func:`episode_record`, its attributes
+    encoded by ``encoder``: the ``episode`` span with the env, task, split and seed, the return, and (for an
     episode that ended) its turns, success, outcome and metrics."""
     _, trace_id, span_id, parent_id, parent_remote, start, end, (env_id, task_id, split, seed), total, ending = record[:10]
     truncated, turns, outcome, metrics = ending if ending is not None else (None, None, {}, {})
@@ -115,8 +115,8 @@ def _episode_outline(env_id: str, split: str | None, ended: bool, truncated: boo
 
 
 def tool_call_span(trace_id: int, episode_span_id: int, number: int, values: tuple, encoder: Encoder) -> tuple:
-    """:func:`~.export_process.span_record`'s form of tool call ``number`` of an episode (:func:`tool_call_values`),
-    its attributes encoded by ``encoder``: the ``execute_tool`` span with the GenAI attributes of
+    """:func:`~.export_process.span_record`'s form of tool call ``number`` of an episode
+    (:func:`tool_call_values`), its attributes encoded by ``encoder``: the ``execute_tool`` span with the GenAI attributes of
     the call, its result and status, and the step's reward (a step that raised: the exception's
     type and message)."""
     start, end, turn, reward, valid, correct, tool, arguments, call_id, result, error, raised = values
