@@ -146,6 +146,26 @@ def test_a_loop_stepping_faster_than_the_export_loses_no_span(phoenix, monkeypat
     assert sum(s["span_kind"] == "TOOL" for s in spans) == 300 and sum(s["span_kind"] == "AGENT" for s in spans) == 30
 
 
+def test_an_episode_is_the_child_of_the_span_current_at_its_reset_and_else_a_trace_of_its_own(phoenix):
+    import gymnasium as gym
+
+    url, _ = phoenix
+    env = gym.make(CS, action_mode="text")
+    with tracing.session(f"{url}/v1/traces"):
+        with tracing.run_span("eval", {}) as span:
+            for seed in (1, 2):  # the second reset finds the same context as the first
+                env.reset(seed=seed)
+                assert tracing.episode_span_ids(env)[0] == tracing.span_ids(span)[0]
+                assert tracing.episode_trace(env).parent_id == int(tracing.span_ids(span)[1], 16)
+        traces = set()
+        for seed in (3, 4):
+            env.reset(seed=seed)
+            assert tracing.episode_trace(env).parent_id == 0
+            traces.add(tracing.episode_span_ids(env)[0])
+        assert len(traces) == 2 and tracing.span_ids(span)[0] not in traces
+        env.close()
+
+
 def test_a_running_episode_hands_its_tool_calls_over_in_batches_and_at_flush(phoenix, monkeypatch):
     import gymnasium as gym
 
