@@ -32,7 +32,7 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # an H100: benchmarks/results/llm_grpo.md). lr 1e-3: at 3e-3 the tiny network did not learn to
 # copy (benchmarks/results/llm_model.md).
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 6400, "drills": 32000, "replay": 3200, "drill_sft": {"batch_size": 32, "micro_batch": 32},
+           "tiny": {"episodes": 9600, "drills": 32000, "replay": 3200, "drill_sft": {"batch_size": 32, "micro_batch": 32},
                     "epochs": 1, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 20},
            "small": {"episodes": 20000, "drills": 64000, "replay": 10000, "drill_sft": {"batch_size": 64, "micro_batch": 64},
                      "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
