@@ -70,7 +70,8 @@ def main() -> int:
     commands = sorted({r["command"] for r in rows})
     lines = [f"# PPO on CartPole-v1 (correctness gate: mean return >= {GATE:g})", "",
              "Commands: " + ", ".join(f"`{c}`" for c in commands), "",
-             "Final episodic return: mean training return of the last 20 episodes (CleanRL's measure); "
+             "Final episodic return: mean training return over the last 20 updates (the mean of their logged "
+             "episode means; CleanRL's measure is the last 20 episodes, about one per update at this return); "
              "greedy eval: 20 seeded episodes of the argmax policy.", "",
              "| seed | final episodic return | greedy eval return | SPS | wall time (s) |", "|-|-|-|-|-|"]
     lines += [f"| {r['seed']} ({r['total_steps']} steps) | {r['final_episodic_return']:.1f} | {r['greedy_eval_return']:.1f} | {r['sps']:.0f} | {r['wall_time_s']:.0f} |" for r in rows]
@@ -81,6 +82,7 @@ def main() -> int:
 
 
 def _final_episodic_return(run_dir: str, last: int = 20) -> float:
+    """The mean of the last ``last`` logged training returns (each the mean of an update's finished episodes)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(run_dir, size_guidance={"scalars": 0})

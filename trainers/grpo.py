@@ -186,7 +186,7 @@ def train(run: Run) -> Trained:
         print(f"resumed from {run.checkpoint_path} at step {global_step}")
 
     writer = run.writer
-    stats = EpisodeStats(writer)
+    stats = EpisodeStats()
     bar = run.progress_bar(run.total_steps, initial=global_step)
     next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None
 
@@ -205,7 +205,7 @@ def train(run: Run) -> Trained:
             advantages = group_advantages(np.array([r.ret for r in group]))
             for rollout in group:
                 global_step += len(rollout.actions)
-                stats.log_episode(rollout.ret, rollout.metrics, global_step)
+                stats.log_episode(rollout.ret, rollout.metrics)
             if not advantages.any():
                 uniform += 1
                 if config.skip_uniform_groups:
@@ -221,7 +221,8 @@ def train(run: Run) -> Trained:
         train_seconds += time.time() - update_started
         sps = global_step / train_seconds
         for tag, value in (("charts/learning_rate", optimizer.param_groups[0]["lr"]), ("charts/SPS", sps),
-                           ("charts/uniform_groups", uniform / config.groups_per_update), *losses.items()):
+                           ("charts/uniform_groups", uniform / config.groups_per_update), *losses.items(),
+                           *stats.update_means()):
             writer.add_scalar(tag, value, global_step)
         done = global_step >= run.total_steps
         if next_eval is not None and (global_step >= next_eval or done):

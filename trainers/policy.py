@@ -28,12 +28,14 @@ embedding is added to the CLS vector, so that one network acts for every agent.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from agentgym_envs.wrappers import PAD_ID
@@ -41,6 +43,9 @@ from agentgym_envs.wrappers import PAD_ID
 from .subwords import feature_table
 
 MASKED = -1e9  # logit of a masked choice (finite: keeps softmax/entropy NaN-free)
+# MLPPolicy: batches of at least SPARSE_MIN_ROWS observations at least SPARSE_INPUT_DIM wide skip their
+# all-zero columns in the first layers (fewer rows, as a rollout step's, gain nothing measurable)
+SPARSE_INPUT_DIM, SPARSE_MIN_ROWS = 256, 64
 
 
 class Masks(NamedTuple):
@@ -118,6 +123,7 @@ class MultiCategorical:
     def __init__(self, nvec: Sequence[int]) -> None:
         self.width, self.dims = max(nvec), len(nvec)
         self.places = torch.as_tensor([d * self.width + i for d, n in enumerate(nvec) for i in range(n)])  # of each logit
+        self.last = torch.as_tensor([n - 1 for n in nvec])  # each dimension's last category
 
     def log_probs(self, logits: torch.Tensor) -> torch.Tensor:
         """``[batch, dims, width]`` log-probabilities, -inf past each dimension's size."""
@@ -125,9 +131,15 @@ class MultiCategorical:
         return padded.index_copy(1, self.places.to(logits.device), logits).view(-1, self.dims, self.width).log_softmax(-1)
 
     def sample(self, log_probs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """Draws by inverse transform, a uniform draw per dimension against the cumulative
+        probabilities (a fraction of ``torch.multinomial``'s cost on a small batch): category
+        ``k`` when ``cdf[k-1] <= u < cdf[k]``, so a category of probability 0 is never drawn
+        (a ``u`` rounded up to the total, about one draw in 2**24, takes the last category)."""
         if deterministic:
             return log_probs.argmax(-1)
-        return torch.multinomial(log_probs.exp().view(-1, self.width), 1, True).view(-1, self.dims)
+        cdf = log_probs.exp().cumsum(-1)
+        u = torch.rand(cdf.shape[:-1], device=cdf.device).unsqueeze(-1) * cdf[..., -1:]
+        return torch.minimum((cdf <= u).sum(-1), self.last.to(cdf.device))
 
     @staticmethod
     def log_prob(log_probs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
@@ -153,7 +165,13 @@ def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -
 class MLPPolicy(nn.Module):
     """CleanRL's PPO actor-critic for vector observations and a ``Discrete`` (``n_actions`` an
     int) or ``MultiDiscrete`` (``n_actions`` a list: one independent categorical per dimension,
-    as SB3's ``MlpPolicy``) action space. Masks are not used."""
+    as SB3's ``MlpPolicy``) action space. Masks are not used.
+
+    A batch of wide observations (at least :data:`SPARSE_MIN_ROWS` rows of
+    :data:`SPARSE_INPUT_DIM` features, as an update's minibatch of bags of token counts, mostly
+    zeros) enters the first layers through the columns that are not zero in every row: the
+    same outputs and gradients as the full product (an all-zero column adds nothing to either),
+    with a fraction of its work."""
 
     def __init__(self, obs_dim: int, n_actions: int | Sequence[int], hidden: int = 64) -> None:
         super().__init__()
@@ -173,8 +191,20 @@ class MLPPolicy(nn.Module):
             layer_init(nn.Linear(hidden, sum(self.nvec)), std=0.01),
         )
 
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The actor's logits and the critic's value estimates of a ``[batch, obs_dim]`` observation."""
+        obs = obs.float()
+        actor_in, critic_in = self.actor[0], self.critic[0]
+        if obs.dim() != 2 or obs.shape[1] < SPARSE_INPUT_DIM or obs.shape[0] < SPARSE_MIN_ROWS:
+            return self.actor(obs), self.critic(obs).squeeze(-1)
+        used = obs.abs().sum(0).nonzero().squeeze(1)  # the columns not zero in every row (NaN and inf count as used)
+        obs = obs.index_select(1, used)
+        actor_hidden = F.linear(obs, actor_in.weight.index_select(1, used), actor_in.bias)
+        critic_hidden = F.linear(obs, critic_in.weight.index_select(1, used), critic_in.bias)
+        return after_first_layer(self.actor, actor_hidden), after_first_layer(self.critic, critic_hidden).squeeze(-1)
+
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs.float()).squeeze(-1)
+        return self(obs)[1]
 
     def value_head_parameters(self) -> Iterator[nn.Parameter]:
         """The weights only the value estimate uses (the whole critic)."""
@@ -182,17 +212,23 @@ class MLPPolicy(nn.Module):
 
     def get_action_and_value(self, obs: torch.Tensor, masks: Masks | None = None, action: torch.Tensor | None = None,
                              deterministic: bool = False):
-        obs = obs.float()
+        logits, value = self(obs)
         if self.discrete:
-            dist = Categorical(logits=self.actor(obs))
+            dist = Categorical(logits=logits)
             if action is None:
                 action = dist.mode() if deterministic else dist.sample()
-            return action, dist.log_prob(action), dist.entropy(), self.critic(obs).squeeze(-1)
-        log_probs = self.dimensions.log_probs(self.actor(obs))
+            return action, dist.log_prob(action), dist.entropy(), value
+        log_probs = self.dimensions.log_probs(logits)
         if action is None:
             action = self.dimensions.sample(log_probs, deterministic)
-        return (action, self.dimensions.log_prob(log_probs, action), self.dimensions.entropy(log_probs),
-                self.critic(obs).squeeze(-1))
+        return action, self.dimensions.log_prob(log_probs, action), self.dimensions.entropy(log_probs), value
+
+
+def after_first_layer(network: nn.Sequential, hidden: torch.Tensor) -> torch.Tensor:
+    """``network`` applied to the output of its first layer."""
+    for layer in itertools.islice(network, 1, None):
+        hidden = layer(hidden)
+    return hidden
 
 
 class TokenPolicy(nn.Module):

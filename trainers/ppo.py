@@ -140,8 +140,8 @@ def train(run: Run) -> Trained:
     policy = initial_policy(run, probe, config.token_config(), device)
     probe.close()
     reference = frozen_copy(policy, device) if config.kl_coef > 0 else None
-    # foreach: the per-tensor arithmetic of the default CPU path, in fewer calls (the same weights to the last bit)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5, foreach=True)
+    # fused: Adam's arithmetic in one kernel over every tensor (torch's default CPU path loops over them in Python)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5, fused=True)
     value_head = {id(parameter) for parameter in policy.value_head_parameters()}
     frozen_during_warmup = [parameter for parameter in policy.parameters() if id(parameter) not in value_head]
 
@@ -181,7 +181,7 @@ def train(run: Run) -> Trained:
     writer = run.writer
     if state is None:
         writer.add_text("hyperparameters", hyperparameter_table(asdict(config)))
-    stats = EpisodeStats(writer)
+    stats = EpisodeStats()
     bar = run.progress_bar(num_updates * config.batch_size, initial=global_step)
     next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None
 
@@ -209,7 +209,7 @@ def train(run: Run) -> Trained:
             next_obs = torch.as_tensor(next_obs_np, device=device)
             next_done = torch.as_tensor(np.logical_or(terminated, truncated), dtype=torch.float32, device=device)
             next_masks = batch_masks(info, device)
-            stats.log_vector(info, global_step)
+            stats.log_vector(info)
 
         # ---- generalised advantage estimation
         optimise_started = time.time()
@@ -265,7 +265,7 @@ def train(run: Run) -> Trained:
                                ("losses/clipfrac", float(np.mean(clipfracs))), ("losses/explained_variance", explained_var),
                                ("charts/SPS", sps), ("perf/rollout_s", optimise_started - update_started),
                                ("perf/env_step_s", env_seconds), ("perf/update_s", now - optimise_started),
-                               ("perf/cpu_s", cpu_now - cpu_started),
+                               ("perf/cpu_s", cpu_now - cpu_started), *stats.update_means(),
                                *([] if reference is None else [("losses/kl_to_reference", kl_loss.item())])], global_step)
         if next_eval is not None and (global_step >= next_eval or update == num_updates):
             point = run.curve_point(trained_policy(run, policy, config.observation), global_step, config.eval_curve_episodes)

@@ -8,9 +8,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from torch.utils.tensorboard import SummaryWriter
 
 from trainers.lifecycle import make_env
-from trainers.policy import Categorical, MultiCategorical
+from trainers.policy import SPARSE_INPUT_DIM, SPARSE_MIN_ROWS, Categorical, MLPPolicy, MultiCategorical
 from trainers.ppo import ROLLOUT_INFO_KEYS
-from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env
+from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env, write_scalars
 
 CS = "AgentGym/CustomerSupport-v0"
 
@@ -60,6 +60,34 @@ def test_independent_categoricals_draw_each_dimension_by_its_probabilities():
         assert torch.allclose(frequencies, part.softmax(-1), atol=0.015)
 
 
+def test_independent_categoricals_never_draw_a_category_of_probability_zero():
+    torch.manual_seed(0)
+    logits = torch.tensor([[-200.0, 0.0, 0.0, -200.0, 5.0, 5.0, -200.0]]).expand(20000, -1)  # exp(-200) is 0 in float32
+    dimensions = MultiCategorical([4, 3])
+    actions = dimensions.sample(dimensions.log_probs(logits))
+    assert set(actions[:, 0].tolist()) == {1, 2} and set(actions[:, 1].tolist()) == {0, 1}
+
+
+def test_the_mlp_skips_all_zero_columns_of_a_wide_batch_with_the_full_products_outputs_and_gradients():
+    torch.manual_seed(0)
+    policy = MLPPolicy(SPARSE_INPUT_DIM + 44, [11, 32, 32])
+    obs = torch.rand(SPARSE_MIN_ROWS, SPARSE_INPUT_DIM + 44) * (torch.rand(1, SPARSE_INPUT_DIM + 44) < 0.3)
+    obs[:, 5] = 0.0
+    obs[0, 5], obs[1, 5] = 2.0, -2.0  # a column whose values sum to zero is still used
+    actions = torch.stack([torch.randint(0, n, (SPARSE_MIN_ROWS,)) for n in (11, 32, 32)], -1)
+
+    def outputs_and_gradients(forward):
+        policy.zero_grad()
+        logits, values = forward(obs)
+        (policy.dimensions.log_prob(policy.dimensions.log_probs(logits), actions).sum() + values.sum()).backward()
+        return [logits, values] + [p.grad.clone() for p in policy.parameters()]
+
+    compact = outputs_and_gradients(policy)
+    full = outputs_and_gradients(lambda x: (policy.actor(x), policy.critic(x).squeeze(-1)))
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(compact, full))
+    assert not torch.equal(compact[2], torch.zeros_like(compact[2]))  # the critic's first-layer weights got gradients
+
+
 def test_the_bag_of_tokens_env_leaves_the_masks_out_of_info_and_token_ids_keep_them():
     base = lambda: make_env(CS, "train", {})  # noqa: E731
     _, bag_info = network_env(base, 64, 8, "bag").reset(seed=0)
@@ -68,18 +96,22 @@ def test_the_bag_of_tokens_env_leaves_the_masks_out_of_info_and_token_ids_keep_t
     assert {"action_mask", "argument_mask", "task_tokens"} <= set(token_info)
 
 
-def test_episode_stats_write_each_finished_episode_readable_by_tensorboard(tmp_path):
+def test_episode_stats_log_the_means_of_each_updates_episodes_readable_by_tensorboard(tmp_path):
     writer = SummaryWriter(str(tmp_path))
-    stats = EpisodeStats(writer)
-    stats.log_episode(3.0, {"success": 1.0, "tool_reliability": 0.5}, 10)
-    stats.log_episode(-1.0, {"success": 0.0}, 10)
-    stats.log_episode(2.0, {}, 20)
+    stats = EpisodeStats()
+    stats.log_episode(3.0, {"success": 1.0, "tool_reliability": 0.5})
+    stats.log_episode(-1.0, {"success": 0.0})
+    write_scalars(writer, stats.update_means(), 10)
+    stats.log_episode(2.0, {})
+    write_scalars(writer, stats.update_means(), 20)
+    assert stats.update_means() == []  # no episode finished since
     writer.close()
     events = EventAccumulator(str(tmp_path))
     events.Reload()
-    assert [(e.step, e.value) for e in events.Scalars(TRAINING_RETURN_TAG)] == [(10, 3.0), (10, -1.0), (20, 2.0)]
-    assert [(e.step, e.value) for e in events.Scalars("metrics/success")] == [(10, 1.0), (10, 0.0)]
-    assert stats.mean(TRAINING_RETURN_TAG) == pytest.approx(4.0 / 3)
+    assert [(e.step, e.value) for e in events.Scalars(TRAINING_RETURN_TAG)] == [(10, 1.0), (20, 2.0)]
+    assert [(e.step, e.value) for e in events.Scalars("metrics/success")] == [(10, 0.5)]
+    assert [(e.step, e.value) for e in events.Scalars("metrics/tool_reliability")] == [(10, 0.5)]
+    assert stats.mean(TRAINING_RETURN_TAG) == pytest.approx(4.0 / 3)  # the progress bar's: the last 100 episodes
 
 
 def test_ppo_rollout_envs_leave_the_task_id_out_of_info():
