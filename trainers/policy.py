@@ -194,9 +194,9 @@ class MLPPolicy(nn.Module):
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The actor's logits and the critic's value estimates of a ``[batch, obs_dim]`` observation."""
         obs = obs.float()
-        actor_in, critic_in = self.actor[0], self.critic[0]
         if obs.dim() != 2 or obs.shape[1] < SPARSE_INPUT_DIM or obs.shape[0] < SPARSE_MIN_ROWS:
             return self.actor(obs), self.critic(obs).squeeze(-1)
+        actor_in, critic_in = self.actor[0], self.critic[0]
         used = obs.abs().sum(0).nonzero().squeeze(1)  # the columns not zero in every row (NaN and inf count as used)
         obs = obs.index_select(1, used)
         actor_hidden = F.linear(obs, actor_in.weight.index_select(1, used), actor_in.bias)
@@ -204,7 +204,7 @@ class MLPPolicy(nn.Module):
         return after_first_layer(self.actor, actor_hidden), after_first_layer(self.critic, critic_hidden).squeeze(-1)
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self(obs)[1]
+        return self.critic(obs.float()).squeeze(-1)
 
     def value_head_parameters(self) -> Iterator[nn.Parameter]:
         """The weights only the value estimate uses (the whole critic)."""
