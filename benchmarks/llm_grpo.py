@@ -73,12 +73,11 @@ def grpo_seed(args: argparse.Namespace, seed: int) -> tuple[list[dict], list[dic
     env_id = resolve_env_id(args.env)
     run_dir = Path(args.runs_dir or Path(args.out) / "runs") / "llm_grpo" / f"{env_id.split('/')[1]}__seed{seed}"
     reward = {"mode": args.reward_mode} if args.reward_mode == "outcome" else None
-    result = grpo.train_and_evaluate(grpo.Config(
-        model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
-        run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
-        learning_rate=args.learning_rate, kl_coef=args.kl_coef, training_reward=reward,
-        eval_episodes=args.eval_episodes, checkpoint_every=1_000, threads=args.threads, **dict(args.set)),
-        resume=args.resume)
+    settings = dict(model=args.model, env_id=env_id, seed=seed, total_steps=args.total_steps, device=args.device,
+                    run_dir=str(run_dir), group_size=args.group_size, tasks_per_update=args.tasks_per_update,
+                    learning_rate=args.learning_rate, kl_coef=args.kl_coef, training_reward=reward,
+                    eval_episodes=args.eval_episodes, checkpoint_every=1_000, threads=args.threads)
+    result = grpo.train_and_evaluate(grpo.Config(**{**settings, **dict(args.set)}), resume=args.resume)  # --set wins
     scalars = tensorboard_scalars(str(run_dir))
     speed = {"env_steps": result["env_steps"], "wall_time_s": result["wall_time_s"],
              "rollout_tokens_per_s": mean_of(scalars, "llm/rollout_tokens_per_s"),
@@ -114,7 +113,7 @@ def main() -> None:
     parser.add_argument("--reward-mode", choices=("env", "outcome"), default="env",
                         help="GRPO's return: the env's own reward, or the outcome score alone (0..1 at the end)")
     parser.add_argument("--set", action="append", type=setting, default=[], metavar="NAME=VALUE",
-                        help="any other grpo.Config field, a JSON value (repeatable)")
+                        help="any grpo.Config field, a JSON value (repeatable; over the options above)")
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
