@@ -118,6 +118,32 @@ def test_a_shared_prefix_is_computed_once_and_replies_are_unchanged(micro, monke
     assert max(rows for rows, width, _ in passes if width == 1) == 3  # the three decode together
 
 
+def test_decode_steps_read_a_shared_prefix_once_and_decode_as_plain_attention(micro, monkeypatch):
+    from trainers.llm import decoder, kv_cache
+
+    network, fmt = micro
+    prompts = shared_prefix_prompts(fmt) + [fmt.encode(fmt.prompt([{"role": "user", "content": "Hi"}], None))]
+    runs: list[list[tuple[int, int, int]]] = []
+    cascade = decoder.cascade_attention
+
+    def recorded(query, keys, values, shared_runs, scale):
+        runs.append([(run.start, run.end, run.shared) for run in shared_runs])
+        return cascade(query, keys, values, shared_runs, scale)
+
+    monkeypatch.setattr(decoder, "cascade_attention", recorded)
+    read_once = complete(CachedEngine(network, CPU), prompts, Sampling(0.0, 8), set())
+    common = next(i for i, (a, b) in enumerate(zip(*prompts[:2])) if a != b)
+    # the three prompts with the system prompt read it once (the third is the second again: a longer prefix
+    # with it, but the run keeps the first's), the fourth prompt attends over its own positions alone
+    assert runs and runs[0] == [(0, 3, runs[0][0][2]), (3, 4, 0)] and common - SHARE_BLOCK < runs[0][0][2] <= common
+    monkeypatch.setattr(kv_cache, "MIN_SHARED", 10**9)  # no run shares enough: plain attention
+    runs.clear()
+    plain = complete(CachedEngine(network, CPU), prompts, Sampling(0.0, 8), set())
+    assert not runs
+    for new, old in zip(read_once, plain):
+        assert new.reply == old.reply and new.logprobs == pytest.approx(old.logprobs, abs=1e-5)
+
+
 def test_a_prefix_is_copied_only_to_a_row_that_holds_nothing():
     cache = RaggedCache(1, CPU)
     cache.add_rows(2)

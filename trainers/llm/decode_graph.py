@@ -28,6 +28,8 @@ class _EverySlot:
     new keys and values written at ``index`` (flat slot, head, position), every slot's keys
     and values over the whole capacity returned."""
 
+    shared_runs = None  # the captured step reads every slot's own keys and values (no cascade)
+
     def __init__(self, cache: RaggedCache) -> None:
         self.cache = cache
         self.index = torch.empty(0, dtype=torch.long, device=cache.device)

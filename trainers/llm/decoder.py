@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .kv_cache import RaggedCache
+from .kv_cache import RaggedCache, SharedRun
 
 ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 
@@ -59,6 +59,30 @@ class _Layer:
     down_t: torch.Tensor  # down_proj.weight transposed (a view)
 
 
+def cascade_attention(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, runs: list[SharedRun],
+                      scale: float) -> torch.Tensor:
+    """A decode step's attention (``query`` ``[rows, heads, 1, head_dim]`` over ``keys`` and
+    ``values`` ``[rows, heads, positions, head_dim]``), each run's shared prefix read once for
+    all its rows: the scores of the prefix (one product per run) and of each row's own
+    positions go through one softmax, and the output adds the two parts' weighted values."""
+    outputs = []
+    for run in runs:
+        q = query[run.start:run.end, :, 0]  # [n, heads, head_dim]
+        own_keys = keys[run.start:run.end, :, run.shared:run.width]
+        scores = torch.matmul(q.unsqueeze(2), own_keys.transpose(-1, -2)).squeeze(2)  # [n, heads, own]
+        scores = scores.masked_fill(~run.own_mask[:, None, :], float("-inf"))
+        if run.shared:
+            prefix = torch.bmm(q.transpose(0, 1), keys[run.start, :, :run.shared].transpose(1, 2))  # [heads, n, shared]
+            scores = torch.cat([prefix.transpose(0, 1), scores], -1)
+        weights = torch.softmax(scores * scale, -1)
+        out = torch.matmul(weights[..., run.shared:].unsqueeze(2), values[run.start:run.end, :, run.shared:run.width])
+        if run.shared:
+            out = out + torch.bmm(weights[..., :run.shared].transpose(0, 1),
+                                  values[run.start, :, :run.shared]).transpose(0, 1).unsqueeze(2)
+        outputs.append(out)
+    return torch.cat(outputs)  # [rows, heads, 1, head_dim]
+
+
 class LeanDecoder:
     """``network``'s forward over a :class:`RaggedCache` (module docstring); check
     :func:`supports` first."""
@@ -93,6 +117,7 @@ class LeanDecoder:
         ``input_ids`` ``[rows, Q]`` at ``positions`` with ``mask`` (what :meth:`RaggedCache.step`
         returned) and writing their keys and values to ``cache``."""
         rows, width = input_ids.shape
+        runs = cache.shared_runs if self.kv_heads == self.heads else None
         x = F.embedding(input_ids.reshape(-1), self.embed)  # [rows * Q, hidden]
         cos, sin = self.rotary(x, positions)  # [rows, Q, head_dim]
         cos, sin = cos[:, :, None], (sin * self.sin_sign)[:, :, None]
@@ -105,8 +130,11 @@ class LeanDecoder:
             query = qk[:, :, :heads].transpose(1, 2)
             keys, values = cache.update(qk[:, :, heads:].transpose(1, 2), qkv[:, :, heads + kv_heads:].transpose(1, 2),
                                         index)
-            attended = F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, scale=self.scale,
-                                                      enable_gqa=kv_heads != heads)
+            if runs is None:
+                attended = F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, scale=self.scale,
+                                                          enable_gqa=kv_heads != heads)
+            else:
+                attended = cascade_attention(query, keys, values, runs, self.scale)
             x = torch.addmm(x, attended.transpose(1, 2).reshape(rows * width, -1), layer.output_t)
             h = F.rms_norm(x, (self.hidden,), layer.post_norm, self.eps)
             gate, up = F.linear(h, layer.gate_up).chunk(2, dim=-1)

@@ -15,7 +15,11 @@ hold ``slots`` rows, the live ones first, and are allocated again only when rows
 (twice the slots) or positions outgrow the capacity, so that a decode step captured in a CUDA
 graph (:mod:`~.decode_graph`) stays valid while sequences come and go. A row that joins with
 a context another row has fed can take that prefix's keys and values (:meth:`copy_prefix`)
-instead of computing them again.
+instead of computing them again. Rows that took a prefix that way, one after another in the
+cache, make a :class:`SharedRun` of a decode step (every row feeding one token): attention
+then reads that prefix's keys and values once for the run instead of once per row
+(:func:`~.decoder.cascade_attention`, "cascade" attention), a decode step's main cost on a CPU
+when many rows share a long system prompt.
 
 It takes the place of a ``transformers`` ``Cache`` (``model(..., past_key_values=cache)``)
 for attention implementations that take a 4D mask (``sdpa``, ``eager``).
@@ -23,11 +27,27 @@ for attention implementations that take a 4D mask (``sdpa``, ``eager``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
 
 GROWTH = 256  # capacity grows in steps of this many positions
+MIN_SHARED = 64  # a decode step reads a prefix once per run of rows when some run of two or more shares this many
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """Rows ``start .. end - 1`` of a decode step: the first ``shared`` positions of each hold
+    the same keys and values (row ``start``'s are read for all), the positions ``shared ..
+    width - 1`` are each row's own, ``own_mask[k, j]`` (``[rows, width - shared]``) whether
+    row ``start + k`` sees its own position ``shared + j``."""
+
+    start: int
+    end: int
+    shared: int
+    width: int
+    own_mask: torch.Tensor
 
 
 class RaggedCache:
@@ -41,6 +61,9 @@ class RaggedCache:
         self.keys: list[torch.Tensor | None] = [None] * layers
         self.values: list[torch.Tensor | None] = [None] * layers
         self.lengths: list[int] = []  # tokens held per row
+        self.prefixes: list[tuple[int, int] | None] = []  # per row: (prefix id, length) of a prefix it shares
+        self._prefix_ids = 0
+        self.shared_runs: list[SharedRun] | None = None  # the runs of the pass prepared (None: plain attention)
         self.capacity = 0
         self._rows: torch.Tensor | None = None  # the rows of the current pass (on the CPU)
         self._selected: torch.Tensor | None = None  # the same on the device, where it is not every row
@@ -61,6 +84,7 @@ class RaggedCache:
     def add_rows(self, count: int) -> None:
         """Append ``count`` empty rows."""
         self.lengths += [0] * count
+        self.prefixes += [None] * count
         if self.slots and self.rows > self.slots:
             extra = max(self.rows, 2 * self.slots) - self.slots
             for store in (self.keys, self.values):
@@ -72,6 +96,7 @@ class RaggedCache:
         if list(rows) == list(range(self.rows)):
             return
         self.lengths = [self.lengths[r] for r in rows]
+        self.prefixes = [self.prefixes[r] for r in rows]
         if not rows or not self.slots:
             return
         index = torch.tensor(list(rows), dtype=torch.long, device=self.device)
@@ -90,6 +115,13 @@ class RaggedCache:
                 if tensor is not None:
                     tensor[target, :, :length] = tensor[source, :, :length]
         self.lengths[target] = length
+        shared = self.prefixes[source]
+        if shared is None or shared[1] > length:  # a prefix of its own: the source shares it too, unless it shares one already
+            shared = (self._prefix_ids, length)
+            self._prefix_ids += 1
+            if self.prefixes[source] is None:
+                self.prefixes[source] = shared
+        self.prefixes[target] = shared
 
     def step(self, rows: Sequence[int] | None, fed: Sequence[int], width: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Prepare a pass over ``rows`` (None: every row, in order) feeding ``fed[k]`` real tokens
@@ -113,7 +145,22 @@ class RaggedCache:
         self._positions, self._write = positions, None
         for r, count in zip(chosen, fed):
             self.lengths[r] += count
+        self.shared_runs = self._shared_runs(visible[:, 0, 0]) if rows is None and width == 1 else None
         return positions.to(self.device), mask.to(self.device)
+
+    def _shared_runs(self, visible: torch.Tensor) -> list[SharedRun] | None:
+        """The runs of a decode step of every row (``visible``: ``[rows, keys]``): rows next to
+        each other that share one prefix, each other row a run of its own with nothing shared;
+        None where no run of two or more rows shares :data:`MIN_SHARED` positions."""
+        runs, start = [], 0
+        for end in range(1, self.rows + 1):
+            if end < self.rows and self.prefixes[end] is not None and self.prefixes[end] == self.prefixes[start]:
+                continue
+            shared = self.prefixes[start][1] if self.prefixes[start] is not None and end - start > 1 else 0
+            width = max(self.lengths[start:end])
+            runs.append(SharedRun(start, end, shared, width, visible[start:end, shared:width].to(self.device)))
+            start = end
+        return runs if any(run.shared >= MIN_SHARED for run in runs) else None
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int, *args: Any,
                **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
