@@ -14,10 +14,10 @@ temperature)`` over the whole vocabulary (greedy at temperature 0, scored at tem
   sequences that finish leave the batch and waiting ones join it (continuous batching); a
   sequence that joins with a context beginning as another live one's (the same prompt, drawn
   again for a GRPO group; the same system prompt and tools) copies the keys and values of that
-  prefix, in whole blocks of :data:`SHARE_BLOCK` tokens, instead of computing them again, and a decode step of every sequence reads
-  such a shared prefix once for the rows that share it (cascade attention). Llama
-  and Qwen2 networks run :class:`~.decoder.LeanDecoder`, the same forward in fewer calls;
-  others ``transformers``' own forward. On CUDA, a step in which every live sequence feeds one
+  prefix, in whole blocks of :data:`SHARE_BLOCK` tokens, instead of computing them again; a
+  decode step of every sequence then reads that prefix once for the rows that share it
+  (cascade attention). Llama and Qwen2 networks run :class:`~.decoder.LeanDecoder`, the same
+  forward in fewer calls; others ``transformers``' own forward. On CUDA, a step in which every live sequence feeds one
   token replays a CUDA graph of the lean decoder (:class:`~.decode_graph.DecodeGraph`).
 - ``generate`` (:class:`GenerateEngine`): ``transformers``' ``generate`` on each turn's whole
   context, batches in lockstep (a batch's next turn waits for its slowest reply).
