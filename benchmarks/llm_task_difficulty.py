@@ -67,7 +67,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     seed_everything(args.seed, 0)
-    lines = [line for line in Path(args.task_file).read_text(encoding="utf-8").splitlines() if line.strip()][: args.first]
+    lines = [line for line in Path(args.task_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = lines[: args.first]
     success = sampled_success(args.model, resolve_env_id(args.env), lines, args.episodes, args.temperature,
                               torch.device(resolve_device(args.device)))
     low, high = args.band

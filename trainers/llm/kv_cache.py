@@ -116,7 +116,7 @@ class RaggedCache:
                     tensor[target, :, :length] = tensor[source, :, :length]
         self.lengths[target] = length
         shared = self.prefixes[source]
-        if shared is None or shared[1] > length:  # a prefix of its own: the source shares it too, unless it shares one already
+        if shared is None or shared[1] > length:  # a new prefix; the source shares it too unless it shares one
             shared = (self._prefix_ids, length)
             self._prefix_ids += 1
             if self.prefixes[source] is None:
