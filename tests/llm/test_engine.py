@@ -144,6 +144,20 @@ def test_decode_steps_read_a_shared_prefix_once_and_decode_as_plain_attention(mi
         assert new.reply == old.reply and new.logprobs == pytest.approx(old.logprobs, abs=1e-5)
 
 
+def test_rows_that_share_a_shorter_prefix_join_the_run_of_the_longer_one():
+    cache = RaggedCache(1, CPU)
+    cache.add_rows(4)
+    cache.step([0], [200], 200)
+    cache.update(torch.zeros(1, 1, 200, 2), torch.zeros(1, 1, 200, 2), 0)
+    cache.copy_prefix(0, 1, 150)
+    cache.copy_prefix(0, 2, 100)  # rows 0 and 1 share 150 positions, all three share 100
+    cache.copy_prefix(0, 3, 20)  # too short a prefix to read once: row 3 keeps to itself
+    cache.step(None, [1, 1, 1, 1], 1)
+    runs = [(run.start, run.end, run.shared, run.width) for run in cache.shared_runs]
+    assert runs == [(0, 3, 100, 201), (3, 4, 0, 21)]
+    assert cache.shared_runs[0].own_mask.sum(1).tolist() == [101, 51, 1]  # each row's own positions, the new one included
+
+
 def test_a_prefix_is_copied_only_to_a_row_that_holds_nothing():
     cache = RaggedCache(1, CPU)
     cache.add_rows(2)

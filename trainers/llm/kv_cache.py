@@ -116,7 +116,11 @@ class RaggedCache:
                     tensor[target, :, :length] = tensor[source, :, :length]
         self.lengths[target] = length
         shared = self.prefixes[source]
-        if shared is None or shared[1] > length:  # a new prefix; the source shares it too unless it shares one
+        if shared is not None and MIN_SHARED <= length < shared[1]:
+            # the rows that share the source's prefix share this shorter one with the target too
+            self.prefixes = [(shared[0], length) if prefix == shared else prefix for prefix in self.prefixes]
+            shared = (shared[0], length)
+        elif shared is None or length < shared[1]:  # a prefix of its own, the source's too unless it has one
             shared = (self._prefix_ids, length)
             self._prefix_ids += 1
             if self.prefixes[source] is None:
