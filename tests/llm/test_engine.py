@@ -145,7 +145,7 @@ def test_decode_steps_read_a_shared_prefix_once_and_decode_as_plain_attention(mi
 
 
 def test_rows_that_share_a_shorter_prefix_join_the_run_of_the_longer_one():
-    cache = RaggedCache(1, CPU)
+    cache = RaggedCache(1, CPU, cascade=True)
     cache.add_rows(4)
     cache.step([0], [200], 200)
     cache.update(torch.zeros(1, 1, 200, 2), torch.zeros(1, 1, 200, 2), 0)

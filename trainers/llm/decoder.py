@@ -117,7 +117,7 @@ class LeanDecoder:
         ``input_ids`` ``[rows, Q]`` at ``positions`` with ``mask`` (what :meth:`RaggedCache.step`
         returned) and writing their keys and values to ``cache``."""
         rows, width = input_ids.shape
-        runs = cache.shared_runs if self.kv_heads == self.heads else None
+        runs = cache.shared_runs
         x = F.embedding(input_ids.reshape(-1), self.embed)  # [rows * Q, hidden]
         cos, sin = self.rotary(x, positions)  # [rows, Q, head_dim]
         cos, sin = cos[:, :, None], (sin * self.sin_sign)[:, :, None]

@@ -160,6 +160,8 @@ class CachedEngine:
         self.prefill_tokens = prefill_tokens
         config = network.config
         self.layers = config.num_hidden_layers
+        # cascade attention: the lean decoder, where keys and values have as many heads as queries
+        self.cascade = self.lean and config.num_key_value_heads == config.num_attention_heads
         self.attention = getattr(config, "_attn_implementation", None) or "eager"
         base = network.get_base_model() if hasattr(network, "get_base_model") else network
         names = inspect.signature(type(base).forward).parameters
@@ -169,7 +171,7 @@ class CachedEngine:
         """Decode every turn of ``sequences`` (taken as room frees up); returns
         ``generated_tokens`` and ``seconds`` (decoding only: the sequences' callbacks excluded)."""
         source = iter(sequences)
-        cache = RaggedCache(self.layers, self.device, self.attention)
+        cache = RaggedCache(self.layers, self.device, self.attention, cascade=self.cascade)
         forward = decoder.LeanDecoder(self.network) if self.lean else self._transformers_forward
         rows: list[_Row] = []
         graph: DecodeGraph | None = None

@@ -53,11 +53,12 @@ class SharedRun:
 class RaggedCache:
     """The KV cache of a batch of sequences of different lengths (see the module's docstring)."""
 
-    def __init__(self, layers: int, device: torch.device, attention: str = "sdpa") -> None:
+    def __init__(self, layers: int, device: torch.device, attention: str = "sdpa", cascade: bool = False) -> None:
         if attention not in ("sdpa", "eager"):
             raise ValueError(f"the rollout engine needs 'sdpa' or 'eager' attention (a 4D mask), not {attention!r}")
         self.device = device
         self.attention = attention
+        self.cascade = cascade  # prepare shared_runs for decode steps (a forward that reads them: the engine decides)
         self.keys: list[torch.Tensor | None] = [None] * layers
         self.values: list[torch.Tensor | None] = [None] * layers
         self.lengths: list[int] = []  # tokens held per row
@@ -149,7 +150,7 @@ class RaggedCache:
         self._positions, self._write = positions, None
         for r, count in zip(chosen, fed):
             self.lengths[r] += count
-        self.shared_runs = self._shared_runs(visible[:, 0, 0]) if rows is None and width == 1 else None
+        self.shared_runs = self._shared_runs(visible[:, 0, 0]) if self.cascade and rows is None and width == 1 else None
         return positions.to(self.device), mask.to(self.device)
 
     def _shared_runs(self, visible: torch.Tensor) -> list[SharedRun] | None:
