@@ -61,6 +61,46 @@ def test_ragged_multi_pass_logprobs_match_the_networks_forward(llama, architectu
             assert torch.allclose(logprobs, torch.log_softmax(expected, -1), atol=1e-5)
 
 
+def test_a_padded_pass_projects_only_the_tokens_it_feeds(llama, monkeypatch):
+    network, _ = llama
+    lean = decoder.LeanDecoder(network)
+    cache = RaggedCache(network.config.num_hidden_layers, torch.device("cpu"))
+    cache.add_rows(3)
+    rows_projected = []
+    linear = torch.nn.functional.linear
+
+    def recorded(x, weight, bias=None):
+        rows_projected.append(x.shape[0])
+        return linear(x, weight, bias)
+
+    monkeypatch.setattr(torch.nn.functional, "linear", recorded)
+    positions, mask = cache.step(None, [5, 9, 2], 9)
+    with torch.no_grad():
+        lean(torch.randint(3, 50, (3, 9)), positions, mask, cache, None)
+    assert set(rows_projected) == {5 + 9 + 2}  # not 3 rows x 9 queries
+
+
+def test_a_pass_over_rows_that_hold_nothing_attends_causally_without_a_mask(llama, monkeypatch):
+    network, _ = llama
+    lean = decoder.LeanDecoder(network)
+    cache = RaggedCache(network.config.num_hidden_layers, torch.device("cpu"))
+    cache.add_rows(2)
+    calls = []
+    attention = torch.nn.functional.scaled_dot_product_attention
+
+    def recorded(query, keys, values, attn_mask=None, is_causal=False, **kwargs):
+        calls.append((attn_mask is None, is_causal))
+        return attention(query, keys, values, attn_mask=attn_mask, is_causal=is_causal, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recorded)
+    with torch.no_grad():
+        for fed in ([4, 2], [1, 3]):  # the first pass fills empty rows, the second continues them
+            positions, mask = cache.step(None, fed, max(fed))
+            lean(torch.randint(3, 50, (2, max(fed))), positions, mask, cache, None)
+    layers = network.config.num_hidden_layers
+    assert calls == [(True, True)] * layers + [(False, False)] * layers
+
+
 def test_greedy_replies_and_logprobs_match_transformers_forward_in_the_engine(llama):
     network, fmt = llama
     prompts = [fmt.encode(fmt.prompt([{"role": "user", "content": text}], None))

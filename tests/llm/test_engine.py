@@ -158,6 +158,24 @@ def test_rows_that_share_a_shorter_prefix_join_the_run_of_the_longer_one():
     assert cache.shared_runs[0].own_mask.sum(1).tolist() == [101, 51, 1]  # each row's own positions, the new one included
 
 
+def test_a_joining_sequence_gets_room_for_its_context_and_reply_at_once(micro, monkeypatch):
+    from trainers.llm import kv_cache
+
+    network, _ = micro
+    grown = []
+    reserve = RaggedCache.reserve
+
+    def recorded(cache, width):
+        if cache.keys[0] is not None and width > cache.capacity:  # tensors allocated again, larger
+            grown.append(width)
+        reserve(cache, width)
+
+    monkeypatch.setattr(RaggedCache, "reserve", recorded)
+    prompt = list(range(3, 3 + kv_cache.GROWTH - 4))  # its reply crosses a step of the capacity
+    [done] = complete(CachedEngine(network, CPU), [prompt], Sampling(0.0, 12), set())
+    assert len(done.reply) == 12 and not grown
+
+
 def test_a_prefix_is_copied_only_to_a_row_that_holds_nothing():
     cache = RaggedCache(1, CPU)
     cache.add_rows(2)

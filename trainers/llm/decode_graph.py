@@ -29,6 +29,7 @@ class _EverySlot:
     and values over the whole capacity returned."""
 
     shared_runs = None  # the captured step reads every slot's own keys and values (no cascade)
+    packed, causal = None, False  # and feeds one token per slot (no padding) after what it holds
 
     def __init__(self, cache: RaggedCache) -> None:
         self.cache = cache

@@ -117,27 +117,37 @@ class LeanDecoder:
         ``input_ids`` ``[rows, Q]`` at ``positions`` with ``mask`` (what :meth:`RaggedCache.step`
         returned) and writing their keys and values to ``cache``."""
         rows, width = input_ids.shape
-        runs = cache.shared_runs
-        x = F.embedding(input_ids.reshape(-1), self.embed)  # [rows * Q, hidden]
-        cos, sin = self.rotary(x, positions)  # [rows, Q, head_dim]
-        cos, sin = cos[:, :, None], (sin * self.sin_sign)[:, :, None]
+        runs, packed = cache.shared_runs, cache.packed
+        ids, pos = input_ids.reshape(-1), positions.reshape(-1)
+        if packed is not None:  # the products skip padded queries; attention reads them in rows again
+            ids, pos = ids[packed], pos[packed]
+        x = F.embedding(ids, self.embed)  # [tokens, hidden]
+        cos, sin = self.rotary(x, pos[None])  # [1, tokens, head_dim]
+        cos, sin = cos[0, :, None], (sin[0] * self.sin_sign)[:, None]
         heads, kv_heads, half = self.heads, self.kv_heads, self.head_dim // 2
         for index, layer in enumerate(self.layers):
             h = F.rms_norm(x, (self.hidden,), layer.input_norm, self.eps)
-            qkv = F.linear(h, layer.qkv, layer.qkv_bias).view(rows, width, heads + 2 * kv_heads, self.head_dim)
-            qk = qkv[:, :, : heads + kv_heads]
-            qk = torch.addcmul(qk * cos, qk.roll(half, -1), sin)  # rotary on queries and keys at once
-            query = qk[:, :, :heads].transpose(1, 2)
-            keys, values = cache.update(qk[:, :, heads:].transpose(1, 2), qkv[:, :, heads + kv_heads:].transpose(1, 2),
-                                        index)
-            if runs is None:
-                attended = F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, scale=self.scale,
+            qkv = F.linear(h, layer.qkv, layer.qkv_bias).view(-1, heads + 2 * kv_heads, self.head_dim)
+            qk = qkv[:, : heads + kv_heads]  # rotary on queries and keys at once, in place
+            rolled = qk.roll(half, -1)
+            qk.mul_(cos).addcmul_(rolled, sin)
+            if packed is not None:
+                qkv = qkv.new_zeros((rows * width, *qkv.shape[1:])).index_copy_(0, packed, qkv)
+            qkv = qkv.view(rows, width, -1, self.head_dim).transpose(1, 2)  # [rows, heads + 2 kv heads, Q, head_dim]
+            query = qkv[:, :heads]
+            keys, values = cache.update(qkv[:, heads: heads + kv_heads], qkv[:, heads + kv_heads:], index)
+            if runs is None:  # causal: no mask to read, and blocks above the diagonal skipped
+                attended = F.scaled_dot_product_attention(query, keys, values, attn_mask=None if cache.causal else mask,
+                                                          is_causal=cache.causal, scale=self.scale,
                                                           enable_gqa=kv_heads != heads)
             else:
                 attended = cascade_attention(query, keys, values, runs, self.scale)
-            x = torch.addmm(x, attended.transpose(1, 2).reshape(rows * width, -1), layer.output_t)
+            attended = attended.transpose(1, 2).reshape(rows * width, -1)
+            x = torch.addmm(x, attended if packed is None else attended[packed], layer.output_t)
             h = F.rms_norm(x, (self.hidden,), layer.post_norm, self.eps)
             gate, up = F.linear(h, layer.gate_up).chunk(2, dim=-1)
             x = torch.addmm(x, F.silu(gate).mul_(up), layer.down_t)
-        kept = x if keep is None else x[keep.reshape(-1)]
-        return F.linear(F.rms_norm(kept, (self.hidden,), self.final_norm, self.eps), self.lm_head)
+        if keep is not None:
+            keep = keep.reshape(-1)
+            x = x[keep if packed is None else keep[packed]]
+        return F.linear(F.rms_norm(x, (self.hidden,), self.final_norm, self.eps), self.lm_head)

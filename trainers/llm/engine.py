@@ -187,6 +187,7 @@ class CachedEngine:
                     else:
                         rows.append(_Row(sequence, list(sequence.tokens), block_keys(sequence.tokens)))
                         cache.add_rows(1)
+                        cache.reserve(len(sequence.tokens) + sampling.max_new_tokens)  # room for its first reply
                 if not rows:
                     break
                 waiting = True

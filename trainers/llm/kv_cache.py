@@ -65,6 +65,8 @@ class RaggedCache:
         self.prefixes: list[tuple[int, int] | None] = []  # per row: (prefix id, length) of a prefix it shares
         self._prefix_ids = 0
         self.shared_runs: list[SharedRun] | None = None  # the runs of the pass prepared (None: plain attention)
+        self.packed: torch.Tensor | None = None  # the pass's real queries, flat (row * Q + query); None: no padding
+        self.causal = False  # every row of the pass held nothing before it: the mask is the causal one
         self.capacity = 0
         self._rows: torch.Tensor | None = None  # the rows of the current pass (on the CPU)
         self._selected: torch.Tensor | None = None  # the same on the device, where it is not every row
@@ -137,7 +139,7 @@ class RaggedCache:
         starts = torch.tensor([self.lengths[r] for r in chosen], dtype=torch.long)
         positions = starts[:, None] + torch.arange(width)[None, :]  # [rows, Q]
         self._width = int(positions.max()) + 1
-        self._reserve(self._width)
+        self.reserve(self._width)
         keys = torch.arange(self._width)
         visible = keys[None, None, None, :] <= positions[:, None, :, None]  # [rows, 1, Q, keys]
         if self.attention == "eager":
@@ -148,8 +150,11 @@ class RaggedCache:
         self._every_row = rows is None
         self._selected = None if rows is None else self._rows.to(self.device)
         self._positions, self._write = positions, None
+        self.causal = not any(self.lengths[r] for r in chosen)
         for r, count in zip(chosen, fed):
             self.lengths[r] += count
+        real = torch.arange(width)[None, :] < torch.tensor(fed)[:, None]
+        self.packed = None if min(fed) == width else real.view(-1).nonzero().squeeze(1).to(self.device)
         self.shared_runs = self._shared_runs(visible[:, 0, 0]) if self.cascade and rows is None and width == 1 else None
         return positions.to(self.device), mask.to(self.device)
 
@@ -190,7 +195,7 @@ class RaggedCache:
         """Prepare a decode step in which every row feeds one token (:mod:`~.decode_graph`):
         make room for it, count it into ``lengths`` and return the position each row writes."""
         positions = list(self.lengths)
-        self._reserve(max(positions) + 1)
+        self.reserve(max(positions) + 1)
         self.lengths = [length + 1 for length in positions]
         return positions
 
@@ -198,14 +203,16 @@ class RaggedCache:
         """The longest row (what ``transformers`` asks a cache; the engine passes positions itself)."""
         return max(self.lengths, default=0)
 
-    def _reserve(self, width: int) -> None:
+    def reserve(self, width: int) -> None:
+        """Make room for ``width`` positions per row (the capacity grows in steps of :data:`GROWTH`)."""
         if width <= self.capacity:
             return
         capacity = -(-width // GROWTH) * GROWTH
         for store in (self.keys, self.values):
             for layer, tensor in enumerate(store):
                 if tensor is not None:
-                    grown = tensor.new_zeros((*tensor.shape[:2], capacity, tensor.shape[3]))
+                    grown = tensor.new_empty((*tensor.shape[:2], capacity, tensor.shape[3]))
                     grown[:, :, : self.capacity] = tensor
+                    grown[:, :, self.capacity:] = 0
                     store[layer] = grown
         self.capacity = capacity
