@@ -155,7 +155,7 @@ def test_rows_that_share_a_shorter_prefix_join_the_run_of_the_longer_one():
     cache.step(None, [1, 1, 1, 1], 1)
     runs = [(run.start, run.end, run.shared, run.width) for run in cache.shared_runs]
     assert runs == [(0, 3, 100, 201), (3, 4, 0, 21)]
-    assert cache.shared_runs[0].own_mask.sum(1).tolist() == [101, 51, 1]  # each row's own positions, the new one included
+    assert (~cache.shared_runs[0].own_hidden).sum(1).tolist() == [101, 51, 1]  # each row's own positions, the new one included
 
 
 def test_a_joining_sequence_gets_room_for_its_context_and_reply_at_once(micro, monkeypatch):

@@ -70,7 +70,7 @@ def cascade_attention(query: torch.Tensor, keys: torch.Tensor, values: torch.Ten
         q = query[run.start:run.end, :, 0]  # [n, heads, head_dim]
         own_keys = keys[run.start:run.end, :, run.shared:run.width]
         scores = torch.matmul(q.unsqueeze(2), own_keys.transpose(-1, -2)).squeeze(2)  # [n, heads, own]
-        scores = scores.masked_fill(~run.own_mask[:, None, :], float("-inf"))
+        scores = scores.masked_fill(run.own_hidden[:, None, :], float("-inf"))
         if run.shared:
             prefix = torch.bmm(q.transpose(0, 1), keys[run.start, :, :run.shared].transpose(1, 2))  # [heads, n, shared]
             scores = torch.cat([prefix.transpose(0, 1), scores], -1)

@@ -274,9 +274,12 @@ class CachedEngine:
         for r, ids in zip(indices, fed):
             rows[r].pending = rows[r].pending[len(ids):]
             ends.append(-1 if rows[r].pending else len(ids) - 1)
-        last = torch.arange(width)[None, :] == torch.tensor(ends)[:, None]
         positions, mask = cache.step(chosen, list(map(len, fed)), width)
-        logits = forward(input_ids.to(self.device), positions, mask, cache, last.to(self.device))
+        if width == 1 and min(ends) == 0:  # a decode step: every row's one query predicts
+            keep = None
+        else:
+            keep = (torch.arange(width)[None, :] == torch.tensor(ends)[:, None]).to(self.device)
+        logits = forward(input_ids.to(self.device), positions, mask, cache, keep)
         sampling_rows = [r for r, end in zip(indices, ends) if end >= 0]
         if not sampling_rows:
             return 0
@@ -297,10 +300,10 @@ class CachedEngine:
         return len(sampling_rows)
 
     def _transformers_forward(self, input_ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor,
-                              cache: RaggedCache, keep: torch.Tensor) -> torch.Tensor:
+                              cache: RaggedCache, keep: torch.Tensor | None) -> torch.Tensor:
         """The network's own forward, as :class:`~.decoder.LeanDecoder` is called."""
         return self.network(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
-                            logits_to_keep=keep, **{self.cache_argument: cache}).logits
+                            logits_to_keep=0 if keep is None else keep, **{self.cache_argument: cache}).logits
 
     @staticmethod
     def _end_turn(cache: RaggedCache, r: int, row: _Row, clock: _Clock) -> None:

@@ -40,14 +40,14 @@ MIN_SHARED = 64  # a decode step reads a prefix once per run of rows when some r
 class SharedRun:
     """Rows ``start .. end - 1`` of a decode step: the first ``shared`` positions of each hold
     the same keys and values (row ``start``'s are read for all), the positions ``shared ..
-    width - 1`` are each row's own, ``own_mask[k, j]`` (``[rows, width - shared]``) whether
-    row ``start + k`` sees its own position ``shared + j``."""
+    width - 1`` are each row's own, ``own_hidden[k, j]`` (``[rows, width - shared]``) whether
+    row ``start + k`` does not see its own position ``shared + j``."""
 
     start: int
     end: int
     shared: int
     width: int
-    own_mask: torch.Tensor
+    own_hidden: torch.Tensor
 
 
 class RaggedCache:
@@ -168,7 +168,7 @@ class RaggedCache:
                 continue
             shared = self.prefixes[start][1] if self.prefixes[start] is not None and end - start > 1 else 0
             width = max(self.lengths[start:end])
-            runs.append(SharedRun(start, end, shared, width, visible[start:end, shared:width].to(self.device)))
+            runs.append(SharedRun(start, end, shared, width, ~visible[start:end, shared:width].to(self.device)))
             start = end
         return runs if any(run.shared >= MIN_SHARED for run in runs) else None
 
