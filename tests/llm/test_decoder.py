@@ -61,19 +61,32 @@ def test_ragged_multi_pass_logprobs_match_the_networks_forward(llama, architectu
             assert torch.allclose(logprobs, torch.log_softmax(expected, -1), atol=1e-5)
 
 
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs torch built with oneDNN")
+def test_a_projection_through_onednn_computes_torch_s_product():
+    generator = torch.Generator().manual_seed(0)
+    weight, bias, x, residual = (torch.randn(shape, generator=generator) for shape in ((48, 32), (48,), (5, 32), (5, 48)))
+    packed, plain = decoder.Projection(weight, bias), decoder.Projection(weight, bias)
+    plain.packed = None
+    assert packed.packed is not None
+    assert torch.allclose(packed(x), torch.nn.functional.linear(x, weight, bias), atol=1e-5)
+    assert torch.allclose(plain(x), torch.nn.functional.linear(x, weight, bias), atol=1e-5)
+    unbiased = decoder.Projection(weight)
+    assert torch.allclose(unbiased.added_to(residual, x), residual + x @ weight.T, atol=1e-5)
+
+
 def test_a_padded_pass_projects_only_the_tokens_it_feeds(llama, monkeypatch):
     network, _ = llama
     lean = decoder.LeanDecoder(network)
     cache = RaggedCache(network.config.num_hidden_layers, torch.device("cpu"))
     cache.add_rows(3)
     rows_projected = []
-    linear = torch.nn.functional.linear
+    project = decoder.Projection.__call__
 
-    def recorded(x, weight, bias=None):
+    def recorded(projection, x):
         rows_projected.append(x.shape[0])
-        return linear(x, weight, bias)
+        return project(projection, x)
 
-    monkeypatch.setattr(torch.nn.functional, "linear", recorded)
+    monkeypatch.setattr(decoder.Projection, "__call__", recorded)
     positions, mask = cache.step(None, [5, 9, 2], 9)
     with torch.no_grad():
         lean(torch.randint(3, 50, (3, 9)), positions, mask, cache, None)
