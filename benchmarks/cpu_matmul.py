@@ -2,7 +2,7 @@
 against oneDNN on a matrix packed once (``torch.ops.mkldnn``, what the lean decoder uses on a
 CPU: ``trainers/llm/decoder.py``), at the shapes of the project's ``small`` model (hidden 256,
 MLP 1024, vocabulary about 3,000) for the rows a decode step (16, 64) and a prefill pass
-(1,024) feed. MKL picks its code path by CPU vendor, so the gap differs between CPUs: run it on
+(1,024) feed. The gap was measured on an AMD CPU; MKL's speed differs between CPUs, so run it on
 yours. Writes ``benchmarks/results/cpu_matmul.md``.
 
     python benchmarks/cpu_matmul.py --threads 2
