@@ -74,11 +74,16 @@ def test_a_projection_through_onednn_computes_torch_s_product():
     assert torch.allclose(unbiased.added_to(residual, x), residual + x @ weight.T, atol=1e-5)
 
 
+def lean_decoder_and_cache(network, rows: int) -> tuple[decoder.LeanDecoder, RaggedCache]:
+    """The lean decoder of ``network`` and an empty cache of ``rows`` rows for it."""
+    cache = RaggedCache(network.config.num_hidden_layers, torch.device("cpu"))
+    cache.add_rows(rows)
+    return decoder.LeanDecoder(network), cache
+
+
 def test_a_padded_pass_projects_only_the_tokens_it_feeds(llama, monkeypatch):
     network, _ = llama
-    lean = decoder.LeanDecoder(network)
-    cache = RaggedCache(network.config.num_hidden_layers, torch.device("cpu"))
-    cache.add_rows(3)
+    lean, cache = lean_decoder_and_cache(network, 3)
     rows_projected = []
     project = decoder.Projection.__call__
 
@@ -95,9 +100,7 @@ def test_a_padded_pass_projects_only_the_tokens_it_feeds(llama, monkeypatch):
 
 def test_a_pass_over_rows_that_hold_nothing_attends_causally_without_a_mask(llama, monkeypatch):
     network, _ = llama
-    lean = decoder.LeanDecoder(network)
-    cache = RaggedCache(network.config.num_hidden_layers, torch.device("cpu"))
-    cache.add_rows(2)
+    lean, cache = lean_decoder_and_cache(network, 2)
     calls = []
     attention = torch.nn.functional.scaled_dot_product_attention
 
