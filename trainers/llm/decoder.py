@@ -119,10 +119,10 @@ class LeanDecoder:
         self.scale = self.head_dim**-0.5  # as transformers scales attention
         self.eps = config.rms_norm_eps
         self.embed, self.final_norm = model.embed_tokens.weight, model.norm.weight
-        self.lm_head = Projection(network.lm_head.weight)
         self.rotary = model.rotary_emb
         self.layers = []
-        with torch.no_grad():
+        with torch.no_grad():  # the packed and fused copies hold no autograd history
+            self.lm_head = Projection(network.lm_head.weight)
             for layer in model.layers:
                 attention, mlp = layer.self_attn, layer.mlp
                 projections = (attention.q_proj, attention.k_proj, attention.v_proj)
