@@ -153,8 +153,8 @@ class RaggedCache:
         self.causal = not any(self.lengths[r] for r in chosen)
         for r, count in zip(chosen, fed):
             self.lengths[r] += count
-        real = torch.arange(width)[None, :] < torch.tensor(fed)[:, None]
-        self.packed = None if min(fed) == width else real.view(-1).nonzero().squeeze(1).to(self.device)
+        self.packed = None if min(fed) == width else \
+            (torch.arange(width)[None, :] < torch.tensor(fed)[:, None]).view(-1).nonzero().squeeze(1).to(self.device)
         self.shared_runs = self._shared_runs(visible[:, 0, 0]) if self.cascade and rows is None and width == 1 else None
         return positions.to(self.device), mask.to(self.device)
 
