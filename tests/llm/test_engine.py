@@ -176,6 +176,16 @@ def test_a_joining_sequence_gets_room_for_its_context_and_reply_at_once(micro, m
     assert len(done.reply) == 12 and not grown
 
 
+def test_rows_that_leave_move_only_the_later_rows_over_the_positions_they_hold():
+    cache = RaggedCache(1, CPU)
+    cache.add_rows(3)
+    cache.step(None, [3, 3, 1], 3)
+    cache.update(torch.arange(3.0)[:, None, None, None].expand(3, 1, 3, 2), torch.zeros(3, 1, 3, 2), 0)
+    cache.keep_rows([0, 2])  # row 1 leaves: row 2 (one position held) moves to slot 1
+    assert cache.lengths == [3, 1]
+    assert cache.keys[0][:, 0, :3, 0].tolist() == [[0.0, 0.0, 0.0], [2.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+
+
 def test_a_prefix_is_copied_only_to_a_row_that_holds_nothing():
     cache = RaggedCache(1, CPU)
     cache.add_rows(2)

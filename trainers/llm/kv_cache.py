@@ -95,17 +95,21 @@ class RaggedCache:
                     store[layer] = torch.cat([tensor, tensor.new_zeros((extra, *tensor.shape[1:]))])
 
     def keep_rows(self, rows: Sequence[int]) -> None:
-        """Keep only ``rows`` (in that order, moved to the first slots); the others leave."""
+        """Keep only ``rows`` (in that order, moved to the first slots); the others leave. Only
+        the rows that change slots are copied, over the positions they hold."""
         if list(rows) == list(range(self.rows)):
             return
         self.lengths = [self.lengths[r] for r in rows]
         self.prefixes = [self.prefixes[r] for r in rows]
-        if not rows or not self.slots:
+        moved = [slot for slot, r in enumerate(rows) if slot != r]
+        if not moved or not self.slots:
             return
-        index = torch.tensor(list(rows), dtype=torch.long, device=self.device)
+        width = max(self.lengths[slot] for slot in moved)
+        target = torch.tensor(moved, dtype=torch.long, device=self.device)
+        source = torch.tensor([rows[slot] for slot in moved], dtype=torch.long, device=self.device)
         for store in (self.keys, self.values):
             for tensor in store:
-                tensor[: len(rows)] = tensor.index_select(0, index)
+                tensor[target, :, :width] = tensor[source, :, :width]
 
     def copy_prefix(self, source: int, target: int, length: int) -> None:
         """Give row ``target``, which holds nothing yet, the keys and values of row ``source``'s
