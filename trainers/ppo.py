@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from . import augment, checkpoints
+from .flat_parameters import FlatParameters
 from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
 from .torch_policy import TRAINER_INFO_KEYS, EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
@@ -140,11 +140,14 @@ def train(run: Run) -> Trained:
     policy = initial_policy(run, probe, config.token_config(), device)
     probe.close()
     reference = frozen_copy(policy, device) if config.kl_coef > 0 else None
-    # foreach: the per-tensor arithmetic of the default CPU path, in fewer calls (the same weights to the last bit;
-    # fused=True is faster still but rounds differently: other trajectories, CartPole's gate no longer bit for bit)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5, foreach=True)
+    # the weights as views of two flat tensors (the value head; the rest, frozen during the critic's warm-up), so that
+    # Adam (foreach: the per-tensor arithmetic of the default CPU path), clipping and zeroing take a few long
+    # operations: the same weights to the last bit (fused=True Adam is faster still but rounds differently: other
+    # trajectories, CartPole's gate no longer bit for bit)
     value_head = {id(parameter) for parameter in policy.value_head_parameters()}
-    frozen_during_warmup = [parameter for parameter in policy.parameters() if id(parameter) not in value_head]
+    weights = FlatParameters(policy.parameters(), [[p for p in policy.parameters() if id(p) in value_head],
+                                                   [p for p in policy.parameters() if id(p) not in value_head]])
+    optimizer = torch.optim.Adam(weights.tensors, lr=config.learning_rate, eps=1e-5, foreach=True)
 
     if state is None:
         global_step, first_update, curve, train_seconds = 0, 1, [], 0.0
@@ -224,8 +227,7 @@ def train(run: Run) -> Trained:
         b_logprobs, b_advantages, b_returns, b_values = (x.reshape(-1) for x in (logprobs, advantages, returns, values))
         b_masks = None if next_masks is None else Masks(action_masks.flatten(0, 1), argument_masks.flatten(0, 1))
         clipfracs = []
-        for parameter in frozen_during_warmup:  # while frozen, the loss reaches the value head alone
-            parameter.requires_grad_(update > config.critic_warmup_updates)
+        weights.set_trainable(-1, update > config.critic_warmup_updates)  # while frozen, the loss reaches the value head alone
         for epoch in range(config.update_epochs):
             order = torch.randperm(config.batch_size, device=device)
             for start in range(0, config.batch_size, config.minibatch_size):
@@ -246,9 +248,9 @@ def train(run: Run) -> Trained:
                 if reference is not None:
                     kl_loss = kl_to_reference(reference, b_obs[mb], mb_masks, b_actions[mb], newlogprob)
                     loss = loss + config.kl_coef * kl_loss
-                optimizer.zero_grad()
+                weights.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm, foreach=True)
+                weights.clip_grad_norm_(config.max_grad_norm)
                 optimizer.step()
             if config.target_kl is not None and approx_kl > config.target_kl:
                 break
