@@ -28,7 +28,6 @@ embedding is added to the CLS vector, so that one network acts for every agent.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator, NamedTuple, Sequence
@@ -195,16 +194,16 @@ class MLPPolicy(nn.Module):
         """The actor's logits and the critic's value estimates of a ``[batch, obs_dim]`` observation."""
         obs = obs.float()
         if obs.dim() != 2 or obs.shape[1] < SPARSE_INPUT_DIM or obs.shape[0] < SPARSE_MIN_ROWS:
-            return self.actor(obs), self.critic(obs).squeeze(-1)
+            return apply_layers(self.actor, obs), apply_layers(self.critic, obs).squeeze(-1)
         actor_in, critic_in = self.actor[0], self.critic[0]
         used = obs.abs().sum(0).nonzero().squeeze(1)  # the columns not zero in every row (NaN and inf count as used)
         obs = obs.index_select(1, used)
         actor_hidden = F.linear(obs, actor_in.weight.index_select(1, used), actor_in.bias)
         critic_hidden = F.linear(obs, critic_in.weight.index_select(1, used), critic_in.bias)
-        return after_first_layer(self.actor, actor_hidden), after_first_layer(self.critic, critic_hidden).squeeze(-1)
+        return apply_layers(self.actor[1:], actor_hidden), apply_layers(self.critic[1:], critic_hidden).squeeze(-1)
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs.float()).squeeze(-1)
+        return apply_layers(self.critic, obs.float()).squeeze(-1)
 
     def value_head_parameters(self) -> Iterator[nn.Parameter]:
         """The weights only the value estimate uses (the whole critic)."""
@@ -224,10 +223,17 @@ class MLPPolicy(nn.Module):
         return action, self.dimensions.log_prob(log_probs, action), self.dimensions.entropy(log_probs), value
 
 
-def after_first_layer(network: nn.Sequential, hidden: torch.Tensor) -> torch.Tensor:
-    """``network`` applied to the output of its first layer."""
-    for layer in itertools.islice(network, 1, None):
-        hidden = layer(hidden)
+def apply_layers(layers: nn.Sequential, hidden: torch.Tensor) -> torch.Tensor:
+    """``layers`` applied in turn, a ``Linear`` or ``Tanh`` as the function its module calls
+    (the same result, without the module call's overhead: a tenth of a rollout step's forward
+    through CleanRL's MLP)."""
+    for layer in layers:
+        if isinstance(layer, nn.Linear):
+            hidden = F.linear(hidden, layer.weight, layer.bias)
+        elif isinstance(layer, nn.Tanh):
+            hidden = torch.tanh(hidden)
+        else:
+            hidden = layer(hidden)
     return hidden
 
 

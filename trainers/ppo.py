@@ -86,13 +86,13 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, next_v
     ``next_done`` describe the observation after the last step:
     ``A_t = d_t + gamma * lambda * (1 - done_{t+1}) * A_{t+1}``,
     ``d_t = r_t + gamma * (1 - done_{t+1}) * V_{t+1} - V_t``."""
+    nonterminal = 1.0 - torch.cat([dones[1:], next_done[None]])  # (1 - done_{t+1}) for every t at once
+    deltas = rewards + gamma * torch.cat([values[1:], next_value[None]]) * nonterminal - values
+    decays = gamma * gae_lambda * nonterminal
     advantages = torch.zeros_like(rewards)
     last = torch.zeros_like(next_value)
     for t in reversed(range(len(rewards))):
-        nonterminal = 1.0 - (next_done if t == len(rewards) - 1 else dones[t + 1])
-        following = next_value if t == len(rewards) - 1 else values[t + 1]
-        delta = rewards[t] + gamma * following * nonterminal - values[t]
-        advantages[t] = last = delta + gamma * gae_lambda * nonterminal * last
+        advantages[t] = last = deltas[t] + decays[t] * last
     return advantages
 
 
