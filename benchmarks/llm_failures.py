@@ -1,0 +1,118 @@
+"""How a local chat model's greedy episodes of a split end, as ``agentgym eval --policy hf``
+plays them: solved, or failed in one of three ways, counted by the first that applies:
+
+- **a reply that never ended**: it ran to the reply limit (``--max-new-tokens``), which on the
+  project's model is a copied value that does not stop (``holdout.examplerlerlerl...``);
+- **a reply the env could not run**: not readable as a tool call, or naming no tool;
+- **other**: every call ran, but the episode did not solve the task (a wrong value, a missing
+  or wrong step, an answer that is off).
+
+Each kind is shown with its first episode's first offending reply (or the env's verdict).
+Writes ``benchmarks/results/llm_failures.md``.
+
+    python benchmarks/llm_failures.py --model models/agentgym-tiny --envs customer_support math --splits test train
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from agentgym_envs import resolve_env_id  # noqa: E402
+from agentgym_envs.policies.hf_agent import TransformersAgent  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+KINDS = ("solved", "a reply that never ended", "a reply the env could not run", "other")
+
+
+def play_greedy(agent: TransformersAgent, env_id: str, split: str, episodes: int, task_file: str | None = None,
+                batch: int = 32) -> list[tuple[str, str]]:
+    """``(kind, example)`` of the episodes seeded ``0 .. episodes - 1`` (of ``task_file``'s tasks
+    where one is given), ``batch`` at a time."""
+    ends: list[tuple[str, str]] = []
+    for first in range(0, episodes, batch):
+        files = {} if task_file is None else {"task_file": task_file}
+        envs = [gym.make(env_id, action_mode="text", split=split, **files) for _ in range(first, min(first + batch, episodes))]
+        infos = [env.reset(seed=first + k)[1] for k, env in enumerate(envs)]
+        kinds: list[tuple[str, str] | None] = [None] * len(envs)
+        live = list(range(len(envs)))
+        while live:
+            turns = agent.respond([infos[i]["messages"] for i in live], envs[0].unwrapped.tool_schemas)
+            still = []
+            for i, turn in zip(live, turns):
+                _, _, terminated, truncated, infos[i] = envs[i].step(turn.action)
+                if kinds[i] is None and turn.usage.get("llm_completion_tokens", 0) >= agent.sampling.max_new_tokens:
+                    kinds[i] = (KINDS[1], str(turn.action))
+                error = infos[i]["error"] or ""
+                if kinds[i] is None and (infos[i]["parse"]["form"] is None or error.startswith("unknown tool")):
+                    kinds[i] = (KINDS[2], f"{turn.action} -> {error}")
+                if not (terminated or truncated):
+                    still.append(i)
+            live = still
+        for i, env in enumerate(envs):
+            outcome = infos[i]["outcome"]
+            ends.append((KINDS[0], "") if outcome["success"] else kinds[i] or (KINDS[3], outcome["reason"]))
+            env.close()
+    return ends
+
+
+def table(ends_by_source: dict[str, list[tuple[str, str]]]) -> list[str]:
+    lines = ["| env, tasks | episodes | " + " | ".join(KINDS) + " |", "|-|-|" + "-|" * len(KINDS)]
+    for source, ends in ends_by_source.items():
+        counts = Counter(kind for kind, _ in ends)
+        lines.append(f"| {source} | {len(ends)} | " + " | ".join(str(counts[kind]) for kind in KINDS) + " |")
+    return lines
+
+
+def examples(ends_by_source: dict[str, list[tuple[str, str]]], width: int = 240) -> list[str]:
+    lines = []
+    for source, ends in ends_by_source.items():
+        for kind in KINDS[1:]:
+            example = next((text for k, text in ends if k == kind), None)
+            if example is not None:
+                shown = " ".join(example.split())
+                lines.append(f"- {source}, {kind}: `{shown[:width]}{'...' if len(shown) > width else ''}`")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="models/agentgym-tiny")
+    parser.add_argument("--envs", nargs="+", default=["customer_support", "math"])
+    parser.add_argument("--splits", nargs="+", default=["test"])
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--task-file", help="play this task file's tasks instead of the splits' (one env)")
+    parser.add_argument("--max-new-tokens", type=int, default=256, help="the reply limit (agentgym eval's default)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", type=Path, default=RESULTS / "llm_failures.md")
+    args = parser.parse_args(argv)
+    agent = TransformersAgent(args.model, device=args.device, max_new_tokens=args.max_new_tokens)
+    if args.task_file and len(args.envs) != 1:
+        parser.error("--task-file takes one env")
+    splits = ["train"] if args.task_file else args.splits
+    ends_by_source = {f"{resolve_env_id(env)}, {args.task_file or split}":
+                      play_greedy(agent, resolve_env_id(env), split, args.episodes, args.task_file)
+                      for env in args.envs for split in splits}
+    command = "python benchmarks/llm_failures.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    lines = [f"# How `{args.model}`'s greedy episodes end", "", f"Command: `{command}`", "",
+             f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, device {args.device}; episodes seeded 0.. "
+             "(those of `agentgym eval --policy hf`). A failure counts under the first kind that applies: a reply "
+             f"that ran to the limit of {args.max_new_tokens} tokens, then a reply the env could not run as a call.", "",
+             *table(ends_by_source), "", "The first example of each kind:", "", *examples(ends_by_source)]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return ends_by_source
+
+
+if __name__ == "__main__":
+    main()

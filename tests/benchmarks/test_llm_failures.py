@@ -1,0 +1,58 @@
+"""The failure census of a chat model's greedy episodes: each episode under the first kind that
+applies, and the results page with its command."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("transformers")
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_failures.py"
+
+
+@pytest.fixture
+def failures():
+    spec = importlib.util.spec_from_file_location("llm_failures", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class ScriptedAgent:
+    """Replies ``replies`` in turn to every conversation, each reported as ``tokens`` long."""
+
+    def __init__(self, replies: list[str], tokens: int, limit: int) -> None:
+        self.replies, self.tokens, self.sampling = replies, tokens, SimpleNamespace(max_new_tokens=limit)
+        self.calls = 0
+
+    def respond(self, conversations, tools):
+        reply = self.replies[min(self.calls, len(self.replies) - 1)]
+        self.calls += 1
+        return [SimpleNamespace(action=reply, usage={"llm_completion_tokens": self.tokens}) for _ in conversations]
+
+
+def test_a_reply_at_the_token_limit_counts_before_an_unknown_tool(failures):
+    agent = ScriptedAgent(['{"name": "no_such_tool", "arguments": {}}'], tokens=8, limit=8)
+    ends = failures.play_greedy(agent, "AgentGym/CustomerSupport-v0", "test", 3)
+    assert [kind for kind, _ in ends] == ["a reply that never ended"] * 3
+
+
+def test_a_call_naming_no_tool_is_a_reply_the_env_could_not_run(failures):
+    agent = ScriptedAgent(['{"name": "no_such_tool", "arguments": {}}', "not a call"], tokens=8, limit=256)
+    ends = failures.play_greedy(agent, "AgentGym/Math-v0", "test", 2)
+    assert [kind for kind, _ in ends] == ["a reply the env could not run"] * 2
+    assert "unknown tool 'no_such_tool'" in ends[0][1]
+
+
+def test_the_census_of_a_real_model_is_written_with_its_command(failures, micro_model, tmp_path):
+    out = tmp_path / "failures.md"
+    ends = failures.main(["--model", str(micro_model), "--envs", "math", "--splits", "test", "train", "--episodes", "2",
+                          "--max-new-tokens", "1", "--out", str(out)])
+    assert list(ends) == ["AgentGym/Math-v0, test", "AgentGym/Math-v0, train"]
+    assert all(kind == "a reply that never ended" for source in ends.values() for kind, _ in source)  # one token is no call
+    page = out.read_text()
+    assert "--max-new-tokens 1" in page and "| AgentGym/Math-v0, train | 2 | 0 | 2 | 0 | 0 |" in page
