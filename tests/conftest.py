@@ -4,6 +4,7 @@ real OpenAI-compatible server serving it; a real OTLP receiver (Arize Phoenix)."
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -161,6 +162,21 @@ def run_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def benchmark_script(monkeypatch: pytest.MonkeyPatch):
+    """Import a script of ``benchmarks/`` by name (``benchmark_script("llm_failures")``), listed
+    in ``sys.modules`` while the test runs (a dataclass looks its module up there)."""
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, module)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 def phoenix_executable() -> str | None:

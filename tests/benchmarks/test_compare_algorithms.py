@@ -4,23 +4,15 @@ algorithm reported as skipped and a crashing one as failed."""
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from trainers import lifecycle
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_algorithms.py"
-
-
 @pytest.fixture
-def compare(monkeypatch):
-    spec = importlib.util.spec_from_file_location("compare_algorithms", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "compare_algorithms", module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
+def compare(monkeypatch, benchmark_script):
+    module = benchmark_script("compare_algorithms")
     monkeypatch.setitem(lifecycle.ALGORITHMS, "not-built-yet", lifecycle.Algorithm("trainers.not_built_yet:train",
                                                                                     "trainers.not_built_yet:load_policy"))
     return module

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 pytest.importorskip("transformers")
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cpu_matmul.py"
-
-
 @pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs torch built with oneDNN")
-def test_the_table_has_a_timed_row_per_product_and_row_count(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("cpu_matmul", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_the_table_has_a_timed_row_per_product_and_row_count(tmp_path, monkeypatch, benchmark_script):
+    module = benchmark_script("cpu_matmul")
     threads = torch.get_num_threads()
     monkeypatch.setattr(sys, "argv", ["cpu_matmul.py", "--threads", "1", "--seconds", "0.001", "--out", str(tmp_path)])
     try:

@@ -3,23 +3,15 @@ applies, and the results page with its command."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 pytest.importorskip("transformers")
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_failures.py"
-
-
 @pytest.fixture
-def failures():
-    spec = importlib.util.spec_from_file_location("llm_failures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def failures(benchmark_script):
+    return benchmark_script("llm_failures")
 
 
 class ScriptedAgent:

@@ -3,24 +3,16 @@ success lies in the band, and says so when too few do."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("transformers")
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_task_difficulty.py"
-
-
 @pytest.fixture
-def difficulty():
-    spec = importlib.util.spec_from_file_location("llm_task_difficulty", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def difficulty(benchmark_script):
+    return benchmark_script("llm_task_difficulty")
 
 
 def run(difficulty, monkeypatch, *argv: str) -> None:

