@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -11,7 +10,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from transformers import AutoModelForCausalLM
 
 from agentgym_envs.cli import main as agentgym
-from trainers.llm import grpo
+from trainers.llm import grpo, rollout
 from trainers.llm.chat import ChatFormat
 from trainers.llm.model import load
 from trainers.llm.rollout import Sampling, play
@@ -66,6 +65,21 @@ def test_a_context_past_the_window_stops_the_episode_and_says_so(micro_model):
     assert trajectory.context_overflow and trajectory.turns == 0 and trajectory.metrics["success"] == 0.0
 
 
+def test_a_reply_cut_at_the_token_limit_ends_its_episode_only_when_asked(micro_model):
+    network, tokenizer = load(micro_model)
+    fmt = ChatFormat(tokenizer)
+    envs = [gym.make(MATH, action_mode="text", max_turns=3) for _ in range(2)]
+    played = {}
+    for cut_ends_episode in (False, True):
+        torch.manual_seed(0)  # two tokens are no tool call: every reply is cut
+        (played[cut_ends_episode],), _ = play(network, fmt, envs[:1], [{"seed": 0}], Sampling(1.0, 2), torch.device("cpu"),
+                                              2048, cut_ends_episode=cut_ends_episode)
+    assert played[False].turns == 3 and played[False].cut_replies == 3
+    ended = played[True]
+    assert ended.turns == 1 and ended.cut_replies == 1 and ended.done and ended.metrics["success"] == 0.0
+    assert rollout.summarize([ended])["cut_reply_rate"] == 1.0
+
+
 def test_cli_trains_llm_grpo_logs_llm_tags_and_saves_a_plain_model(micro_model, tmp_path):
     sets = [f"--set={k}={v}" for k, v in SMALL.items() if k not in ("device", "eval_episodes", "env_kwargs")]
     code = agentgym(["train", "math", "--algo", "llm-grpo", "--total-steps", "1", "--run-dir", str(tmp_path),
@@ -79,7 +93,7 @@ def test_cli_trains_llm_grpo_logs_llm_tags_and_saves_a_plain_model(micro_model, 
     events.Reload()
     tags = set(events.Tags()["scalars"])
     assert {"charts/episodic_return", "metrics/success", "llm/rollout_tokens_per_s", "llm/response_length",
-            "llm/parse_error_rate"} <= tags
+            "llm/parse_error_rate", "llm/cut_reply_rate"} <= tags
 
 
 def test_the_update_favours_the_episode_with_the_higher_return(micro_model):

@@ -68,6 +68,9 @@ class Config:
     tasks_per_update: int = 4
     temperature: float = 1.0
     max_new_tokens: int = 96  # per reply
+    # True: a reply cut at max_new_tokens ends its episode, unfinished (return so far, success 0): a reply that does
+    # not end is what sinks greedy evaluation on unseen values, while sampled episodes often recover from one
+    cut_reply_ends_episode: bool = False
     rollout_engine: str = "cached"  # "cached" (KV cache, continuous batching) | "generate" (transformers generate)
     learning_rate: float = 5e-5
     update_epochs: int = 1  # passes over each batch (one optimizer step each)
@@ -239,7 +242,7 @@ def play_groups(network: Any, fmt: ChatFormat, envs: list[gym.Env], config: Conf
         resets = [{"seed": s, "options": {"task_id": pool[s % len(pool)] if pool else draw_task(envs[0], s)}}
                   for s in seeds for _ in range(size)]
         trajectories, speed = play(network, fmt, envs[: len(resets)], resets, config.sampling, device, window,
-                                   config.rollout_engine)
+                                   config.rollout_engine, config.cut_reply_ends_episode)
         played += trajectories
         counts["generated_tokens"] += speed["generated_tokens"]
         counts["seconds"] += speed["seconds"]
@@ -362,6 +365,7 @@ def log_update(writer: Any, step: int, summary: dict[str, float], counts: dict[s
         writer.add_scalar("llm/update_tokens_per_s", stats["tokens"] / max(update_seconds, 1e-9), step)
     writer.add_scalar("llm/response_length", summary["response_length"], step)
     writer.add_scalar("llm/parse_error_rate", summary["parse_error_rate"], step)
+    writer.add_scalar("llm/cut_reply_rate", summary["cut_reply_rate"], step)
     writer.add_scalar("llm/context_overflow", summary["context_overflow"], step)
 
 

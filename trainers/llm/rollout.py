@@ -42,6 +42,7 @@ class Trajectory:
     metrics: dict[str, float] = field(default_factory=dict)
     turns: int = 0
     parse_errors: int = 0
+    cut_replies: int = 0  # replies cut at max_new_tokens (no end of turn)
     generated: int = 0
     context_overflow: bool = False
     done: bool = False
@@ -55,11 +56,13 @@ class Trajectory:
 class Episode:
     """An episode of ``env`` as an engine decodes it (:class:`~trainers.llm.engine.Sequence`):
     reset with ``reset_kwargs``; each reply goes to ``env.step`` and the env's answer joins the
-    context. ``release(env)`` is called once the episode is over."""
+    context. ``release(env)`` is called once the episode is over. With ``cut_ends_episode``, a
+    reply cut at ``max_new_tokens`` that leaves the episode running ends it there, unfinished."""
 
     def __init__(self, env: gym.Env, reset_kwargs: dict[str, Any], fmt: ChatFormat, sampling: Sampling, window: int,
-                 release: Callable[[gym.Env], None]) -> None:
+                 release: Callable[[gym.Env], None], cut_ends_episode: bool = False) -> None:
         self.env, self.fmt, self.sampling, self.window, self.release = env, fmt, sampling, window, release
+        self.cut_ends_episode = cut_ends_episode
         _, info = env.reset(**reset_kwargs)
         self.trajectory = Trajectory(task_id=info["task_id"])
         self.trajectory.extend(fmt.encode(fmt.prompt(info["messages"], env.unwrapped.tool_schemas)), False)
@@ -75,15 +78,17 @@ class Episode:
         if len(trajectory.token_ids) + self.sampling.max_new_tokens <= self.window:
             return True
         trajectory.context_overflow = True
-        self._end({"success": 0.0, "tool_reliability": 0.0, "turns": float(trajectory.turns)})
+        self._end_unfinished()
         return False
 
     def turn_done(self, ids: list[int], logprobs: list[float]) -> bool:
         fmt, trajectory = self.fmt, self.trajectory
         trajectory.extend(ids, True, logprobs)
         trajectory.generated += len(ids)
-        if not ids or ids[-1] != fmt.end_of_turn_id:  # cut at max_new_tokens: close the turn for the context
+        cut = not ids or ids[-1] != fmt.end_of_turn_id
+        if cut:  # cut at max_new_tokens: close the turn for the context
             trajectory.extend([fmt.end_of_turn_id], False)
+            trajectory.cut_replies += 1
         text = fmt.tokenizer.decode(ids, skip_special_tokens=False).removesuffix(fmt.end_of_turn)
         _, reward, terminated, truncated, info = self.env.step(text)
         trajectory.episode_return += float(reward)
@@ -92,11 +97,18 @@ class Episode:
         if terminated or truncated:
             self._end(dict(info["metrics"]))
             return False
+        if cut and self.cut_ends_episode:
+            self._end_unfinished()
+            return False
         messages = info["messages"]
         continuation = fmt.continuation(messages, self.env.unwrapped.tool_schemas, self.seen + 1)
         trajectory.extend(fmt.encode(continuation), False)
         self.seen = len(messages)
         return self.next_turn_fits()
+
+    def _end_unfinished(self) -> None:
+        """End the episode before the env did: unsuccessful, with the return so far."""
+        self._end({"success": 0.0, "tool_reliability": 0.0, "turns": float(self.trajectory.turns)})
 
     def _end(self, metrics: dict[str, float]) -> None:
         self.trajectory.done = True
@@ -106,11 +118,12 @@ class Episode:
 
 def play(network: Any, fmt: ChatFormat, envs: Sequence[gym.Env], resets: Sequence[dict[str, Any]],
          sampling: Sampling, device: torch.device, window: int,
-         engine: str = "cached") -> tuple[list[Trajectory], dict[str, float]]:
+         engine: str = "cached", cut_ends_episode: bool = False) -> tuple[list[Trajectory], dict[str, float]]:
     """Play one episode per entry of ``resets`` (the keyword arguments of its ``reset``), at
     most ``len(envs)`` at once (an env whose episode ends plays the next), decoded by the
     ``engine`` named (:data:`~trainers.llm.engine.ENGINES`); return the trajectories in the
-    order of ``resets`` and the speed (``generated_tokens``, ``seconds`` spent decoding)."""
+    order of ``resets`` and the speed (``generated_tokens``, ``seconds`` spent decoding).
+    ``cut_ends_episode``: see :class:`Episode`."""
     if resets and not envs:
         raise ValueError("play needs at least one env")
     free = list(reversed(envs))
@@ -118,7 +131,7 @@ def play(network: Any, fmt: ChatFormat, envs: Sequence[gym.Env], resets: Sequenc
 
     def episodes() -> Iterator[Episode]:
         for kwargs in resets:
-            episode = Episode(free.pop(), kwargs, fmt, sampling, window, free.append)
+            episode = Episode(free.pop(), kwargs, fmt, sampling, window, free.append, cut_ends_episode)
             trajectories.append(episode.trajectory)
             if episode.next_turn_fits():
                 yield episode
@@ -134,13 +147,15 @@ def play(network: Any, fmt: ChatFormat, envs: Sequence[gym.Env], resets: Sequenc
 
 def summarize(trajectories: Sequence[Trajectory]) -> dict[str, float]:
     """Mean episode metrics plus the LLM's own: ``return``, ``parse_error_rate`` (replies
-    the env could not read as a tool call, per turn), ``response_length`` (tokens per reply),
-    ``context_overflow`` (share of episodes stopped at the window)."""
+    the env could not read as a tool call, per turn), ``cut_reply_rate`` (replies cut at
+    ``max_new_tokens``, per turn), ``response_length`` (tokens per reply), ``context_overflow``
+    (share of episodes stopped at the window)."""
     keys = sorted({key for t in trajectories for key in t.metrics})
     summary = {key: float(np.mean([t.metrics.get(key, 0.0) for t in trajectories])) for key in keys}
     turns = sum(t.turns for t in trajectories)
     summary["return"] = float(np.mean([t.episode_return for t in trajectories]))
     summary["parse_error_rate"] = sum(t.parse_errors for t in trajectories) / max(1, turns)
+    summary["cut_reply_rate"] = sum(t.cut_replies for t in trajectories) / max(1, turns)
     summary["response_length"] = sum(t.generated for t in trajectories) / max(1, turns)
     summary["context_overflow"] = float(np.mean([t.context_overflow for t in trajectories]))
     summary["episodes"] = float(len(trajectories))
