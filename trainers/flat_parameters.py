@@ -14,7 +14,7 @@ into a gradient that exists), so the flat gradients are zeroed, never set to Non
 
 from __future__ import annotations
 
-from typing import Collection, Iterable
+from typing import Any, Collection, Iterable
 
 import torch
 from torch import nn
@@ -65,3 +65,24 @@ class FlatParameters:
         total = nn.utils.get_total_norm([parameter.grad for parameter in self.parameters if parameter.requires_grad], foreach=True)
         nn.utils.clip_grads_with_norm_([tensor for tensor in self.tensors if tensor.grad is not None], max_norm, total, foreach=True)
         return total
+
+    def optimizer_state(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """``saved``, an optimizer's state dict, for an optimizer over :attr:`tensors`: as it is
+        when it was saved so, converted when it was saved over the parameters one by one (a
+        checkpoint from before they were flattened): each group's per-parameter states joined
+        in the group's order (zeros for a parameter that no loss reached, as its flat view now
+        holds), its step count taken from them (they step together)."""
+        groups = saved["param_groups"]
+        if len(groups) != 1 or len(groups[0]["params"]) != len(self.parameters):
+            return saved
+        index = {id(parameter): i for i, parameter in enumerate(self.parameters)}
+        state = {}
+        for g, group in enumerate(self.groups):
+            entries = [saved["state"].get(index[id(parameter)]) for parameter in group]
+            stepped = next((entry for entry in entries if entry is not None), None)
+            if stepped is None:
+                continue  # a group that never stepped (frozen) starts afresh, as its parameters would have
+            state[g] = {key: value.clone() if key == "step" else torch.cat([
+                (torch.zeros(parameter.numel(), dtype=value.dtype) if entry is None else entry[key].reshape(-1))
+                for parameter, entry in zip(group, entries)]) for key, value in stepped.items()}
+        return {"state": state, "param_groups": [{**groups[0], "params": list(range(len(self.groups)))}]}

@@ -157,7 +157,7 @@ def train(run: Run) -> Trained:
         policy.load_state_dict(state["policy"])
         if reference is not None:
             reference.load_state_dict(state["reference"])
-        optimizer.load_state_dict(state["optimizer"])
+        optimizer.load_state_dict(weights.optimizer_state(state["optimizer"]))
         if state["envs"] is not None:  # the vector env as it was, episodes in progress and all
             envs.close()
             envs = pickle.loads(state["envs"])
