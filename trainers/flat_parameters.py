@@ -7,7 +7,7 @@ product are elementwise, and the clipping norm is taken per tensor, as torch's
 ``clip_grad_norm_`` takes it. A gradient is added into its view in place (autograd accumulates
 into a gradient that exists), so the flat gradients are zeroed, never set to None.
 
-    flat = FlatParameters([list(policy.value_head_parameters()), rest])  # after policy.to(device)
+    flat = FlatParameters(policy.parameters(), [value_head, rest])  # after policy.to(device)
     optimizer = torch.optim.Adam(flat.tensors, ...)
     flat.zero_grad(); loss.backward(); flat.clip_grad_norm_(0.5); optimizer.step()
 """

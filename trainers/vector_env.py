@@ -5,8 +5,8 @@ step instead of through a wrapper around it.
 Observations, rewards, terminations, truncations and infos (``info["episode"]`` with ``r``,
 ``l`` and ``t``, ``info["_episode"]``) are those of
 ``RecordEpisodeStatistics(SyncVectorEnv(..., autoreset_mode=SAME_STEP))``, with fewer
-operations a step: PPO steps its 16 small envs 512 times a rollout, and the vectoriser's own
-work was a twentieth of its env-stepping time on CustomerSupport-v0.
+operations a step: PPO steps its 16 small envs 512 times a rollout, and on CustomerSupport-v0
+this took 1.5 us off an env step of about 31 (stepped alone).
 """
 
 from __future__ import annotations
