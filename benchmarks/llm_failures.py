@@ -1,5 +1,7 @@
-"""How a local chat model's greedy episodes of a split end, as ``agentgym eval --policy hf``
-plays them: solved, or failed in one of three ways, counted by the first that applies:
+"""How a local chat model's greedy episodes of a split end, played as ``agentgym eval --policy hf``
+plays them (its episode loop): solved, or failed in one of three ways, counted by the kind of
+the episode's first offending reply (a reply that ran to the limit and could not be run counts
+as the first):
 
 - **a reply that never ended**: it ran to the reply limit (``--max-new-tokens``), which on the
   project's model is a copied value that does not stop (``holdout.examplerlerlerl...``);
@@ -23,46 +25,70 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs import resolve_env_id  # noqa: E402
+from agentgym_envs.policies import episode_records  # noqa: E402
 from agentgym_envs.policies.hf_agent import TransformersAgent  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("solved", "a reply that never ended", "a reply the env could not run", "other")
 
 
+class LimitWatch:
+    """``agent``, noting the replies that ran to its token limit, by conversation (its task
+    prompt) and turn (the messages before the reply)."""
+
+    def __init__(self, agent: TransformersAgent) -> None:
+        self.agent, self.cut = agent, set()
+        self.settings = agent.settings  # what the results file records of the policy
+
+    def respond(self, conversations: list[list[dict[str, Any]]], tools: list[dict[str, Any]] | None) -> list[Any]:
+        turns = self.agent.respond(conversations, tools)
+        self.cut.update(reply_key(messages, len(messages)) for messages, turn in zip(conversations, turns)
+                        if turn.usage.get("llm_completion_tokens", 0) >= self.agent.sampling.max_new_tokens)
+        return turns
+
+
+def reply_key(messages: list[dict[str, Any]], position: int) -> tuple[str, int]:
+    """The reply at ``messages[position]``: its episode's task prompt and its place."""
+    return next(m["content"] for m in messages if m["role"] == "user"), position
+
+
+def written(message: dict[str, Any]) -> str:
+    """What an assistant message wrote: its text, or its tool call."""
+    if message.get("tool_calls"):
+        function = message["tool_calls"][0]["function"]
+        return f'{{"name": "{function["name"]}", "arguments": {function["arguments"]}}}'
+    return str(message.get("content"))
+
+
+def episode_end(record: dict[str, Any], cut: set[tuple[str, int]]) -> tuple[str, str]:
+    """``(kind, example)`` of an episode record (with its messages): the kind of its first
+    offending reply, else solved or other."""
+    if record["outcome"] and record["outcome"]["success"]:
+        return KINDS[0], ""
+    messages = record["messages"]
+    for position, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        if reply_key(messages, position) in cut:
+            return KINDS[1], written(message)
+        answer = messages[position + 1]["content"] if position + 1 < len(messages) else ""
+        if not message.get("tool_calls") or answer.startswith("Error: unknown tool"):
+            return KINDS[2], f"{written(message)} -> {answer.removeprefix('Error: ')}"
+    return KINDS[3], (record["outcome"] or {}).get("reason") or str(record["error"])
+
+
 def play_greedy(agent: TransformersAgent, env_id: str, split: str, episodes: int, task_file: str | None = None,
                 batch: int = 32) -> list[tuple[str, str]]:
     """``(kind, example)`` of the episodes seeded ``0 .. episodes - 1`` (of ``task_file``'s tasks
-    where one is given), ``batch`` at a time."""
-    ends: list[tuple[str, str]] = []
-    for first in range(0, episodes, batch):
-        files = {} if task_file is None else {"task_file": task_file}
-        envs = [gym.make(env_id, action_mode="text", split=split, **files) for _ in range(first, min(first + batch, episodes))]
-        infos = [env.reset(seed=first + k)[1] for k, env in enumerate(envs)]
-        kinds: list[tuple[str, str] | None] = [None] * len(envs)
-        live = list(range(len(envs)))
-        while live:
-            turns = agent.respond([infos[i]["messages"] for i in live], envs[0].unwrapped.tool_schemas)
-            still = []
-            for i, turn in zip(live, turns):
-                _, _, terminated, truncated, infos[i] = envs[i].step(turn.action)
-                if kinds[i] is None and turn.usage.get("llm_completion_tokens", 0) >= agent.sampling.max_new_tokens:
-                    kinds[i] = (KINDS[1], str(turn.action))
-                error = infos[i]["error"] or ""
-                if kinds[i] is None and (infos[i]["parse"]["form"] is None or error.startswith("unknown tool")):
-                    kinds[i] = (KINDS[2], f"{turn.action} -> {error}")
-                if not (terminated or truncated):
-                    still.append(i)
-            live = still
-        for i, env in enumerate(envs):
-            outcome = infos[i]["outcome"]
-            ends.append((KINDS[0], "") if outcome["success"] else kinds[i] or (KINDS[3], outcome["reason"]))
-            env.close()
-    return ends
+    where one is given), ``batch`` at a time, played by the evaluation's own loop."""
+    watch = LimitWatch(agent)
+    files = {} if task_file is None else {"task_file": task_file}
+    records = episode_records(env_id, watch, episodes, split, concurrency=batch, keep_messages=True,
+                              action_mode="text", **files)
+    return [episode_end(record, watch.cut) for record in records]
 
 
 def table(ends_by_source: dict[str, list[tuple[str, str]]]) -> list[str]:
@@ -105,8 +131,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     command = "python benchmarks/llm_failures.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     lines = [f"# How `{args.model}`'s greedy episodes end", "", f"Command: `{command}`", "",
              f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, device {args.device}; episodes seeded 0.. "
-             "(those of `agentgym eval --policy hf`). A failure counts under the first kind that applies: a reply "
-             f"that ran to the limit of {args.max_new_tokens} tokens, then a reply the env could not run as a call.", "",
+             "(those of `agentgym eval --policy hf`). A failure counts under the kind of its first offending reply: one "
+             f"that ran to the limit of {args.max_new_tokens} tokens, or else one the env could not run as a call.", "",
              *table(ends_by_source), "", "The first example of each kind:", "", *examples(ends_by_source)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

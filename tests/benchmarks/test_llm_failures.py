@@ -19,12 +19,12 @@ class ScriptedAgent:
 
     def __init__(self, replies: list[str], tokens: int, limit: int) -> None:
         self.replies, self.tokens, self.sampling = replies, tokens, SimpleNamespace(max_new_tokens=limit)
-        self.calls = 0
+        self.calls, self.settings = 0, {"name": "scripted"}
 
     def respond(self, conversations, tools):
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
         self.calls += 1
-        return [SimpleNamespace(action=reply, usage={"llm_completion_tokens": self.tokens}) for _ in conversations]
+        return [SimpleNamespace(action=reply, usage={"llm_completion_tokens": self.tokens}, error=None) for _ in conversations]
 
 
 def test_a_reply_at_the_token_limit_counts_before_an_unknown_tool(failures):
