@@ -38,6 +38,14 @@ def test_augmentation_is_deterministic_per_seed():
     assert corpus.support_tasks(50, seed=3) != corpus.support_tasks(50, seed=4)
 
 
+def test_half_the_email_domains_end_in_a_word_no_list_holds():
+    rng = random.Random(0)
+    endings = [corpus.email(rng, "Ann", "Lee").rsplit(".", 1)[1] for _ in range(400)]
+    uncommon = sum(ending not in corpus.TLDS for ending in endings)
+    assert 150 <= uncommon <= 250
+    assert max(map(len, endings)) > max(map(len, corpus.TLDS))
+
+
 def test_math_numbers_span_one_to_four_digits():
     lengths = {len(str(n)) for task in corpus.math_tasks(200) for n in question_numbers(task["question"])}
     assert lengths == {1, 2, 3, 4}

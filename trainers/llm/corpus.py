@@ -246,8 +246,11 @@ def _digits(rng: random.Random) -> str:
 
 def email(rng: random.Random, first: str, last: str) -> str:
     """A random address: ``first.last<nn>@domain`` as the generator writes them, or random
-    letters, digits and separators."""
-    domain = _fresh(lambda: f"{word(rng)}.{rng.choice(TLDS)}")
+    letters, digits and separators. Half the domains end in a random word instead of a common
+    ending, so that the model copies an address to its last letter rather than stopping at an
+    ending it knows (on common endings alone the tiny model never stopped after one it had
+    not seen: ``holdout.examplerlerl...`` for ``holdout.example``)."""
+    domain = _fresh(lambda: f"{word(rng, (1, 4))}.{rng.choice(TLDS) if rng.random() < 0.5 else word(rng)}")
     if rng.random() < 0.5:
         local = f"{first.lower()}{rng.choice('._-')}{last.lower()}{rng.randint(1, 999)}"
     else:
