@@ -53,7 +53,8 @@ class ChatFormat:
     def pieces(self, messages: Sequence[Message], tools: list[dict] | None) -> list[Piece]:
         """The whole conversation as pieces: each assistant turn is the text the model writes
         after the generation prompt, up to and including the end-of-turn text; the rest
-        (system, user, tool messages, turn headers, separators) is context."""
+        (system, user, tool messages, turn headers, separators, and an assistant turn marked
+        ``"weight": 0`` as in the OpenAI fine-tuning format) is context."""
         pieces: list[Piece] = []
         done = ""
         for index, message in enumerate(messages):
@@ -66,7 +67,7 @@ class ChatFormat:
                 if cut < 0:
                     raise TemplateError(f"the template does not close assistant turns with {self.end_of_turn!r}")
                 cut += len(self.end_of_turn)
-                pieces.append(Piece(reply[:cut], True))
+                pieces.append(Piece(reply[:cut], message.get("weight", 1) != 0))
                 pieces.append(Piece(reply[cut:], False))
                 done = closed
         pieces.append(Piece(self._extension(done, self.render(messages, tools)), False))
