@@ -26,16 +26,15 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # learns first (a curriculum: the network learns to copy from the context on dense, short
 # drills, then the tool calls), and the SFT hyper-parameters that differ from
 # ``sft.Config``'s (``drill_sft``: those of the drill stage); ``replay``: fresh drills mixed into
-# the episodes, so that copying is kept while the tool calls are learnt; ``slips``: the share of
-# episodes that start with a mistyped address and its correction (``corpus.SlippingExpert``). micro is sized to seconds (it
+# the episodes, so that copying is kept while the tool calls are learnt. micro is sized to seconds (it
 # only has to exist, load and run); tiny to minutes of the shared 2-core CPU at light load (a
 # job on the other core can make a step 3-6x slower); small to one GPU (what its stages took on
 # an H100: benchmarks/results/llm_grpo.md). lr 1e-3: at 3e-3 the tiny network did not learn to
 # copy (benchmarks/results/llm_model.md).
-RECIPES = {"micro": {"episodes": 8, "drills": 4, "slips": 0.5, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 9600, "drills": 32000, "replay": 3200, "slips": 0.25, "drill_sft": {"batch_size": 32, "micro_batch": 32},
+RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
+           "tiny": {"episodes": 9600, "drills": 32000, "replay": 3200, "drill_sft": {"batch_size": 32, "micro_batch": 32},
                     "epochs": 1, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 20},
-           "small": {"episodes": 20000, "drills": 64000, "replay": 10000, "slips": 0.25, "drill_sft": {"batch_size": 64, "micro_batch": 64},
+           "small": {"episodes": 20000, "drills": 64000, "replay": 10000, "drill_sft": {"batch_size": 64, "micro_batch": 64},
                      "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
 
 
@@ -49,13 +48,12 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
 
     settings = dict(RECIPES[size])
     recipe_episodes, drills, replay = settings.pop("episodes"), settings.pop("drills"), settings.pop("replay", 0)
-    slips = settings.pop("slips", 0.0)
     drill_only = settings.pop("drill_sft", {})
     drill_settings = {**settings, "epochs": 1, **drill_only}
     if epochs:
         settings["epochs"] = epochs
     out = Path(out)
-    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed, slips=slips)
+    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed)
     data = out / "expert_train.jsonl"
     shutil.move(base / "expert_train.jsonl", data)
     shutil.rmtree(out / "tasks", ignore_errors=True)

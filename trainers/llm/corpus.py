@@ -56,10 +56,7 @@ class Augment:
     a word of another prompt, to insert a random word after it; ``clean`` is the share of
     tasks whose wording is left as written, ``scramble`` the share whose every word is
     replaced by a random one (placeholders kept); ``shapes`` the share of easy Math-v0 tasks
-    whose written expression is a random arithmetic shape instead of the template's; ``slips``
-    the share of recorded episodes whose first call copies an email address with one letter
-    wrong, then, told by the env that no such user exists, copies it again right
-    (:class:`SlippingExpert`)."""
+    whose written expression is a random arithmetic shape instead of the template's."""
 
     drop: float = 0.1
     swap: float = 0.1
@@ -67,7 +64,6 @@ class Augment:
     clean: float = 0.3
     scramble: float = 0.2
     shapes: float = 0.5
-    slips: float = 0.0
 
 
 NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
@@ -389,60 +385,16 @@ def write_tasks(path: str | Path, tasks: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
-class SlippingExpert(ExpertPolicy):
-    """The scripted expert, except that with chance ``slips`` an episode's first call, where it
-    copies an email address, has one letter of the address's name wrong (the env answers that
-    no user has it, and the expert's next call is the right one): the recovery a model needs
-    when its own copy slips, which a flawless expert never shows. ``slipped`` holds the task
-    ids of the episodes that slipped."""
-
-    def __init__(self, env: gym.Env, slips: float, seed: int) -> None:
-        super().__init__(env)
-        self.slips, self.rng = slips, random.Random(f"slips-{seed}")
-        self.started: set[str] = set()
-        self.slipped: set[str] = set()
-
-    def __call__(self, observation: Any, info: dict[str, Any]) -> Any:
-        action = super().__call__(observation, info)
-        if info["task_id"] in self.started:
-            return action
-        self.started.add(info["task_id"])
-        if self.rng.random() >= self.slips:
-            return action
-        call = json.loads(action)
-        address = next((v for v in call["arguments"].values() if isinstance(v, str) and "@" in v), None)
-        if address is None:
-            return action
-        name, domain = address.split("@", 1)
-        letters = [i for i, c in enumerate(name) if c.isalpha()]
-        at = self.rng.choice(letters)
-        wrong = self.rng.choice([c for c in string.ascii_lowercase if c != name[at].lower()])
-        call["arguments"] = {k: f"{name[:at]}{wrong}{name[at + 1:]}@{domain}" if v == address else v
-                             for k, v in call["arguments"].items()}
-        self.slipped.add(info["task_id"])
-        return json.dumps(call)
-
-
-def record_tasks(path: str | Path, env_id: str, task_file: str | Path, slips: float = 0.0, seed: int = 0) -> int:
+def record_tasks(path: str | Path, env_id: str, task_file: str | Path) -> int:
     """Play the scripted expert in text mode once on every task of ``task_file`` and append
-    the episodes to ``path``; return how many it solved. With ``slips`` > 0 some episodes
-    start with a wrong copy (:class:`SlippingExpert`), kept as context without a loss
-    (``"weight": 0``, the OpenAI fine-tuning format's mark for an assistant turn not to learn)."""
-    path = Path(path)
-    kept = path.read_text(encoding="utf-8") if path.exists() else ""
+    the episodes to ``path``; return how many it solved."""
     env = TrajectoryRecorder(gym.make(env_id, action_mode="text", task_file=str(task_file)), path)
-    expert = SlippingExpert(env, slips, seed)
+    expert = ExpertPolicy(env)
     solved = 0
     for task in env.unwrapped.tasks.tasks:
         _, metrics = run_episode(env, expert, seed=0, options={"task_id": task.task_id})
         solved += metrics.get("success", 0.0) == 1.0
     env.close()
-    if expert.slipped:
-        records = [json.loads(line) for line in path.read_text(encoding="utf-8")[len(kept):].splitlines()]
-        for record in records:
-            if record["task_id"] in expert.slipped:
-                next(m for m in record["messages"] if m["role"] == "assistant")["weight"] = 0
-        path.write_text(kept + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return solved
 
 
@@ -461,7 +413,7 @@ def build_corpus(out: str | Path, envs: Sequence[str], episodes: int, seed: int 
         if env_id not in TASKS:
             raise ValueError(f"no augmented tasks for {env_id}; choose from {sorted(TASKS)}")
         task_file = write_tasks(out / "tasks" / f"{env_id.split('/')[-1]}.jsonl", TASKS[env_id](episodes, seed, augment))
-        solved = record_tasks(data, env_id, task_file, augment.slips, seed)
+        solved = record_tasks(data, env_id, task_file)
         if solved != episodes:
             raise RuntimeError(f"the expert solved {solved} of {episodes} augmented {env_id} tasks")
     with data.open("a", encoding="utf-8") as handle:

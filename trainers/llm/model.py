@@ -242,19 +242,18 @@ def new_model(tokenizer: Any, size: ModelSize, seed: int = 0) -> Any:
 
 
 def build_base(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
-               seed: int = 0, tokenizer_conversations: int = 2000, drills: int = 0, slips: float = 0.0) -> Path:
+               seed: int = 0, tokenizer_conversations: int = 2000, drills: int = 0) -> Path:
     """Record the expert on augmented train tasks (:mod:`trainers.llm.corpus`: ``episodes``
-    per env, task files in ``<out>/tasks/``, ``slips`` of them starting with a corrected
-    mistyped address, then ``drills`` copy drills) to
+    per env, task files in ``<out>/tasks/``, then ``drills`` copy drills) to
     ``<out>/expert_train.jsonl``, train the
     tokenizer on up to ``tokenizer_conversations`` of them and save it with a fresh
     (untrained) model to ``out``; return ``out``."""
-    from .corpus import Augment, build_corpus
+    from .corpus import build_corpus
 
     if size not in SIZES:
         raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
     out = Path(out)
-    data = build_corpus(out, envs, episodes, seed=seed, augment=Augment(slips=slips), drills=drills)
+    data = build_corpus(out, envs, episodes, seed=seed, drills=drills)
     shape = SIZES[size]
     records = read_trajectories(data)
     sample = records[:: max(1, len(records) // tokenizer_conversations)]
