@@ -69,7 +69,7 @@ class Config:
     temperature: float = 1.0
     max_new_tokens: int = 96  # per reply
     # True: a reply cut at max_new_tokens ends its episode, unfinished (return so far, success 0): a reply that does
-    # not end is what sinks greedy evaluation on unseen values, while sampled episodes often recover from one
+    # not end is what sank greedy evaluation on unseen values, while a sampled episode goes on after one
     cut_reply_ends_episode: bool = False
     rollout_engine: str = "cached"  # "cached" (KV cache, continuous batching) | "generate" (transformers generate)
     learning_rate: float = 5e-5
