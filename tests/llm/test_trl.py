@@ -133,11 +133,22 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
     opening = tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
     steering = [[opening + target[: k + 1], STEERING_BIAS] for k in range(len(target))]
 
-    environment = environment_class("math")
+    episodes = []  # every finished episode of both batches: (tool steps, return, the model's actions)
+
+    def keep_episode(instance):
+        actions = [m for m in instance.env.unwrapped.episode.messages if m["role"] == "assistant"]
+        episodes.append((instance.tool_steps, instance.episode_return, actions))
+
+    class Recording(environment_class("math")):  # TRL reads its public methods as tools
+        def reset(self, **row):
+            if self.steps:
+                keep_episode(self)
+            return super().reset(**row)
+
     instances = []
 
     def factory():
-        instances.append(environment())
+        instances.append(Recording())
         return instances[-1]
 
     args = GRPOConfig(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, num_generations=4,
@@ -155,16 +166,19 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
     logs = [entry for entry in trainer.state.log_history if "reward" in entry]
     assert len(logs) == 2 and any(entry["tools/call_frequency"] > 0 for entry in logs)
     assert any(entry["reward_std"] > 0 for entry in logs)
-    # The instances hold the last batch's episodes: the model's tool calls stepped them, and
-    # the reward TRL logged is their return, which a fresh env gives for the same actions.
-    assert len(instances) == 4 and sum(i.tool_steps for i in instances) > 0
+    # The reward TRL logged last is the return of the episodes the instances hold; over both
+    # batches the model's tool calls stepped the env, and each episode's return is what a fresh
+    # env gives for the same actions.
+    assert len(instances) == 4
     assert logs[-1]["reward"] == pytest.approx(sum(i.episode_return for i in instances) / 4, abs=1e-6)
     for instance in instances:
+        keep_episode(instance)
+    assert len(episodes) == 8 and sum(tool_steps for tool_steps, _, _ in episodes) > 0
+    for _, episode_return, actions in episodes:
         replay = gym.make(MATH, action_mode="text")
         replay.reset(seed=0)
-        actions = [m for m in instance.env.unwrapped.episode.messages if m["role"] == "assistant"]
-        assert len(actions) == instance.steps > 0
-        assert sum(replay.step(action)[1] for action in actions) == pytest.approx(instance.episode_return)
+        assert actions
+        assert sum(replay.step(action)[1] for action in actions) == pytest.approx(episode_return)
     after = trainer.model.state_dict()
     assert any(not torch.equal(before[k], after[k].cpu()) for k in before)
 
