@@ -157,7 +157,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             write_tau2_leaderboard(args, domain, rows[0], len(task_ids))
     else:
         print(f"\n{env_id}, split={args.split}, {args.episodes} tasks x {args.trials} trials, seeds {args.seed}..{args.seed + args.episodes - 1}")
-    extra = [column for column in rows[0] if column.startswith(("pass^", "llm_")) or column == "errors"]
+    extra = [column for column in rows[0] if column.startswith(("pass^", "pass@", "llm_")) or column == "errors"]
     print(format_table(rows, ["policy", *DEFAULT_COLUMNS, *extra]))
     criteria = success_criteria(env_id)
     for row in rows:
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--action-mode", choices=["structured", "text"], help="default: text for language models, else structured")
     p.add_argument("--device", default="auto", help="for checkpoints and --policy hf: auto | cpu | cuda")
     p.add_argument("--max-turns", type=int, help="end an episode after this many tool calls (default: the environment's)")
-    p.add_argument("--trials", type=int, default=1, help="plays of each task; reports pass^1..pass^k beside the mean")
+    p.add_argument("--trials", type=int, default=1, help="plays of each task; reports pass^1..pass^k and pass@2..pass@k beside the mean")
     p.add_argument("--concurrency", type=int, default=1, help="environments played at once (requests in flight, or the hf batch)")
     p.add_argument("--output", help="JSONL file receiving each episode as it finishes (default for language models: evals/...)")
     p.add_argument("--resume", action="store_true", help="continue --output, playing only the episodes it lacks")

@@ -9,8 +9,8 @@ from .evaluation import (MODEL_POLICIES, POLICIES, ModelSpec, episode_records, e
                          run_episode)
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
-from .results import default_results_path, pass_hat_k
+from .results import default_results_path, pass_at_k, pass_hat_k
 
 __all__ = ["Agent", "BatchPolicy", "ChatClient", "ChatReply", "EndpointError", "episode_records", "ExpertPolicy", "MODEL_POLICIES", "ModelSpec",
            "OpenAIChatAgent", "POLICIES", "RandomPolicy", "TransformersAgent", "Turn", "default_results_path", "evaluate",
-           "is_model_policy", "model_policy", "pass_hat_k", "run_episode", "tool_env"]
+           "is_model_policy", "model_policy", "pass_at_k", "pass_hat_k", "run_episode", "tool_env"]

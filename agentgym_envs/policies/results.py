@@ -1,5 +1,5 @@
 """Per-episode evaluation results: a JSONL file written as episodes finish (so an interrupted
-evaluation resumes and loses nothing), and their summary: mean metrics and pass^k.
+evaluation resumes and loses nothing), and their summary: mean metrics, pass^k and pass@k.
 
 The file's first line is ``{"config": {...}}`` (what was evaluated, and how); each further line
 is one finished episode: ``{"task": <reset seed, or task id>, "trial": t, "return": ..., "metrics": {...},
@@ -15,27 +15,41 @@ import os
 import re
 from math import comb
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 Key = tuple[int | str, int]  # (task seed or task id, trial)
+
+
+def _per_task_mean(successes: Mapping[Any, Sequence[bool]], k: int, name: str,
+                   chance: Callable[[int, int], float]) -> float:
+    """``chance(n, c)`` for each task with ``n`` trials of which ``c`` succeeded, averaged over tasks."""
+    if not successes:
+        raise ValueError(f"{name} needs at least one task")
+    values = []
+    for task, outcomes in successes.items():
+        if len(outcomes) < k:
+            raise ValueError(f"task {task!r} has {len(outcomes)} trials, fewer than k={k}")
+        values.append(chance(len(outcomes), sum(map(bool, outcomes))))
+    return sum(values) / len(values)
 
 
 def pass_hat_k(successes: Mapping[Any, Sequence[bool]], k: int) -> float:
     """tau2's pass^k: for each task with ``n`` trials of which ``c`` succeeded, C(c, k) / C(n, k),
     averaged over tasks (the chance that ``k`` trials drawn without replacement all succeed)."""
-    if not successes:
-        raise ValueError("pass^k needs at least one task")
-    values = []
-    for task, outcomes in successes.items():
-        if len(outcomes) < k:
-            raise ValueError(f"task {task!r} has {len(outcomes)} trials, fewer than k={k}")
-        values.append(comb(sum(map(bool, outcomes)), k) / comb(len(outcomes), k))
-    return sum(values) / len(values)
+    return _per_task_mean(successes, k, "pass^k", lambda n, c: comb(c, k) / comb(n, k))
+
+
+def pass_at_k(successes: Mapping[Any, Sequence[bool]], k: int) -> float:
+    """pass@k (the unbiased estimator of Chen et al., 2021): for each task with ``n`` trials of
+    which ``c`` succeeded, 1 - C(n - c, k) / C(n, k), averaged over tasks (the chance that at
+    least one of ``k`` trials drawn without replacement succeeds). Where pass@k is far above
+    pass@1, sampling solves tasks that one try misses: what reinforcement learning can sharpen."""
+    return _per_task_mean(successes, k, "pass@k", lambda n, c: 1 - comb(n - c, k) / comb(n, k))
 
 
 def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, float]:
     """Mean metrics of ``records``, ``return``, ``episodes``, ``errors``, and ``pass^1 .. pass^trials``
-    when ``trials`` > 1. An episode ended by an error counts as a failure in ``success`` and pass^k;
+    and ``pass@2 .. pass@trials`` when ``trials`` > 1. An episode ended by an error counts as a failure in ``success`` and pass^k;
     the other metrics average the episodes that finished (and every episode that has them)."""
     records = list(records)
     if not records:
@@ -55,6 +69,8 @@ def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, fl
             by_task.setdefault(record["task"], []).append(record["metrics"]["success"] >= 1.0)
         for k in range(1, trials + 1):
             summary[f"pass^{k}"] = pass_hat_k(by_task, k)
+        for k in range(2, trials + 1):  # pass@1 is pass^1
+            summary[f"pass@{k}"] = pass_at_k(by_task, k)
     return summary
 
 

@@ -30,7 +30,7 @@ def test_hf_policy_reports_pass_hat_k_beside_the_mean(micro_model, tmp_path, cap
     assert main(["eval", "math", "--policy", "hf", "--model", str(micro_model), "--episodes", "1", "--trials", "2",
                  "--concurrency", "2", "--max-tokens", "4", "--max-turns", "2", "--output", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "1 tasks x 2 trials" in out and "| pass^1 | pass^2 |" in out and "llm_completion_tokens" in out
+    assert "1 tasks x 2 trials" in out and "| pass^1 | pass^2 | pass@2 |" in out and "llm_completion_tokens" in out
     assert sorted((r["task"], r["trial"]) for r in episode_lines(path)) == [(0, 0), (0, 1)]
 
 

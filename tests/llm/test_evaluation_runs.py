@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentgym_envs.policies import episode_records, evaluate, pass_hat_k
+from agentgym_envs.policies import episode_records, evaluate, pass_at_k, pass_hat_k
 from agentgym_envs.policies.results import summarize
 
 CS = "AgentGym/CustomerSupport-v0"
@@ -21,6 +21,15 @@ def test_pass_hat_k_follows_tau2_definition():
         pass_hat_k(trials, 5)
 
 
+def test_pass_at_k_is_the_chance_that_one_of_k_trials_succeeds():
+    trials = {"a": [True, False, False, False], "b": [False] * 4, "c": [True] * 4}
+    assert pass_at_k(trials, 1) == pytest.approx(pass_hat_k(trials, 1))
+    assert pass_at_k(trials, 2) == pytest.approx((1 - 3 / 6 + 0 + 1) / 3)  # 1 - C(3,2)/C(4,2) for task a
+    assert pass_at_k(trials, 4) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="fewer than k=5"):
+        pass_at_k(trials, 5)
+
+
 def test_an_episode_ended_by_an_error_is_a_failure_and_leaves_other_means_alone():
     records = [
         {"task": 0, "trial": 0, "return": 2.0, "metrics": {"success": 1.0, "turns": 3.0}, "error": None},
@@ -29,6 +38,7 @@ def test_an_episode_ended_by_an_error_is_a_failure_and_leaves_other_means_alone(
     summary = summarize(records, trials=2)
     assert summary["success"] == 0.5 and summary["turns"] == 3.0 and summary["return"] == 2.0
     assert summary["errors"] == 1.0 and summary["pass^1"] == 0.5 and summary["pass^2"] == 0.0
+    assert summary["pass@2"] == 1.0 and "pass@1" not in summary
 
 
 def test_concurrency_and_trials_give_the_sequential_metrics():
