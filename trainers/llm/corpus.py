@@ -56,10 +56,7 @@ class Augment:
     a word of another prompt, to insert a random word after it; ``clean`` is the share of
     tasks whose wording is left as written, ``scramble`` the share whose every word is
     replaced by a random one (placeholders kept); ``shapes`` the share of easy Math-v0 tasks
-    whose written expression is a random arithmetic shape instead of the template's;
-    ``reorder`` the share of CustomerSupport-v0 tickets whose placeholders trade places (the
-    address where the name was, and so on), so that a value is found by its form wherever it
-    stands rather than by the words before it."""
+    whose written expression is a random arithmetic shape instead of the template's."""
 
     drop: float = 0.1
     swap: float = 0.1
@@ -67,10 +64,9 @@ class Augment:
     clean: float = 0.3
     scramble: float = 0.2
     shapes: float = 0.5
-    reorder: float = 0.25
 
 
-NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+NO_AUGMENT = Augment(0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 _CONSONANTS = "bcdfghjklmnprstvwz"
 _VOWELS = "aeiou"
@@ -117,15 +113,6 @@ def perturb(template: str, vocabulary: Sequence[str], rng: random.Random, augmen
         if rng.random() < augment.insert:
             out.append(rng.choice(vocabulary))
     return " ".join(out)
-
-
-def reorder_placeholders(template: str, rng: random.Random) -> str:
-    """``template`` with its placeholders shuffled among their places (``"{name} here ({email})"``
-    may become ``"{email} here ({name})"``); the words stay where they are."""
-    names = re.findall(r"{(\w+)}", template)
-    rng.shuffle(names)
-    places = iter(names)
-    return re.sub(r"{\w+}", lambda _: "{" + next(places) + "}", template)
 
 
 def _vocabulary(texts: Sequence[str]) -> list[str]:
@@ -313,10 +300,7 @@ def support_task(index: int, rng: random.Random, vocabulary: Sequence[str], augm
         invoices.append({**latest, "invoice_id": f"INV-{_digits(rng)}", "status": "duplicate",
                          "description": latest["description"] + " (charged twice)"})
     logs = _logs(kind, issue, endpoint, migration_source, latest["date"], rng)
-    phrasing = rng.choice(support_pools.PHRASINGS[kind]["train"])
-    if augment.reorder and rng.random() < augment.reorder:
-        phrasing = reorder_placeholders(phrasing, rng)
-    phrasing = perturb(phrasing, vocabulary, rng, augment)
+    phrasing = perturb(rng.choice(support_pools.PHRASINGS[kind]["train"]), vocabulary, rng, augment)
     text = phrasing.format(name=customer["name"], email=customer["email"], plan=plan, amount=f"${amount:.2f}",
                            date=latest["date"], month=latest["date"][:7], endpoint=endpoint, source=migration_source)
     ticket = Ticket(f"{word(rng, (1, 2))}-{rng.randint(0, 10**9)}-{index}", kind, text, customer, invoices, logs,
