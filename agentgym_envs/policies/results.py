@@ -49,8 +49,9 @@ def pass_at_k(successes: Mapping[Any, Sequence[bool]], k: int) -> float:
 
 def summarize(records: Iterable[Mapping[str, Any]], trials: int) -> dict[str, float]:
     """Mean metrics of ``records``, ``return``, ``episodes``, ``errors``, and ``pass^1 .. pass^trials``
-    and ``pass@2 .. pass@trials`` when ``trials`` > 1. An episode ended by an error counts as a failure in ``success`` and pass^k;
-    the other metrics average the episodes that finished (and every episode that has them)."""
+    and ``pass@2 .. pass@trials`` when ``trials`` > 1. An episode ended by an error counts as a
+    failure in ``success``, pass^k and pass@k; the other metrics average the episodes that
+    finished (and every episode that has them)."""
     records = list(records)
     if not records:
         raise ValueError("no episodes to summarize")
