@@ -247,6 +247,13 @@ def cmd_llm_build_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_llm_corrections(args: argparse.Namespace) -> int:
+    from trainers.llm.corrections import run_from_args
+
+    run_from_args(args)
+    return 0
+
+
 def policy_name(name: str) -> str:
     """``--policy``'s values: a known policy, or a ``module:factory`` spec."""
     if name in POLICIES or is_model_policy(name):
@@ -265,6 +272,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from trainers.llm.build import add_arguments as add_llm_build_arguments
+    from trainers.llm.corrections import add_arguments as add_llm_corrections_arguments
 
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")
@@ -344,10 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_arguments(p, "runs/agentgym.db, or AGENTGYM_RUN_STORE")
     p.set_defaults(func=cmd_eval)
     add_runs_parser(sub)
-    p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Qwen2 network, "
+    p = sub.add_parser("llm-build-model", help="build the project's small chat model: BPE tokenizer, Llama network, "
                        "SFT warm start on expert trajectories (needs the llm extra)")
     add_llm_build_arguments(p)
     p.set_defaults(func=cmd_llm_build_model)
+    p = sub.add_parser("llm-corrections", help="a local model plays fresh tasks; the scripted expert's next call on "
+                       "the states after its slips is written as SFT data (DAgger; needs the llm extra)")
+    add_llm_corrections_arguments(p)
+    p.set_defaults(func=cmd_llm_corrections)
     return parser
 
 

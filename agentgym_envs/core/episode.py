@@ -64,6 +64,12 @@ def with_article(noun: str) -> str:
     return ("an " if vowel_sound else "a ") + noun
 
 
+def assistant_message(call: ToolCall, call_id: str) -> dict[str, Any]:
+    """The assistant turn that makes ``call``, in the OpenAI chat format the conversation keeps."""
+    function = {"name": call.name, "arguments": call.arguments_json}
+    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+
+
 def describe_call(call: ToolCall) -> str:
     """How a call is written in the observation and counted in tokens."""
     return f"{call.name} {call.arguments_json}"
@@ -272,19 +278,7 @@ class Episode:
             self.messages.append({"role": "user", "content": report.result})
             return
         call_id = f"call_{self.calls}"
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": report.call.name, "arguments": report.call.arguments_json},
-                    }
-                ],
-            }
-        )
+        self.messages.append(assistant_message(report.call, call_id))
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": report.result})
 
     # ------------------------------------------------------------ observation
