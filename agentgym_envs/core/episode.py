@@ -6,7 +6,6 @@ OpenAI-format conversation, the incremental text observation, and the episode's 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any, Collection, Sequence
 
