@@ -289,8 +289,6 @@ def first_env_steps(records: list[dict[str, Any]], steps: int) -> list[dict[str,
     return taken
 
 
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="a local model directory or a Hugging Face hub id")
