@@ -33,3 +33,16 @@ def test_the_same_seed_gives_the_same_corrections(micro_model, tmp_path):
                          "--max-new-tokens", "24",
                          "--out", str(tmp_path / f"{name}.jsonl")]) == 0
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
+
+
+def test_a_build_with_a_corrections_round_learns_from_them_after_its_sft(tmp_path):
+    from safetensors.torch import load_file
+
+    from trainers.llm.build import build_model
+
+    out = build_model(tmp_path / "micro", size="micro", envs=["math"], device="cpu", corrections=3)
+    records = (out / "corrections.jsonl").read_text().splitlines()
+    assert records and all(json.loads(line)["messages"][-1]["role"] == "assistant" for line in records)
+    final, before = load_file(out / "model.safetensors"), load_file(out / "sft" / "model" / "model.safetensors")
+    assert final.keys() == before.keys() and any(not (final[k] == before[k]).all() for k in final)
+    assert (out / "sft_corrections" / "model" / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()

@@ -295,12 +295,13 @@ def main() -> None:
     parser.add_argument("--data", nargs="+", required=True, help="chat JSONL trajectory files")
     parser.add_argument("--run-dir", default=Config.run_dir)
     parser.add_argument("--epochs", type=int, default=Config.epochs)
+    parser.add_argument("--learning-rate", type=float, default=Config.learning_rate)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
-    out = fine_tune(Config(model=args.model, data=args.data, run_dir=args.run_dir, epochs=args.epochs, seed=args.seed,
-                       device=args.device), resume=args.resume)
+    out = fine_tune(Config(model=args.model, data=args.data, run_dir=args.run_dir, epochs=args.epochs,
+                           learning_rate=args.learning_rate, seed=args.seed, device=args.device), resume=args.resume)
     print(f"saved {out}")
 
 
