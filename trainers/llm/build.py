@@ -7,8 +7,9 @@ and the ``llm-sft`` warm start on those trajectories.
 ``<out>`` then holds the warm-started model and tokenizer (``save_pretrained``: any Hugging
 Face code path loads it), ``base/`` the untrained one, ``sft/`` the SFT run (TensorBoard,
 checkpoint) and ``expert_train.jsonl`` the trajectories it learnt from; with a corrections
-round (``tiny``'s recipe, or ``--corrections``), ``corrections.jsonl`` the expert's calls after the SFT'd model's
-own slips (:mod:`trainers.llm.corrections`) and ``sft_corrections/`` the SFT run on them.
+round (``tiny``'s recipe, or ``--corrections``), ``corrections.jsonl`` the expert's calls after
+the SFT'd model's own slips (:mod:`trainers.llm.corrections`) and ``sft_corrections/`` the SFT
+run on them.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ class Config:
 def collect(config: Config) -> dict[str, Any]:
     """Play ``config.tasks`` tasks and append their corrections to ``config.out``; return the
     episodes' summary (:func:`~trainers.llm.rollout.summarize`) plus ``records`` written,
-    ``slipped_episodes`` (the share with at least one record) and ``seconds``."""
+    ``labelled_episodes`` (how many have at least one record) and ``seconds``."""
     env_id = canonical_env_id(config.env_id)
     if env_id not in TASKS:
         raise ValueError(f"no augmented tasks for {env_id}; choose from {sorted(TASKS)}")
