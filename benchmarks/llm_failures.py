@@ -9,7 +9,10 @@ as the first):
 - **other**: every call ran, but the episode did not solve the task (a wrong value, a missing
   or wrong step, an answer that is off).
 
-Each kind is shown with its first episode's first offending reply (or the env's verdict).
+Each kind is shown with its first episode's first offending reply (or the env's verdict), and
+the episodes solved per task family (Math-v0's problem template, CustomerSupport-v0's ticket
+kind): which kinds of task the model has learnt, and which it has not (Math-v0's test split
+holds templates whose phrasing or solution shape no train template has).
 Writes ``benchmarks/results/llm_failures.md``.
 
     python benchmarks/llm_failures.py --model models/agentgym-tiny --envs customer_support math --splits test train
@@ -24,6 +27,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import gymnasium as gym
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
@@ -91,6 +96,34 @@ def play_greedy(agent: TransformersAgent, env_id: str, split: str, episodes: int
     return [episode_end(record, watch.cut) for record in records]
 
 
+def task_families(env_id: str, split: str, episodes: int, task_file: str | None = None) -> list[str]:
+    """The family of each task seeded ``0 .. episodes - 1``: its ``template`` (Math-v0's
+    problems), else its ``kind`` (CustomerSupport-v0's tickets), else ``"-"``."""
+    env = gym.make(env_id, split=split, **({} if task_file is None else {"task_file": task_file}))
+    families = []
+    for seed in range(episodes):
+        _, info = env.reset(seed=seed)
+        task = env.unwrapped.tasks.get(info["task_id"])
+        families.append(getattr(task, "template", "") or getattr(task, "kind", "") or "-")
+    env.close()
+    return families
+
+
+def family_table(ends_by_source: dict[str, list[tuple[str, str]]],
+                 families_by_source: dict[str, list[str]]) -> list[str]:
+    """Solved / episodes per task family (rows) and source (columns)."""
+    sources = list(ends_by_source)
+    rows = sorted({family for families in families_by_source.values() for family in families})
+    lines = ["| task family | " + " | ".join(sources) + " |", "|-|" + "-|" * len(sources)]
+    for family in rows:
+        cells = []
+        for source in sources:
+            kinds = [kind for (kind, _), f in zip(ends_by_source[source], families_by_source[source]) if f == family]
+            cells.append(f"{kinds.count(KINDS[0])} / {len(kinds)}" if kinds else "")
+        lines.append(f"| {family} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def table(ends_by_source: dict[str, list[tuple[str, str]]]) -> list[str]:
     lines = ["| env, tasks | episodes | " + " | ".join(KINDS) + " |", "|-|-|" + "-|" * len(KINDS)]
     for source, ends in ends_by_source.items():
@@ -125,15 +158,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.task_file and len(args.envs) != 1:
         parser.error("--task-file takes one env")
     splits = ["train"] if args.task_file else args.splits
-    ends_by_source = {f"{resolve_env_id(env)}, {args.task_file or split}":
-                      play_greedy(agent, resolve_env_id(env), split, args.episodes, args.task_file)
-                      for env in args.envs for split in splits}
+    sources = {f"{resolve_env_id(env)}, {args.task_file or split}": (resolve_env_id(env), split)
+               for env in args.envs for split in splits}
+    ends_by_source = {source: play_greedy(agent, env_id, split, args.episodes, args.task_file)
+                      for source, (env_id, split) in sources.items()}
+    families_by_source = {source: task_families(env_id, split, args.episodes, args.task_file)
+                          for source, (env_id, split) in sources.items()}
     command = "python benchmarks/llm_failures.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     lines = [f"# How `{args.model}`'s greedy episodes end", "", f"Command: `{command}`", "",
              f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, device {args.device}; episodes seeded 0.. "
              "(those of `agentgym eval --policy hf`). A failure counts under the kind of its first offending reply: one "
              f"that ran to the limit of {args.max_new_tokens} tokens, or else one the env could not run as a call.", "",
-             *table(ends_by_source), "", "The first example of each kind:", "", *examples(ends_by_source)]
+             *table(ends_by_source), "", "The first example of each kind:", "", *examples(ends_by_source), "",
+             "Solved / episodes per task family (Math-v0: the problem's template; CustomerSupport-v0: the "
+             "ticket's kind):", "", *family_table(ends_by_source, families_by_source)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

@@ -7,6 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentgym_envs.scenarios.customer_support.tickets import KIND_DIFFICULTY
+
 pytest.importorskip("transformers")
 
 @pytest.fixture
@@ -48,3 +50,12 @@ def test_the_census_of_a_real_model_is_written_with_its_command(failures, micro_
     assert all(kind == "a reply that never ended" for source in ends.values() for kind, _ in source)  # one token is no call
     page = out.read_text()
     assert "--max-new-tokens 1" in page and "| AgentGym/Math-v0, train | 2 | 0 | 2 | 0 | 0 |" in page
+
+
+def test_episodes_are_counted_per_task_family(failures):
+    families = failures.task_families("AgentGym/Math-v0", "test", 3)
+    assert len(families) == 3 and all(name.startswith("test-") for name in families)  # Math-v0: templates
+    assert set(failures.task_families("AgentGym/CustomerSupport-v0", "test", 5)) <= set(KIND_DIFFICULTY)  # kinds
+    ends = {"a": [("solved", ""), ("other", "wrong"), ("solved", "")]}
+    table = failures.family_table(ends, {"a": ["x", "x", "y"]})
+    assert table[2:] == ["| x | 1 / 2 |", "| y | 1 / 1 |"]
