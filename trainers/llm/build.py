@@ -7,7 +7,7 @@ and the ``llm-sft`` warm start on those trajectories.
 ``<out>`` then holds the warm-started model and tokenizer (``save_pretrained``: any Hugging
 Face code path loads it), ``base/`` the untrained one, ``sft/`` the SFT run (TensorBoard,
 checkpoint) and ``expert_train.jsonl`` the trajectories it learnt from; with a corrections
-round (``tiny``'s recipe, or ``--corrections``), ``corrections.jsonl`` the expert's calls after
+round (``--corrections``), ``corrections.jsonl`` the expert's calls after
 the SFT'd model's own slips (:mod:`trainers.llm.corrections`) and ``sft_corrections/`` the SFT
 run on them.
 """
@@ -33,15 +33,19 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # the episodes, so that copying is kept while the tool calls are learnt; ``corrections``: a last
 # round of DAgger (``tasks`` fresh tasks per env played by the SFT'd model, the expert's next
 # call labelled from each slip on, then SFT at ``learning_rate`` on those mixed with ``replay``
-# of the expert episodes; benchmarks/results/llm_model.md). micro is sized to seconds (it
-# only has to exist, load and run); tiny to minutes of the shared 2-core CPU at light load (a
-# job on the other core can make a step 3-6x slower); small to one GPU (what its stages took on
-# an H100: benchmarks/results/llm_grpo.md). lr 1e-3: at 3e-3 the tiny network did not learn to
-# copy (benchmarks/results/llm_model.md).
+# of the expert episodes; benchmarks/results/llm_model.md; ``--corrections TASKS`` turns it
+# on). micro is sized to seconds (it only has to exist, load and run); tiny to 20 minutes of
+# the 2-core CPU at light load (a job on the other core can make a step 3-6x slower); small to
+# one GPU (what its stages took on an H100: benchmarks/results/llm_grpo.md). Drills at lr 1e-3:
+# at 3e-3 the tiny network did not learn to copy; tiny's episodes at 8 a step and lr 2e-3: one
+# epoch of 16 a step at 1e-3 left them under-fitted, and twice the updates at 8 a step cost a
+# sixth more time, where a second epoch or the corrections round cost 18-24 minutes more
+# (benchmarks/results/llm_model.md).
 RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
-           "tiny": {"episodes": 9600, "drills": 32000, "replay": 3200, "drill_sft": {"batch_size": 32, "micro_batch": 32},
-                    "epochs": 1, "batch_size": 16, "learning_rate": 1e-3, "warmup_steps": 20,
-                    "corrections": {"tasks": 3000, "replay": 19200, "learning_rate": 3e-4}},
+           "tiny": {"episodes": 9600, "drills": 32000, "replay": 3200,
+                    "drill_sft": {"batch_size": 32, "micro_batch": 32, "learning_rate": 1e-3},
+                    "epochs": 1, "batch_size": 8, "learning_rate": 2e-3, "warmup_steps": 20,
+                    "corrections": {"tasks": 0, "replay": 19200, "learning_rate": 3e-4}},
            "small": {"episodes": 20000, "drills": 64000, "replay": 10000, "drill_sft": {"batch_size": 64, "micro_batch": 64},
                      "epochs": 3, "batch_size": 32, "learning_rate": 1e-3, "warmup_steps": 100}}
 
