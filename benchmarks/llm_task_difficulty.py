@@ -34,22 +34,30 @@ from trainers.llm.chat import ChatFormat  # noqa: E402
 from trainers.llm.rollout import Sampling, play  # noqa: E402
 
 
-def sampled_success(model: str, env_id: str, lines: list[str], episodes: int, temperature: float,
-                    device: torch.device, batch: int = 64) -> np.ndarray:
-    """The mean success of ``episodes`` sampled episodes of each task line's task."""
+def sampled_success(model: str, env_id: str, resets: list[dict], temperature: float, device: torch.device,
+                    batch: int = 64, **env_kwargs) -> np.ndarray:
+    """The success of one episode per entry of ``resets`` (the keyword arguments of its
+    ``reset``), played in text mode at ``temperature`` (0: greedy) on envs made with
+    ``env_kwargs``, the outcome score as the return."""
     network, tokenizer = runtime.load(model, device)
     fmt, window = ChatFormat(tokenizer), runtime.window(network, tokenizer)
-    task_ids = [json.loads(line)["task_id"] for line in lines]
-    with tempfile.TemporaryDirectory() as folder:
-        task_file = Path(folder) / "tasks.jsonl"
-        task_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        envs = [gym.make(env_id, action_mode="text", task_file=str(task_file), reward_config={"mode": "outcome"})
-                for _ in range(min(batch, episodes * len(lines)))]
-    resets = [{"seed": k, "options": {"task_id": task_id}} for task_id in task_ids for k in range(episodes)]
+    envs = [gym.make(env_id, action_mode="text", reward_config={"mode": "outcome"}, **env_kwargs)
+            for _ in range(min(batch, len(resets)))]
     trajectories, _ = play(network.eval(), fmt, envs, resets, Sampling(temperature), device, window)
     for env in envs:
         env.close()
-    return np.array([t.metrics.get("success", 0.0) for t in trajectories]).reshape(len(lines), episodes).mean(1)
+    return np.array([t.metrics.get("success", 0.0) for t in trajectories])
+
+
+def task_file_success(model: str, env_id: str, lines: list[str], episodes: int, temperature: float,
+                      device: torch.device) -> np.ndarray:
+    """The mean success of ``episodes`` sampled episodes of each task line's task."""
+    resets = [{"seed": k, "options": {"task_id": json.loads(line)["task_id"]}} for line in lines for k in range(episodes)]
+    with tempfile.TemporaryDirectory() as folder:
+        task_file = Path(folder) / "tasks.jsonl"
+        task_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        success = sampled_success(model, env_id, resets, temperature, device, task_file=str(task_file))
+    return success.reshape(len(lines), episodes).mean(1)
 
 
 def main() -> None:
@@ -69,8 +77,8 @@ def main() -> None:
     seed_everything(args.seed, 0)
     lines = [line for line in Path(args.task_file).read_text(encoding="utf-8").splitlines() if line.strip()]
     lines = lines[: args.first]
-    success = sampled_success(args.model, resolve_env_id(args.env), lines, args.episodes, args.temperature,
-                              torch.device(resolve_device(args.device)))
+    success = task_file_success(args.model, resolve_env_id(args.env), lines, args.episodes, args.temperature,
+                                torch.device(resolve_device(args.device)))
     low, high = args.band
     kept = [line for line, value in zip(lines, success) if low <= value <= high][: args.keep]
     for line, value in zip(lines, success):
