@@ -5,11 +5,13 @@ at least one of k sampled episodes solves.
 GRPO raises the likelihood of the model's own successful samples, so pass@k of the start is
 the reach of that mechanism on the tasks played: a task no sampled episode solves gives its
 group no advantage, and what GRPO on the train split adds to the test split has to come
-from transfer alone. RL with verifiable rewards on LLMs raises pass@1 towards the base
-model's pass@k without widening pass@k at large k (Yue et al., 2025, "Does Reinforcement
-Learning Really Incentivize Reasoning Capacity in LLMs Beyond the Base Model?",
-arXiv:2504.13837). Tasks are those of ``agentgym eval`` and ``llm_failures.py``: seeded 0..
-Writes ``benchmarks/results/llm_coverage.md``.
+from transfer alone. LLMs trained with RL on verifiable rewards beat their base models at
+pass@1 but not at large k, where the base model's pass@k is as high or higher (Yue et al.,
+2025, "Does Reinforcement Learning Really Incentivize Reasoning Capacity in LLMs Beyond the
+Base Model?", arXiv:2504.13837). Tasks are those of ``agentgym eval`` and ``llm_failures.py``: seeded 0..
+(``agentgym eval ENV --trials K --temperature T`` gives pass@K over all tasks for any policy;
+this script splits it by task family for a local model.) Writes
+``benchmarks/results/llm_coverage.md``.
 
     python benchmarks/llm_coverage.py --model models/agentgym-tiny --envs math customer_support --splits test train
 """
@@ -94,10 +96,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             started = time.time()
             greedy, sampled = coverage(args.model, env_id, split, args.tasks, k, args.temperature, device)
             results[f"{env_id}, {split}"] = (greedy, sampled)
-            lines += ["", f"## {env_id}, {split} ({time.time() - started:.0f} s)", "",
-                      f"| task family | tasks | greedy | pass@1 | pass@{k} |", "|-|-|-|-|-|",
-                      *family_rows(task_families(env_id, split, args.tasks), greedy, sampled)]
-            print("\n".join(lines[-args.tasks - 6:]), flush=True)
+            section = ["", f"## {env_id}, {split} ({time.time() - started:.0f} s)", "",
+                       f"| task family | tasks | greedy | pass@1 | pass@{k} |", "|-|-|-|-|-|",
+                       *family_rows(task_families(env_id, split, args.tasks), greedy, sampled)]
+            print("\n".join(section), flush=True)
+            lines += section
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return results
