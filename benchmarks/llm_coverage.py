@@ -8,10 +8,10 @@ group no advantage, and what GRPO on the train split adds to the test split has 
 from transfer alone. LLMs trained with RL on verifiable rewards beat their base models at
 pass@1 but not at large k, where the base model's pass@k is as high or higher (Yue et al.,
 2025, "Does Reinforcement Learning Really Incentivize Reasoning Capacity in LLMs Beyond the
-Base Model?", arXiv:2504.13837). Tasks are those of ``agentgym eval`` and ``llm_failures.py``: seeded 0..
-(``agentgym eval ENV --trials K --temperature T`` gives pass@K over all tasks for any policy;
-this script splits it by task family for a local model.) Writes
-``benchmarks/results/llm_coverage.md``.
+Base Model?", arXiv:2504.13837). Tasks are those of ``agentgym eval`` and
+``llm_failures.py``: seeded 0.. (``agentgym eval ENV --trials K --temperature T`` gives pass@K
+over all tasks for any policy; this script splits it by task family for a local model).
+Writes ``benchmarks/results/llm_coverage.md``.
 
     python benchmarks/llm_coverage.py --model models/agentgym-tiny --envs math customer_support --splits test train
 """
