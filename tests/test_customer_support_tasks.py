@@ -1,6 +1,7 @@
 """Ticket generation, splits, the expert and the random floor, user task files."""
 
 import json
+import re
 
 import gymnasium as gym
 import pytest
@@ -47,6 +48,20 @@ def test_test_split_uses_phrasings_and_values_never_seen_in_train():
     train_values = {v for t in train for v in _values(t)}
     test_values = {v for t in test for v in _values(t)}
     assert not train_values & test_values
+
+
+def test_a_ticket_worded_by_the_other_split_keeps_its_values():
+    for index in range(40):
+        own, crossed = generate_ticket("train", index), generate_ticket("train", index, wording="test")
+        assert crossed.customer == own.customer and crossed.invoices == own.invoices and crossed.logs == own.logs
+        assert own.customer["email"] in crossed.text
+        assert _worded_by(crossed.text, P.PHRASINGS[crossed.kind]["test"])
+        assert not _worded_by(crossed.text, P.PHRASINGS[crossed.kind]["train"])
+
+
+def _worded_by(text, phrasings):
+    """Whether every fixed fragment of one of ``phrasings`` appears in ``text``."""
+    return any(all(part in text for part in re.split(r"\{\w+\}", phrasing)) for phrasing in phrasings)
 
 
 def _values(ticket):

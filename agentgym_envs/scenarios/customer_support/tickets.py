@@ -85,8 +85,10 @@ def _check_invoice(invoice: Any, where: str) -> None:
         raise TaskFormatError(f"field '{where}.status' must be 'paid' or 'duplicate'", f"{where}.status")
 
 
-def generate_ticket(split: str, index: int) -> Ticket:
-    """The ticket ``"<split>-<index>"``: a pure function of its arguments."""
+def generate_ticket(split: str, index: int, wording: str | None = None) -> Ticket:
+    """The ticket ``"<split>-<index>"``: a pure function of its arguments. ``wording`` names the
+    split whose phrasings write its text (default: ``split``); the values stay ``split``'s, so
+    a ticket crossed this way tells unseen values from unseen phrasings."""
     rng = random.Random(SPLIT_CODES[split] << 40 | index)
     pick = rng.choice
     kind = pick(tuple(KIND_DIFFICULTY))
@@ -113,7 +115,7 @@ def generate_ticket(split: str, index: int) -> Ticket:
         invoices.append({**latest, "invoice_id": f"INV-{int(rng.randint(low, high))}", "status": "duplicate",
                          "description": latest["description"] + " (charged twice)"})
     logs = _logs(kind, issue, endpoint, source, latest["date"], rng)
-    text = pick(P.PHRASINGS[kind][split]).format(
+    text = pick(P.PHRASINGS[kind][wording or split]).format(
         name=customer["name"], email=customer["email"], plan=plan, amount=f"${price:.2f}", date=latest["date"],
         month=latest["date"][:7], endpoint=endpoint, source=source,
     )
