@@ -73,14 +73,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--tasks", type=int, default=100, help="tasks per split, seeded 0..")
     parser.add_argument("--samples", type=int, default=16, help="k: sampled episodes per task")
     parser.add_argument("--temperature", type=float, default=1.0, help="GRPO's sampling temperature by default")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "llm_coverage.md")
     args = parser.parse_args(argv)
-    seed_everything(args.seed, 0)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    seed_everything(args.seed, args.threads)
     device = torch.device(resolve_device(args.device))
     command = "python benchmarks/llm_coverage.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     k = args.samples

@@ -25,8 +25,8 @@ def test_the_tasks_in_the_band_are_written_as_the_files_own_lines(difficulty, mi
 
     tasks = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1))
     out = tmp_path / "band.jsonl"
-    success = difficulty.task_file_success(str(micro_model), "AgentGym/Math-v0", tasks.read_text().splitlines(), 2, 1.0,
-                                         difficulty.torch.device("cpu"))
+    success = difficulty.task_file_success(str(micro_model), "AgentGym/Math-v0", tasks.read_text().splitlines(), 2,
+                                           1.0, difficulty.torch.device("cpu"))
     assert success.shape == (3,) and ((success >= 0) & (success <= 1)).all()
     run(difficulty, monkeypatch, "--model", str(micro_model), "--task-file", str(tasks), "--episodes", "2",
         "--band", "0", "1", "--keep", "2", "--out", str(out))
