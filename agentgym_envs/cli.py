@@ -83,7 +83,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
                        run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
                        progress=not args.no_progress, overrides=overrides, num_workers=args.num_workers,
-                       ray_address=args.ray_address, run_store=args.store, record=not args.no_store))
+                       ray_address=args.ray_address, run_store=args.store, record=not args.no_store,
+                       curriculum=tuple(level for level in (args.curriculum or "").split(",") if level),
+                       curriculum_threshold=args.curriculum_threshold))
     return 0
 
 
@@ -297,6 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-episodes", type=int, default=100, help="final evaluation episodes per split")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--curriculum", metavar="L0,L1,...", help="train through these levels of the env's family (names "
+                   "like L0, or ids), moving up when train success reaches --curriculum-threshold; the last is evaluated")
+    p.add_argument("--curriculum-threshold", type=float, default=0.9, metavar="RATE",
+                   help="success rate over a level's latest 50 episodes that moves training up (default: %(default)s)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a setting: env_kwargs={...} (gym.make arguments), training_reward={...} (reward_config fields "
                    "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "

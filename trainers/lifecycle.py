@@ -66,6 +66,7 @@ from tqdm import tqdm
 from agentgym_envs import resolve_env_id
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunRecorder, default_store_path, recording
+from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
 
 from .vector_env import SyncStatsVectorEnv
 
@@ -77,6 +78,9 @@ CURVE_SEED = 10_000  # learning-curve evaluations use other episodes than the fi
 TARGET_SUCCESS = 0.95  # a run "reaches the target" when its test success is at least this
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
+TRAIN_CURVE_FILE = "train_curve.json"
+EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction", LEVEL_KEY)  # logged as metrics/<name>
+TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
 LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward", "progress")  # --set names the lifecycle takes; the rest are the algorithm's
 
 
@@ -106,6 +110,8 @@ class TrainRequest:
     ray_address: str | None = None  # None: a local Ray started on demand; "auto": the cluster of this machine
     record: bool = True  # record the run and its final evaluation's episodes in the rollout store
     run_store: str | None = None  # the rollout store (None: AGENTGYM_RUN_STORE, else <run_root>/agentgym.db)
+    curriculum: tuple[str, ...] = ()  # levels to train through (names like "L0" of env's family, or ids); the last is evaluated
+    curriculum_threshold: float = 0.9  # train success over the latest episodes of a level that moves training up a level
 
 
 @dataclass
@@ -113,8 +119,8 @@ class TrainResult:
     """The outcome of a run (``result.json``), as the benchmarks table it. ``total_steps``: env
     steps taken; ``sps``: env steps per second of training (evaluations excluded); ``curve``:
     ``(env_steps, test_success)`` points (``test_return`` for envs without a success metric);
-    ``steps_to_target``: the first curve step at which test success reached
-    :data:`TARGET_SUCCESS`; ``training_reward``: the ``reward_config`` the training envs used
+    ``train_curve``: the same points on the train split; ``steps_to_target``: the first curve step
+    at which test success reached :data:`TARGET_SUCCESS`; ``training_reward``: the ``reward_config`` the training envs used
     (the final metrics are always on the env's own reward)."""
 
     algo: str
@@ -129,6 +135,8 @@ class TrainResult:
     steps_to_target: int | None
     run_dir: str
     training_reward: dict[str, Any] | None = None
+    train_curve: list[tuple[int, float]] = field(default_factory=list)  # (env_steps, train_success), as ``curve``
+    curriculum: list[str] = field(default_factory=list)  # the level ids trained through (empty: none)
 
 
 class Agent(Protocol):
@@ -246,6 +254,20 @@ def canonical_env_id(env: str) -> str:
     raise ValueError(f"unknown environment {env!r}: neither an agentgym name (agentgym list) nor a registered gymnasium id")
 
 
+def level_id(env_id: str, level: str) -> str:
+    """A level of ``env_id``'s family: ``"L1"`` -> ``AgentGym/CustomerSupport-L1-v0``, ``"v0"`` -> the
+    family's ``-v0``; an env name or id is taken as it is."""
+    try:
+        return canonical_env_id(level)
+    except ValueError:
+        pass
+    family = re.sub(r"(-L\d+)?-v\d+$", "", env_id)
+    candidate = f"{family}-v0" if level == "v0" else f"{family}-{level}-v0"
+    if candidate not in gym.registry:
+        raise ValueError(f"no level {level!r} of {env_id}: {candidate} is not registered (agentgym list)")
+    return candidate
+
+
 def snake_case(name: str) -> str:
     """``SupportTeam`` -> ``support_team``."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
@@ -263,6 +285,14 @@ def make_env(env_id: str, split: str, env_kwargs: dict[str, Any], reward_config:
         if "unexpected keyword argument 'split'" not in str(exc):
             raise
         return gym.make(env_id, **kwargs)  # a control env (CartPole-v1) has no splits
+
+
+def make_curriculum_env(level_ids: tuple[str, ...], split: str, env_kwargs: dict[str, Any],
+                         reward_config: dict[str, Any] | None, threshold: float) -> gym.Env:
+    """A :class:`~agentgym_envs.wrappers.Curriculum` over ``level_ids``, each level's env as
+    :func:`make_env` makes it (module-level, so that factories of it pickle)."""
+    return Curriculum([functools.partial(make_env, env_id, split, env_kwargs, reward_config) for env_id in level_ids],
+                      threshold)
 
 
 def checked_env(env_id: str, env_kwargs: dict[str, Any], reward_config: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -349,6 +379,7 @@ class Run:
     overrides: dict[str, Any]  # the algorithm's config fields
     init_checkpoint: Path | None = None  # a warm start's checkpoint (BC's, for bc-ppo / bc-grpo)
     total_steps: int = DEFAULT_TOTAL_STEPS
+    curriculum: tuple[str, ...] = ()  # the level ids training moves through (empty: the run's env only)
     _writer: Any = None
 
     @property
@@ -371,7 +402,11 @@ class Run:
 
     # -------------------------------------------------------------- environments
     def env_factory(self, split: str = "train", training: bool = True) -> Callable[[], gym.Env]:
-        """A picklable factory of base envs of ``split``; ``training``: with :attr:`training_reward`."""
+        """A picklable factory of base envs of ``split``; ``training``: with :attr:`training_reward`, and
+        through the request's curriculum when it has one (evaluations play the run's own env)."""
+        if training and self.curriculum:
+            return functools.partial(make_curriculum_env, self.curriculum, split, self.env_kwargs, self.training_reward,
+                                     self.request.curriculum_threshold)
         return functools.partial(make_env, self.env_id, split, self.env_kwargs, self.training_reward if training else None)
 
     def make_env(self, split: str = "train", training: bool = True) -> gym.Env:
@@ -397,12 +432,22 @@ class Run:
                     dynamic_ncols=True)
 
     def curve_point(self, policy: TrainedPolicy, step: int, episodes: int) -> float:
-        """Greedy test-split success (or mean return, for envs without one) over ``episodes``
-        episodes, logged as ``eval/test_success`` (``eval/test_return``); returns the value."""
-        metrics = evaluate_policy(policy, "test", episodes, seed=CURVE_SEED)
-        tag, value = ("success", metrics["success"]) if "success" in metrics else ("return", metrics["return"])
-        self.writer.add_scalar(f"eval/test_{tag}", value, step)
-        return value
+        """Greedy success (or mean return, for envs without one) over ``episodes`` episodes of each
+        split, logged as ``eval/test_success`` and ``eval/train_success`` (``..._return``); the
+        train point is kept in ``train_curve.json`` (the result's ``train_curve``); returns the test value."""
+        values = {}
+        for split in ("train", "test"):
+            metrics = evaluate_policy(policy, split, episodes, seed=CURVE_SEED)
+            tag, values[split] = ("success", metrics["success"]) if "success" in metrics else ("return", metrics["return"])
+            self.writer.add_scalar(f"eval/{split}_{tag}", values[split], step)
+        curve = [point for point in self.train_curve() if point[0] < step] + [(step, values["train"])]
+        write_json_atomic(self.run_dir / TRAIN_CURVE_FILE, curve)
+        return values["test"]
+
+    def train_curve(self) -> list[tuple[int, float]]:
+        """The train-split points :meth:`curve_point` has written (a resumed run's included)."""
+        path = self.run_dir / TRAIN_CURVE_FILE
+        return [(int(s), float(v)) for s, v in json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
 
     # -------------------------------------------------------------- checkpoints
     @functools.cached_property
@@ -488,7 +533,8 @@ def current_umask() -> int:
 def load_result(run_dir: str | Path) -> TrainResult:
     """The :class:`TrainResult` a finished run wrote to ``run_dir``."""
     data = json.loads((Path(run_dir) / RESULT_FILE).read_text(encoding="utf-8"))
-    data["curve"] = [tuple(point) for point in data["curve"]]
+    for name in ("curve", "train_curve"):
+        data[name] = [tuple(point) for point in data.get(name, [])]
     return TrainResult(**data)
 
 
@@ -542,11 +588,15 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     algo = algo or request.algo
     entry = algorithm(algo)
     env_id = canonical_env_id(request.env)
+    curriculum = tuple(level_id(env_id, level) for level in request.curriculum)
+    env_id = curriculum[-1] if curriculum else env_id
     overrides = dict(request.overrides if overrides is None else overrides)
     env_kwargs = overrides.pop("env_kwargs", None) or {}
     if not isinstance(env_kwargs, dict):
         raise ValueError(f"env_kwargs must be a dict of gym.make arguments, got {env_kwargs!r}")
     reward_override = overrides.pop("training_reward", "declared")
+    for level in curriculum[:-1]:
+        checked_env(level, env_kwargs, None)
     declared = checked_env(env_id, env_kwargs, None)
     training_reward = merged_training_reward(declared, reward_override)
     if training_reward is not None:
@@ -559,10 +609,11 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, init_checkpoint,
-              request.total_steps if total_steps is None else total_steps)
+              request.total_steps if total_steps is None else total_steps, curriculum)
     write_json_atomic(run_dir / RUN_FILE, {"algo": algo, "env_id": env_id, "seed": request.seed,
                                            "total_steps": run.total_steps, "env_kwargs": env_kwargs,
-                                           "training_reward": training_reward, "overrides": overrides})
+                                           "training_reward": training_reward, "overrides": overrides,
+                                           "curriculum": list(curriculum)})
     return run
 
 
@@ -598,6 +649,7 @@ def _train(request: TrainRequest, span: Any) -> TrainResult:
             result.total_steps += warm.total_steps
             result.wall_time_s += warm.wall_time_s
             result.curve = [(step + warm.total_steps, value) for step, value in result.curve]
+            result.train_curve = [(step + warm.total_steps, value) for step, value in result.train_curve]
             result.steps_to_target = first_step_at_target(result.curve)
             write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
         if recorder is not None:
@@ -654,16 +706,21 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     return finish(run, trained, 0, trained.train_seconds)
 
 
+def final_curve(curve: list[tuple[int, float]], steps: int, metrics: dict[str, float], measure: str) -> list[tuple[int, float]]:
+    """``curve`` ended by the final evaluation's point (when it has one and the curve ends earlier)."""
+    if metrics and (not curve or curve[-1][0] < steps):
+        return [*curve, (steps, metrics[measure])]
+    return list(curve)
+
+
 def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
            recorder: RunRecorder | None = None) -> TrainResult:
     """The final evaluation on both splits (the env's own reward, its episodes recorded by
     ``recorder``), ``result.json``."""
     metrics = {split: evaluate_policy(trained.policy, split, eval_episodes, recorder=recorder) if eval_episodes else {}
                for split in ("train", "test")}
-    curve = list(trained.curve)
     measure = "success" if "success" in metrics["test"] else "return"
-    if metrics["test"] and (not curve or curve[-1][0] < trained.steps):  # the final evaluation ends the curve
-        curve.append((trained.steps, metrics["test"][measure]))
+    curve = final_curve(list(trained.curve), trained.steps, metrics["test"], measure)
     for name, value in metrics["test"].items():
         run.writer.add_scalar(f"final/test_{'env_return' if name == 'return' else name}", value, trained.steps)
     run.writer.close()
@@ -672,7 +729,8 @@ def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
         sps=trained.steps / trained.train_seconds if trained.train_seconds > 0 else float("nan"),
         train_metrics=metrics["train"], test_metrics=metrics["test"], curve=curve,
         steps_to_target=first_step_at_target(curve) if measure == "success" else None, run_dir=str(run.run_dir),
-        training_reward=run.training_reward,
+        training_reward=run.training_reward, train_curve=final_curve(run.train_curve(), trained.steps, metrics["train"], measure),
+        curriculum=list(run.curriculum),
     )
     write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
     return result

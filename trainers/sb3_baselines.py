@@ -46,12 +46,11 @@ from torch import nn
 
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .lifecycle import CheckpointError, Run, Trained, make_env as make_base_env, run_info, write_json_atomic
+from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, CheckpointError, Run, Trained, make_env as make_base_env, run_info, \
+    write_json_atomic
 
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
-EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")  # logged as metrics/<name>
-TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
 
 
 # --------------------------------------------------------------------------- configs

@@ -28,13 +28,11 @@ from torch import nn
 from agentgym_envs.wrappers import BagOfTokensObservation, TokenIdsObservation
 
 from . import checkpoints
-from .lifecycle import Run, make_env
+from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, make_env
 from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
 
 MASK_KEYS = ("action_mask", "argument_mask")
 TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
-EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction")  # logged as metrics/<name>
-TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
 
 
 class TrainerInfo(gym.Wrapper):

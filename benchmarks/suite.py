@@ -1,0 +1,343 @@
+"""The benchmark suite: every environment family x its levels x algorithms x seeds, in one command.
+
+    python benchmarks/suite.py --preset quick     # each family's easiest level, 1 seed (<= 15 minutes on 2 cores)
+    python benchmarks/suite.py --preset full      # every level, every algorithm, 3 seeds (hours: run it over sittings)
+
+Every run goes through ``trainers.lifecycle.train`` with the algorithm's defaults, its TensorBoard
+logs and checkpoint under ``runs/<preset>/`` (not committed). The results are written after every
+run, so the suite resumes where it stopped, also from a fresh clone: a run whose row is in the CSV
+at the preset's budget is not run again; an interrupted one continues from its checkpoint.
+
+- ``<name>.csv``: one row per run: ``env,level,algorithm,seed,env_steps,train_success,
+  test_success,test_return,wall_s``;
+- ``<name>_curves.csv``: every run's learning curve (greedy success on each split against env steps);
+- ``<name>_<env>.png``: per family, test and train success against env steps per level (mean and
+  min-max band over seeds; random and expert as lines);
+- ``<name>.md``: the table (mean ± std over seeds, steps to 0.9 test success), the goals checked
+  on the figures, the command and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import platform
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from agentgym_envs import ENVIRONMENTS, resolve_env_id  # noqa: E402
+from agentgym_envs.levels import level_ids  # noqa: E402
+from trainers.lifecycle import ALGORITHMS, TrainRequest, TrainResult, train  # noqa: E402
+
+FIELDS = ("env", "level", "algorithm", "seed", "env_steps", "train_success", "test_success", "test_return", "wall_s")
+CURVE_FIELDS = ("env", "level", "algorithm", "seed", "split", "env_steps", "success")
+REFERENCES = ("random", "expert")  # evaluated, not trained
+TARGET = 0.9  # the success rate "steps to" counts to
+FAMILIES = (*(entry.name for entry in ENVIRONMENTS), "support_team")
+TRAINED = ("ppo", "bc-ppo", "sb3-ppo", "sb3-maskable-ppo")
+SB3 = ("sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3-dqn")
+SLOW_ENV_STEPS = {"coding": 50_000}  # env steps a run of a family whose steps are slow (a sandboxed program each) takes
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What a preset runs: families, whether all their levels or the easiest only, algorithms
+    (``extra``: more algorithms on some families), seeds, env steps per run."""
+
+    levels: str  # "all" | "easiest"
+    algorithms: tuple[str, ...]
+    seeds: int
+    env_steps: int
+    eval_episodes: int
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def env_steps_for(self, family: str) -> int:
+        return min(self.env_steps, SLOW_ENV_STEPS.get(family, self.env_steps))
+
+
+PRESETS = {
+    "quick": Preset("easiest", (*REFERENCES, "sb3-maskable-ppo"), seeds=1, env_steps=30_000, eval_episodes=50),
+    "full": Preset("all", (*REFERENCES, *TRAINED), seeds=3, env_steps=200_000, eval_episodes=100,
+                   extra={"customer_support": ("sb3-a2c", "sb3-dqn")}),
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the suite."""
+
+    env: str  # the family's name
+    level: str  # "L0", ..., "v0"
+    env_id: str
+    algorithm: str
+    seed: int
+    env_steps: int  # the budget
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.env, self.level, self.algorithm, self.seed
+
+
+def level_name(env_id: str) -> str:
+    """``AgentGym/Math-L1-v0`` -> ``L1``; a ``-v0`` id -> ``v0``."""
+    middle = env_id.rsplit("-v", 1)[0].rsplit("-", 1)[-1]
+    return middle if middle[:1] == "L" and middle[1:].isdigit() else "v0"
+
+
+def cells(preset: Preset, families: Sequence[str]) -> list[Cell]:
+    """The runs of ``preset`` on ``families``, in the order they run: level by level, easiest first."""
+    planned = []
+    for family in families:
+        ids = level_ids(resolve_env_id(family))
+        for env_id in ids if preset.levels == "all" else ids[:1]:
+            for algorithm in (*preset.algorithms, *preset.extra.get(family, ())):
+                seeds = 1 if algorithm in REFERENCES else preset.seeds
+                planned += [Cell(family, level_name(env_id), env_id, algorithm, seed, preset.env_steps_for(family))
+                            for seed in range(seeds)]
+    return planned
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_rows(path: Path, fields: Sequence[str], rows: Iterable[dict[str, object]]) -> None:
+    """Write ``rows`` to ``path`` atomically (an interrupted write leaves the old file)."""
+    temporary = path.with_suffix(".tmp")
+    with temporary.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(temporary, path)
+
+
+def row_key(row: dict[str, str]) -> tuple[str, str, str, int]:
+    return row["env"], row["level"], row["algorithm"], int(row["seed"])
+
+
+def result_rows(cell: Cell, result: TrainResult) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """The CSV row of a finished run and its learning-curve rows."""
+    row = {"env": cell.env, "level": cell.level, "algorithm": cell.algorithm, "seed": cell.seed,
+           "env_steps": result.total_steps, "train_success": round(result.train_metrics["success"], 4),
+           "test_success": round(result.test_metrics["success"], 4),
+           "test_return": round(result.test_metrics["return"], 4), "wall_s": round(result.wall_time_s, 1)}
+    curve = [{**{k: row[k] for k in ("env", "level", "algorithm", "seed")}, "split": split, "env_steps": step,
+              "success": round(value, 4)}
+             for split, points in (("test", result.curve), ("train", result.train_curve)) for step, value in points]
+    return row, curve
+
+
+def run(cell: Cell, args: argparse.Namespace, eval_episodes: int) -> TrainResult:
+    request = TrainRequest(cell.env_id, algo=cell.algorithm, seed=cell.seed, total_steps=cell.env_steps, device=args.device,
+                           run_root=str(Path(args.runs) / args.name), eval_episodes=eval_episodes, resume=True,
+                           progress=False, record=False)
+    return train(request)
+
+
+# ------------------------------------------------------------------ the table
+def mean_std(values: Sequence[float], digits: int = 2) -> str:
+    if not values:
+        return "-"
+    mean = float(np.mean(values))
+    if len(values) == 1:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {float(np.std(values, ddof=1)):.{digits}f}"
+
+
+def steps_to_target(curves: list[dict[str, str]], key: tuple[str, str, str, int]) -> int | None:
+    points = sorted((int(r["env_steps"]), float(r["success"])) for r in curves if row_key(r) == key and r["split"] == "test")
+    return next((step for step, success in points if success >= TARGET), None)
+
+
+def steps_cell(curves: list[dict[str, str]], rows: list[dict[str, str]]) -> str:
+    reached = [s for s in (steps_to_target(curves, row_key(r)) for r in rows) if s is not None]
+    if not reached:
+        return f"- (0/{len(rows)})"
+    return f"{np.mean(reached):,.0f} ({len(reached)}/{len(rows)})"
+
+
+def grouped(rows: list[dict[str, str]]) -> dict[tuple[str, str, str], list[dict[str, str]]]:
+    groups: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for row in rows:
+        groups.setdefault((row["env"], row["level"], row["algorithm"]), []).append(row)
+    return groups
+
+
+def goals(rows: list[dict[str, str]], curves: list[dict[str, str]]) -> list[str]:
+    """The suite's goals, each checked on the rows there are (every seed must meet it)."""
+    groups = grouped(rows)
+    lines = []
+
+    def seeds_meet(env: str, level: str, algorithm: str, test) -> tuple[bool, str] | None:
+        group = groups.get((env, level, algorithm))
+        if not group:
+            return None
+        values = [float(r["test_success"]) for r in group]
+        return all(test(r) for r in group), ", ".join(f"{v:.2f}" for v in values)
+
+    for env in dict.fromkeys(r["env"] for r in rows):
+        levels = sorted({r["level"] for r in rows if r["env"] == env}, key=lambda name: (name == "v0", name))
+        easiest = levels[0]
+        best = [(a, seeds_meet(env, easiest, a, lambda r: float(r["test_success"]) >= 0.9)) for a in SB3]
+        best = [(a, m) for a, m in best if m is not None]
+        if best:
+            met = [a for a, (ok, _) in best if ok]
+            figures = "; ".join(f"{a} {values}" for a, (_, values) in best)
+            lines.append(f"- {env} {easiest}: the best SB3 algorithm reaches test success >= 0.9 in every seed: "
+                         f"{'met by ' + ', '.join(met) if met else 'NOT met'} ({figures})")
+        random = seeds_meet(env, easiest, "random", lambda r: float(r["test_success"]) <= 0.1)
+        if random is not None:
+            lines.append(f"- {env} {easiest}: random <= 0.1: {'met' if random[0] else 'NOT met'} ({random[1]})")
+    maskable = groups.get(("customer_support", "L0", "sb3-maskable-ppo"))
+    if maskable:
+        by_50k = []
+        for row in maskable:
+            points = [float(r["success"]) for r in curves
+                      if row_key(r) == row_key(row) and r["split"] == "test" and int(r["env_steps"]) <= 50_000]
+            by_50k.append(max(points, default=float("nan")))
+        ok = all(v >= 0.95 for v in by_50k)
+        lines.append(f"- customer_support L0: sb3-maskable-ppo >= 0.95 test success by 50k steps: {'met' if ok else 'NOT met'} "
+                     f"(best curve point by 50k, per seed: {', '.join(f'{v:.2f}' for v in by_50k)})")
+    return lines
+
+
+def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str, preset_name: str, preset: Preset,
+             command: str) -> str:
+    lines = [
+        f"# Benchmark suite ({preset_name})", "",
+        f"Command: `{command}`", "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_implementation()} "
+        f"{platform.python_version()}, no GPU used. Each trained run: {preset.env_steps:,} env steps "
+        f"({', '.join(f'{k} {v:,}' for k, v in SLOW_ENV_STEPS.items())}), the algorithm's defaults; "
+        f"final greedy evaluation over {preset.eval_episodes} episodes per split on the env's own reward. "
+        f"Values: mean ± sample std over seeds. Steps to {TARGET}: the first learning-curve point at which test "
+        "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained.",
+        "", "## Goals", "", *(goals(rows, curves) or ["- (no rows yet)"]),
+    ]
+    columns = ["level", "algorithm", "seeds", "test success", "train success", "test return", f"steps to {TARGET}", "wall (s)"]
+    groups = grouped(rows)
+    for env in dict.fromkeys(r["env"] for r in rows):
+        lines += ["", f"## {env}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for (group_env, level, algorithm), group in groups.items():
+            if group_env != env:
+                continue
+            value = lambda name: [float(r[name]) for r in group]  # noqa: E731
+            lines.append("| " + " | ".join([
+                level, algorithm, str(len(group)), mean_std(value("test_success")), mean_std(value("train_success")),
+                mean_std(value("test_return"), 1), steps_cell(curves, group), mean_std(value("wall_s"), 0)]) + " |")
+        lines += ["", f"![{env}]({plot_name(name, env)})"]
+    return "\n".join(lines) + "\n"
+
+
+def plot_name(name: str, env: str) -> str:
+    return f"{name}_{env}.png"
+
+
+def plot_family(rows: list[dict[str, str]], curves: list[dict[str, str]], env: str, path: Path) -> None:
+    """Per level: test and train success against env steps (mean, min-max band over seeds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    levels = list(dict.fromkeys(r["level"] for r in rows if r["env"] == env))
+    figure, axes = plt.subplots(2, len(levels), figsize=(4 * len(levels), 6), squeeze=False, sharey=True)
+    for column, level in enumerate(levels):
+        for row_index, split in enumerate(("test", "train")):
+            ax = axes[row_index][column]
+            for algorithm, group in ((a, g) for (e, lv, a), g in grouped(rows).items() if e == env and lv == level):
+                split_key = f"{split}_success"
+                if algorithm in REFERENCES:
+                    ax.axhline(np.mean([float(r[split_key]) for r in group]), linestyle="--", label=algorithm,
+                               color="gray" if algorithm == "random" else "black")
+                    continue
+                series = [{int(r["env_steps"]): float(r["success"]) for r in curves
+                           if row_key(r) == row_key(run_row) and r["split"] == split} for run_row in group]
+                steps = sorted(set.intersection(*(set(s) for s in series))) if series else []
+                if not steps:
+                    continue
+                values = np.array([[s[step] for step in steps] for s in series])
+                line, = ax.plot(steps, values.mean(0), marker=".", label=f"{algorithm} ({len(group)})")
+                ax.fill_between(steps, values.min(0), values.max(0), alpha=0.2, color=line.get_color())
+            ax.set(title=f"{level}: {split} success", xlabel="env steps", ylim=(-0.02, 1.02))
+    axes[0][0].legend(fontsize="x-small")
+    figure.suptitle(env)
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+
+
+# ------------------------------------------------------------------ the driver
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=list(PRESETS), default="quick")
+    parser.add_argument("--envs", nargs="+", default=list(FAMILIES), help="families (default: all)")
+    parser.add_argument("--algos", nargs="+", help="only these algorithms of the preset")
+    parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--runs", default="runs", help="where run directories go (not committed)")
+    parser.add_argument("--name", help="file prefix (default: suite for full, suite_quick for quick)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    preset = PRESETS[args.preset]
+    args.name = args.name or ("suite" if args.preset == "full" else f"suite_{args.preset}")
+    unknown = [a for a in args.algos or () if a not in ALGORITHMS]
+    if unknown:
+        print(f"suite: unknown algorithm(s) {unknown}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table_path, curves_path = out / f"{args.name}.csv", out / f"{args.name}_curves.csv"
+    rows, curves = read_rows(table_path), read_rows(curves_path)
+    done = {row_key(r): r for r in rows}
+    planned = [c for c in cells(preset, args.envs) if not args.algos or c.algorithm in args.algos]
+    command = "python benchmarks/suite.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    new_runs, failures = 0, 0
+    for cell in planned:
+        finished = done.get(cell.key)
+        if finished is not None and (cell.algorithm in REFERENCES or int(finished["env_steps"]) >= cell.env_steps):
+            continue
+        if args.max_runs is not None and new_runs >= args.max_runs:
+            break
+        new_runs += 1
+        print(f"[{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}] {cell.env_steps} env steps", flush=True)
+        started = time.perf_counter()
+        try:
+            row, curve = result_rows(cell, run(cell, args, preset.eval_episodes))
+        except Exception as exc:  # one broken run must not lose the others
+            failures += 1
+            print(f"  failed after {time.perf_counter() - started:.0f}s: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        rows = [r for r in rows if row_key(r) != cell.key] + [{k: str(v) for k, v in row.items()}]
+        curves = [r for r in curves if row_key(r) != cell.key] + [{k: str(v) for k, v in r.items()} for r in curve]
+        write_rows(table_path, FIELDS, rows)
+        write_rows(curves_path, CURVE_FIELDS, curves)
+        print(f"  test success {row['test_success']}, {row['wall_s']}s", flush=True)
+    order = {c.key: i for i, c in enumerate(cells(preset, FAMILIES))}
+    rows.sort(key=lambda r: order.get(row_key(r), math.inf))
+    (out / f"{args.name}.md").write_text(markdown(rows, curves, args.name, args.preset, preset, command), encoding="utf-8")
+    for env in dict.fromkeys(r["env"] for r in rows):
+        plot_family(rows, curves, env, out / plot_name(args.name, env))
+    print(f"{len(rows)} runs tabled in {out / (args.name + '.md')}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
