@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from gymnasium.envs.registration import register, registry
 
+from .levels import LEVELS, base_env_id
+
 __version__ = "0.1.0"
 
 
@@ -68,18 +70,23 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
 
 
 def resolve_env_id(name: str) -> str:
-    """``customer_support``, ``CustomerSupport-v0`` or the full id -> the full env id."""
+    """``customer_support``, ``CustomerSupport-v0``, a level's ``CustomerSupport-L0-v0`` or
+    the full id -> the full env id."""
     for entry in ENVIRONMENTS:
         if name in (entry.env_id, entry.name, entry.env_id.split("/", 1)[1]):
             return entry.env_id
+    for level in LEVELS:
+        if name in (level.env_id, level.env_id.split("/", 1)[1]):
+            return level.env_id
     known = ", ".join(e.name for e in ENVIRONMENTS)
     raise ValueError(f"unknown environment {name!r}; known: {known}")
 
 
 def success_criteria(env_id: str) -> dict[str, float]:
-    """The success criteria of a registered environment's scenario ({} for other ids)."""
+    """The success criteria of a registered environment's scenario, a level's those of its
+    family ({} for other ids)."""
     for entry in ENVIRONMENTS:
-        if entry.env_id == env_id:
+        if entry.env_id == base_env_id(env_id):
             return dict(entry.scenario_class().success_criteria)
     return {}
 
@@ -92,3 +99,9 @@ for _entry in ENVIRONMENTS:
 # for trainers; the team itself is made with ``agentgym_envs.multiagent.support_team_v0``.
 if "AgentGym/SupportTeam-v0" not in registry:
     register(id="AgentGym/SupportTeam-v0", entry_point="agentgym_envs.multiagent.support_team_v0:single_agent_env")
+
+# Every family's levels: the family's entry point with ``level=k`` (see ``agentgym_envs.levels``).
+for _level in LEVELS:
+    if _level.env_id not in registry:
+        register(id=_level.env_id, entry_point=registry[base_env_id(_level.env_id)].entry_point,
+                 kwargs={"level": _level.index})

@@ -15,6 +15,7 @@ from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no t
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
+from .levels import FAMILIES, base_env_id
 from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
 from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate, is_model_policy
 from .policies.results import summarize
@@ -36,6 +37,8 @@ evaluates any checkpoint it wrote. See docs/training.md."""
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.levels:
+        return _list_levels()
     rows = []
     for entry in ENVIRONMENTS:
         scenario = entry.scenario_class()
@@ -47,6 +50,18 @@ def cmd_list(args: argparse.Namespace) -> int:
             row["success criteria"] = ", ".join(f"{k}>={v:g}" for k, v in scenario.success_criteria.items()) or "-"
             row["description"] = scenario.description
         rows.append(row)
+    print(format_table(rows, list(rows[0])))
+    return 0
+
+
+def _list_levels() -> int:
+    """Every family's ladder, easiest first, each ending with its ``-v0``."""
+    rows = []
+    for fam in FAMILIES:
+        for level in fam.levels:
+            rows.append({"family": fam.name, "level": f"L{level.index} {level.name}", "id": level.env_id,
+                         "max turns": str(level.kwargs.get(fam.turns_arg, fam.turns)), "holds": level.description})
+        rows.append({"family": fam.name, "level": "v0", "id": fam.env_id, "max turns": str(fam.turns), "holds": fam.top})
     print(format_table(rows, list(rows[0])))
     return 0
 
@@ -115,7 +130,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if llm and action_mode != "text":
         raise ValueError("a language model plays in text mode: drop --action-mode structured")
     make_kwargs = {"action_mode": action_mode, **({"max_turns": args.max_turns} if args.max_turns else {})}
-    domain = TAU2_DOMAINS.get(env_id)
+    domain = TAU2_DOMAINS.get(base_env_id(env_id))
     task_ids = None
     if domain is not None:
         make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm) or domain == "telecom"))
@@ -281,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list the environments")
     p.add_argument("--detailed", action="store_true", help="tools, turns, success criteria, description")
+    p.add_argument("--levels", action="store_true", help="every family's ladder of levels, from L0 up to -v0")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("info", help="versions and devices; with an environment, its documentation, spaces and tools")
     p.add_argument("env", nargs="?", help="an environment name or id, or support_team")

@@ -3,12 +3,13 @@ environment is documented on :class:`SupportTeamParallelEnv`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import gymnasium as gym
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
+from agentgym_envs.levels import with_level
 from agentgym_envs.scenarios.customer_support import CustomerSupportScenario
 
 from .env import ToolTeamParallelEnv
@@ -28,9 +29,10 @@ TEAM_NOTE = (
 )
 
 
-def support_team_scenario() -> TeamScenario:
-    """The customer-support scenario played by the four-agent team of :data:`ROSTER`."""
-    return TeamScenario(CustomerSupportScenario(), ROSTER, TEAM_NOTE)
+def support_team_scenario(kinds: Sequence[str] | None = None, category_hint: bool = False) -> TeamScenario:
+    """The customer-support scenario (its ``kinds`` and ``category_hint``) played by the
+    four-agent team of :data:`ROSTER`."""
+    return TeamScenario(CustomerSupportScenario(kinds, category_hint), ROSTER, TEAM_NOTE)
 
 
 class SupportTeamParallelEnv(ToolTeamParallelEnv):
@@ -122,7 +124,8 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 
     **Arguments**: `action_mode="structured"`, `split="train"`, `task_file=None`,
     `reward_config=None`, `max_cycles=14` (team turns), `max_invalid_calls=None`,
-    `history_turns=8`, `render_mode=None` (or `"ansi"`).
+    `history_turns=8`, `render_mode=None` (or `"ansi"`); `level=None`, `kinds=None`,
+    `category_hint=False` as in `AgentGym/CustomerSupport-v0` (see Levels).
 
     ## Info and Metrics
 
@@ -134,16 +137,33 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     `out_of_turn_actions`), `team_metrics` (the single-agent metrics of the whole team episode
     plus `handoffs`) and `outcome`.
 
+    ## Levels
+
+    `support_team_v0.env(level=k)` / `parallel_env(level=k)`, and for the single-agent adapter
+    the id `AgentGym/SupportTeam-L<k>-v0`, restrict the ticket kinds and add a category line
+    as `AgentGym/CustomerSupport-L<k>-v0` does; explicit arguments override the level's. Agents,
+    tools and spaces are those of `-v0` at every level.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (password-reset) | `AgentGym/SupportTeam-L0-v0` | password reset tickets only; a `Category:` line in the ticket | 14 |
+    | 1 (easy) | `AgentGym/SupportTeam-L1-v0` | the easy kinds: password reset, billing inquiry; a `Category:` line in the ticket | 14 |
+    | 2 (easy-medium) | `AgentGym/SupportTeam-L2-v0` | easy and medium kinds: + API integration, refund request; a `Category:` line in the ticket | 14 |
+    | 3 (all-hinted) | `AgentGym/SupportTeam-L3-v0` | all five kinds (+ data migration); a `Category:` line in the ticket | 14 |
+    | v0 | `AgentGym/SupportTeam-v0` | all five kinds, no category line | 14 |
+
     ## Version History
 
     - v0: initial version; text actions in every form language models write; `info["parse"]`
-      for the acting agent.
+      for the acting agent; levels L0-L3 (`level=`), `-v0` unchanged.
     """
 
     metadata = {**ToolTeamParallelEnv.metadata, "name": "support_team_v0"}
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(support_team_scenario(), **kwargs)
+    def __init__(self, level: int | None = None, **kwargs: Any) -> None:
+        kwargs = with_level("support_team", level, kwargs)
+        super().__init__(support_team_scenario(kwargs.pop("kinds", None), kwargs.pop("category_hint", False)), **kwargs)
+        self.level = level
 
 
 def parallel_env(**kwargs: Any) -> SupportTeamParallelEnv:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.levels import with_level
 
 from .scenario import CustomerSupportScenario
 
@@ -80,7 +81,9 @@ class CustomerSupportEnv(ToolUseEnv):
     `status` "paid" | "duplicate", `description`}], `logs`, and `issue` (`auth`,
     `rate_limit` or `server_error`) for API tickets; a malformed line fails with its line
     number and field), `reward_config` (a `RewardConfig` or a dict of its fields),
-    `max_turns`, `max_invalid_calls`, `history_turns` (8), `render_mode` (`"ansi"`).
+    `max_turns`, `max_invalid_calls`, `history_turns` (8), `render_mode` (`"ansi"`); `level`
+    (see Levels), `kinds` (the ticket kinds generated, default all five) and `category_hint`
+    (a `Category: <kind>` line opens the ticket, as help desks tag tickets; default off).
 
     ## Info and Metrics
 
@@ -93,11 +96,29 @@ class CustomerSupportEnv(ToolUseEnv):
     `invalid_calls`, `correct_calls`. Success criteria (`agentgym list --detailed`): tool
     reliability >= 0.95, cost reduction >= 0.30, time savings >= 0.98.
 
+    ## Levels
+
+    `level=k` (or the id `AgentGym/CustomerSupport-L<k>-v0`) sets `kinds` and `category_hint`
+    as below; arguments given explicitly override the level's. The tools, entity table and
+    action space are those of `-v0` at every level; the test split keeps its unseen values
+    and phrasings (the category line reads the same in both splits).
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (password-reset) | `AgentGym/CustomerSupport-L0-v0` | password reset tickets only; a `Category:` line in the ticket | 10 |
+    | 1 (easy) | `AgentGym/CustomerSupport-L1-v0` | the easy kinds: password reset, billing inquiry; a `Category:` line in the ticket | 10 |
+    | 2 (easy-medium) | `AgentGym/CustomerSupport-L2-v0` | easy and medium kinds: + API integration, refund request; a `Category:` line in the ticket | 10 |
+    | 3 (all-hinted) | `AgentGym/CustomerSupport-L3-v0` | all five kinds (+ data migration); a `Category:` line in the ticket | 10 |
+    | v0 | `AgentGym/CustomerSupport-v0` | all five kinds, no category line | 10 |
+
     ## Version History
 
     - v0: initial version; text actions in every form language models write;
-      `info["parse"]`; `sample_mask()`; outcome reasons as sentences.
+      `info["parse"]`; `sample_mask()`; outcome reasons as sentences; levels L0-L3 below
+      `-v0` (`level=`, `kinds=`, `category_hint=`), `-v0` unchanged.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(CustomerSupportScenario(), **kwargs)
+    def __init__(self, level: int | None = None, **kwargs: Any) -> None:
+        kwargs = with_level("customer_support", level, kwargs)
+        super().__init__(CustomerSupportScenario(kwargs.pop("kinds", None), kwargs.pop("category_hint", False)), **kwargs)
+        self.level = level

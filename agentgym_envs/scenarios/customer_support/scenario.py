@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Sequence
 
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskSource, ToolCall
 
-from .tickets import Ticket, generate_ticket
+from .tickets import CATEGORIES, KINDS, Ticket, generate_ticket
 from .tools import TOOLS
 from .world import BOOKKEEPING_EFFECTS, PRIORITIES, RESOLUTIONS, TEAMS, TEMPLATES, TOPICS, Account, Invoice, SupportWorld
 
@@ -65,7 +66,13 @@ def build_world(ticket: Ticket) -> SupportWorld:
 
 
 class CustomerSupportScenario(Scenario):
-    """A support agent resolves generated tickets with 11 tools."""
+    """A support agent resolves generated tickets with 11 tools.
+
+    Args:
+        kinds: the ticket kinds generated (None: all five).
+        category_hint: open the ticket with a ``Category: <kind>`` line, as help desks tag
+            tickets (the same words in both splits).
+    """
 
     name = "customer_support"
     env_id = "AgentGym/CustomerSupport-v0"
@@ -90,8 +97,15 @@ class CustomerSupportScenario(Scenario):
         for value in values
     )
 
+    def __init__(self, kinds: Sequence[str] | None = None, category_hint: bool = False) -> None:
+        unknown = set(kinds or ()) - set(KINDS)
+        if unknown or (kinds is not None and not kinds):
+            raise ValueError(f"kinds must be a non-empty subset of {list(KINDS)}, got {kinds!r}")
+        self.kinds = KINDS if kinds is None else tuple(kinds)
+        self.category_hint = category_hint
+
     def task_source(self, split: str) -> TaskSource:
-        return GeneratedTasks(split, generate_ticket, self.splits)
+        return GeneratedTasks(split, functools.partial(generate_ticket, kinds=self.kinds), self.splits)
 
     def task_from_dict(self, data: dict[str, Any]) -> Ticket:
         return Ticket.from_dict(data)
@@ -102,7 +116,8 @@ class CustomerSupportScenario(Scenario):
         return world
 
     def prompt(self, task: Ticket) -> str:
-        return f"TICKET {task.task_id}\n{task.text}"
+        category = f"Category: {CATEGORIES[task.kind]}\n" if self.category_hint else ""
+        return f"TICKET {task.task_id}\n{category}{task.text}"
 
     def initial_entities(self, task: Ticket) -> Iterable[tuple[str, Any]]:
         yield "email", task.customer["email"]

@@ -19,6 +19,14 @@ KIND_DIFFICULTY = {
     "refund_request": "medium",
     "data_migration": "hard",
 }
+KINDS = tuple(KIND_DIFFICULTY)
+CATEGORIES = {
+    "password_reset": "password reset",
+    "billing_inquiry": "billing inquiry",
+    "api_integration": "API integration",
+    "refund_request": "refund request",
+    "data_migration": "data migration",
+}
 API_ISSUES = ("auth", "rate_limit", "server_error")
 SPLIT_CODES = {"train": 1, "test": 2}
 
@@ -85,13 +93,14 @@ def _check_invoice(invoice: Any, where: str) -> None:
         raise TaskFormatError(f"field '{where}.status' must be 'paid' or 'duplicate'", f"{where}.status")
 
 
-def generate_ticket(split: str, index: int, wording: str | None = None) -> Ticket:
+def generate_ticket(split: str, index: int, wording: str | None = None, kinds: tuple[str, ...] = KINDS) -> Ticket:
     """The ticket ``"<split>-<index>"``: a pure function of its arguments. ``wording`` names the
     split whose phrasings write its text (default: ``split``); the values stay ``split``'s, so
-    a ticket crossed this way tells unseen values from unseen phrasings."""
+    a ticket crossed this way tells unseen values from unseen phrasings. ``kinds`` are the
+    kinds drawn from (all of them by default)."""
     rng = random.Random(SPLIT_CODES[split] << 40 | index)
     pick = rng.choice
-    kind = pick(tuple(KIND_DIFFICULTY))
+    kind = pick(kinds)
     first, last = pick(P.FIRST_NAMES[split]), pick(P.LAST_NAMES[split])
     low, high = P.ID_RANGES[split]
     plan = pick(tuple(P.PLANS[split]))

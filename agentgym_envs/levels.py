@@ -1,0 +1,124 @@
+"""Difficulty ladders: each env family's levels below its ``-v0`` configuration.
+
+A level is a set of constructor arguments of the family's env class (``level=k`` applies
+them; arguments the caller passes win) and a registered id, ``AgentGym/<Family>-L<k>-v0``.
+Levels count up from 0, the easiest; ``-v0`` itself, unchanged, is the top of each ladder.
+This module is pure data: the env classes read it, it imports none of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+NAMESPACE = "AgentGym"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One rung: ``family`` (the id stem, e.g. ``CustomerSupport``), its ``index``, a short
+    ``name``, a one-line ``description`` and the env ``kwargs`` it sets."""
+
+    family: str
+    index: int
+    name: str
+    description: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def env_id(self) -> str:
+        return f"{NAMESPACE}/{self.family}-L{self.index}-v0"
+
+
+@dataclass(frozen=True)
+class Family:
+    """An env family's ladder: its id ``stem``, short ``name``, what ``-v0`` holds, the name
+    and ``-v0`` value of its turn limit, and its levels (easiest first)."""
+
+    stem: str
+    name: str
+    top: str
+    turns_arg: str
+    turns: int
+    levels: tuple[Level, ...]
+
+    @property
+    def env_id(self) -> str:
+        return f"{NAMESPACE}/{self.stem}-v0"
+
+    def ids(self) -> list[str]:
+        return [level.env_id for level in self.levels] + [self.env_id]
+
+
+def _ladder(stem: str, name: str, top: str, turns: int, rungs: list[tuple[str, str, dict[str, Any]]],
+            turns_arg: str = "max_turns") -> Family:
+    levels = tuple(Level(stem, i, short, text, MappingProxyType(kwargs)) for i, (short, text, kwargs) in enumerate(rungs))
+    return Family(stem, name, top, turns_arg, turns, levels)
+
+
+_HINT = "; a `Category:` line in the ticket"
+_SUPPORT_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
+    ("password-reset", "password reset tickets only" + _HINT,
+     {"kinds": ("password_reset",), "category_hint": True}),
+    ("easy", "the easy kinds: password reset, billing inquiry" + _HINT,
+     {"kinds": ("password_reset", "billing_inquiry"), "category_hint": True}),
+    ("easy-medium", "easy and medium kinds: + API integration, refund request" + _HINT,
+     {"kinds": ("password_reset", "billing_inquiry", "api_integration", "refund_request"), "category_hint": True}),
+    ("all-hinted", "all five kinds (+ data migration)" + _HINT, {"category_hint": True}),
+]
+
+FAMILIES: tuple[Family, ...] = (
+    _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS),
+    _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS,
+            turns_arg="max_cycles"),
+)
+LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
+
+
+def family(name_or_id: str) -> Family:
+    """The family of a short name (``customer_support``), a stem, or any of its ids (full or
+    without the namespace, ``-v0`` or a level's)."""
+    for fam in FAMILIES:
+        ids = fam.ids()
+        if name_or_id in (fam.name, fam.stem, *ids, *(i.split("/", 1)[1] for i in ids)):
+            return fam
+    raise ValueError(f"unknown environment family {name_or_id!r}; known: {', '.join(f.name for f in FAMILIES)}")
+
+
+def level_ids(name_or_id: str) -> list[str]:
+    """A family's ids from ``-L0-v0`` up to and including ``-v0``."""
+    return family(name_or_id).ids()
+
+
+def level_of(env_id: str) -> Level | None:
+    """The level a registered level id names (None for any other id)."""
+    return next((level for level in LEVELS if env_id in (level.env_id, level.env_id.split("/", 1)[1])), None)
+
+
+def base_env_id(env_id: str) -> str:
+    """A level id -> its family's ``-v0`` id; any other id unchanged."""
+    level = level_of(env_id)
+    return env_id if level is None else family(level.family).env_id
+
+
+def with_level(name: str, level: int | None, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The env arguments of ``level`` of family ``name`` (None: ``-v0``, none), overridden by
+    the ``given`` ones."""
+    if level is None:
+        return dict(given)
+    levels = family(name).levels
+    if not (isinstance(level, int) and 0 <= level < len(levels)):
+        raise ValueError(f"level must be None (the -v0 configuration) or an int in [0, {len(levels)}), got {level!r}")
+    return {**levels[level].kwargs, **given}
+
+
+def levels_table(name: str) -> str:
+    """The family's ladder as a Markdown table (the ``Levels`` section of its docstring)."""
+    fam = family(name)
+    rows = ["| level | id | what it holds | max turns |", "| --- | --- | --- | --- |"]
+    for level in fam.levels:
+        turns = level.kwargs.get(fam.turns_arg, fam.turns)
+        rows.append(f"| {level.index} ({level.name}) | `{level.env_id}` | {level.description} | {turns} |")
+    rows.append(f"| v0 | `{fam.env_id}` | {fam.top} | {fam.turns} |")
+    return "\n".join(rows)
