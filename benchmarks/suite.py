@@ -27,7 +27,7 @@ import platform
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -221,7 +221,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         f"Command: `{command}`", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_implementation()} "
         f"{platform.python_version()}, no GPU used. Each trained run: {preset.env_steps:,} env steps "
-        f"({', '.join(f'{k} {v:,}' for k, v in SLOW_ENV_STEPS.items())}), the algorithm's defaults; "
+        f"({', '.join(f'{k} {preset.env_steps_for(k):,}' for k in SLOW_ENV_STEPS)}), the algorithm's defaults; "
         f"final greedy evaluation over {preset.eval_episodes} episodes per split on the env's own reward. "
         f"Values: mean ± sample std over seeds. Steps to {TARGET}: the first learning-curve point at which test "
         "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained.",
@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--envs", nargs="+", default=list(FAMILIES), help="families (default: all)")
     parser.add_argument("--algos", nargs="+", help="only these algorithms of the preset")
     parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
+    parser.add_argument("--env-steps", type=int, help="env steps per trained run instead of the preset's")
+    parser.add_argument("--eval-episodes", type=int, help="final evaluation episodes per split instead of the preset's")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--runs", default="runs", help="where run directories go (not committed)")
@@ -297,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     preset = PRESETS[args.preset]
+    preset = replace(preset, env_steps=args.env_steps or preset.env_steps, eval_episodes=args.eval_episodes or preset.eval_episodes)
     args.name = args.name or ("suite" if args.preset == "full" else f"suite_{args.preset}")
     unknown = [a for a in args.algos or () if a not in ALGORITHMS]
     if unknown:
@@ -330,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_rows(table_path, FIELDS, rows)
         write_rows(curves_path, CURVE_FIELDS, curves)
         print(f"  test success {row['test_success']}, {row['wall_s']}s", flush=True)
-    order = {c.key: i for i, c in enumerate(cells(preset, FAMILIES))}
+    order = {c.key: i for i, c in enumerate(cells(preset, list(dict.fromkeys(r["env"] for r in rows))))}
     rows.sort(key=lambda r: order.get(row_key(r), math.inf))
     (out / f"{args.name}.md").write_text(markdown(rows, curves, args.name, args.preset, preset, command), encoding="utf-8")
     for env in dict.fromkeys(r["env"] for r in rows):

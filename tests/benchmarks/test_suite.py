@@ -1,0 +1,58 @@
+"""The benchmark suite on a tiny budget: one row per run with the suite's columns, curves, a
+table with the goals checked, and a second sitting that runs only what is missing."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def suite(benchmark_script):
+    return benchmark_script("suite")
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def tiny(tmp_path: Path, *extra: str) -> list[str]:
+    return ["--preset", "quick", "--envs", "customer_support", "--env-steps", "256", "--eval-episodes", "4",
+            "--out", str(tmp_path / "results"), "--runs", str(tmp_path / "runs"), *extra]
+
+
+def test_a_sitting_writes_rows_curves_table_and_plot(suite, tmp_path):
+    assert suite.main(tiny(tmp_path)) == 0
+    results = tmp_path / "results"
+    rows = read_csv(results / "suite_quick.csv")
+    assert list(rows[0]) == list(suite.FIELDS)
+    assert [(r["env"], r["level"], r["algorithm"]) for r in rows] == [
+        ("customer_support", "L0", algorithm) for algorithm in ("random", "expert", "sb3-maskable-ppo")]
+    by_algorithm = {r["algorithm"]: r for r in rows}
+    assert float(by_algorithm["expert"]["test_success"]) == 1.0
+    assert int(by_algorithm["sb3-maskable-ppo"]["env_steps"]) >= 256
+    curves = read_csv(results / "suite_quick_curves.csv")
+    assert {(r["algorithm"], r["split"]) for r in curves} >= {("sb3-maskable-ppo", "test"), ("sb3-maskable-ppo", "train")}
+    table = (results / "suite_quick.md").read_text(encoding="utf-8")
+    assert "python benchmarks/suite.py " + " ".join(tiny(tmp_path)) in table
+    assert "- customer_support L0: random <= 0.1: met" in table
+    assert "| L0 | expert | 1 | 1.00 | 1.00 |" in table
+    assert (results / "suite_quick_customer_support.png").stat().st_size > 0
+
+
+def test_a_second_sitting_runs_only_what_is_missing(suite, tmp_path, capsys):
+    assert suite.main(tiny(tmp_path, "--max-runs", "1")) == 0
+    assert len(read_csv(tmp_path / "results" / "suite_quick.csv")) == 1
+    capsys.readouterr()
+    assert suite.main(tiny(tmp_path, "--algos", "random", "expert")) == 0
+    printed = capsys.readouterr().out
+    assert "random seed 0" not in printed and "expert seed 0" in printed
+    assert len(read_csv(tmp_path / "results" / "suite_quick.csv")) == 2
+
+
+def test_an_unknown_algorithm_is_a_clear_error(suite, tmp_path, capsys):
+    assert suite.main(tiny(tmp_path, "--algos", "nope")) == 2
+    assert "unknown algorithm(s) ['nope']" in capsys.readouterr().err
