@@ -53,7 +53,7 @@ class Masks(NamedTuple):
     n_slots, n_entities])."""
 
     action: torch.Tensor
-    argument: torch.Tensor
+    argument: torch.Tensor | None
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,8 @@ def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -
 class MLPPolicy(nn.Module):
     """CleanRL's PPO actor-critic for vector observations and a ``Discrete`` (``n_actions`` an
     int) or ``MultiDiscrete`` (``n_actions`` a list: one independent categorical per dimension,
-    as SB3's ``MlpPolicy``) action space. Masks are not used.
+    as SB3's ``MlpPolicy``) action space. A ``Discrete`` action reads ``masks.action`` when given
+    (a joint mask: the flat tool-call actions that are valid calls, as sb3-contrib's MaskablePPO does).
 
     A batch of wide observations (at least :data:`SPARSE_MIN_ROWS` rows of
     :data:`SPARSE_INPUT_DIM` features, as an update's minibatch of bags of token counts, mostly
@@ -213,7 +214,7 @@ class MLPPolicy(nn.Module):
                              deterministic: bool = False):
         logits, value = self(obs)
         if self.discrete:
-            dist = Categorical(logits=logits)
+            dist = Categorical(logits=logits) if masks is None else masked_categorical(logits, masks.action)
             if action is None:
                 action = dist.mode() if deterministic else dist.sample()
             return action, dist.log_prob(action), dist.entropy(), value
@@ -396,9 +397,10 @@ def build_policy(spec: dict[str, Any]) -> nn.Module:
 
 
 def masks_from_info(info: dict[str, Any], device: torch.device | str = "cpu") -> Masks:
-    """:class:`Masks` from a (vector or single) env's info, batched."""
+    """:class:`Masks` from a (vector or single) env's info, batched (``argument`` None where the
+    info has no argument mask: a flat action's joint mask)."""
     action = np.asarray(info["action_mask"], dtype=bool)
-    argument = np.asarray(info["argument_mask"], dtype=bool)
+    argument = np.asarray(info["argument_mask"], dtype=bool) if "argument_mask" in info else None
     if action.ndim == 1:
-        action, argument = action[None], argument[None]
-    return Masks(torch.as_tensor(action, device=device), torch.as_tensor(argument, device=device))
+        action, argument = action[None], None if argument is None else argument[None]
+    return Masks(torch.as_tensor(action, device=device), None if argument is None else torch.as_tensor(argument, device=device))

@@ -180,7 +180,8 @@ def train(run: Run) -> Trained:
     augmenting = config.augments and "task_tokens" in info
     if next_masks is not None:
         action_masks = torch.zeros((config.num_steps, *next_masks.action.shape), dtype=torch.bool, device=device)
-        argument_masks = torch.zeros((config.num_steps, *next_masks.argument.shape), dtype=torch.bool, device=device)
+        argument_masks = None if next_masks.argument is None else \
+            torch.zeros((config.num_steps, *next_masks.argument.shape), dtype=torch.bool, device=device)
 
     writer = run.writer
     if state is None:
@@ -202,7 +203,9 @@ def train(run: Run) -> Trained:
                 next_obs = config.perturb(next_obs, torch.as_tensor(info["task_tokens"], device=device))
             obs[step], dones[step] = next_obs, next_done
             if next_masks is not None:
-                action_masks[step], argument_masks[step] = next_masks
+                action_masks[step] = next_masks.action
+                if argument_masks is not None:
+                    argument_masks[step] = next_masks.argument
             with torch.no_grad():
                 action, logprob, _, value = policy.get_action_and_value(next_obs, next_masks)
             actions[step], logprobs[step], values[step] = action, logprob, value
@@ -225,14 +228,16 @@ def train(run: Run) -> Trained:
         b_obs = obs.reshape((-1, *obs_shape))
         b_actions = actions.reshape((-1, *action_shape))
         b_logprobs, b_advantages, b_returns, b_values = (x.reshape(-1) for x in (logprobs, advantages, returns, values))
-        b_masks = None if next_masks is None else Masks(action_masks.flatten(0, 1), argument_masks.flatten(0, 1))
+        b_masks = None if next_masks is None else \
+            Masks(action_masks.flatten(0, 1), None if argument_masks is None else argument_masks.flatten(0, 1))
         clipfracs = []
         weights.set_trainable(-1, update > config.critic_warmup_updates)  # while frozen, the loss reaches the value head alone
         for epoch in range(config.update_epochs):
             order = torch.randperm(config.batch_size, device=device)
             for start in range(0, config.batch_size, config.minibatch_size):
                 mb = order[start : start + config.minibatch_size]
-                mb_masks = None if b_masks is None else Masks(b_masks.action[mb], b_masks.argument[mb])
+                mb_masks = None if b_masks is None else \
+                    Masks(b_masks.action[mb], None if b_masks.argument is None else b_masks.argument[mb])
                 _, newlogprob, entropy, newvalue = policy.get_action_and_value(b_obs[mb], mb_masks, b_actions[mb])
                 logratio = newlogprob - b_logprobs[mb]
                 ratio = logratio.exp()
