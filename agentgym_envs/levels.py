@@ -70,6 +70,12 @@ _SUPPORT_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
 
 FAMILIES: tuple[Family, ...] = (
     _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS),
+    _ladder("Math", "math", "arithmetic expressions, range sums and word problems, 1/3 each", 10, [
+        ("addition", "one addition of two numbers, shown as an expression", {"problems": ("addition",)}),
+        ("expressions", "arithmetic expressions shown in the question (-v0's easy problems)", {"problems": ("easy",)}),
+        ("expressions-ranges", "expressions and sums of integer ranges (-v0's easy and medium)",
+         {"problems": ("easy", "medium")}),
+    ]),
     _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS,
             turns_arg="max_cycles"),
 )
