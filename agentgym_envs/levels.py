@@ -76,6 +76,10 @@ FAMILIES: tuple[Family, ...] = (
         ("expressions-ranges", "expressions and sums of integer ranges (-v0's easy and medium)",
          {"problems": ("easy", "medium")}),
     ]),
+    _ladder("Coding", "coding", "all 43 problems: easy, medium and hard", 10, [
+        ("easy", "the easy problems (10 train, 4 test)", {"difficulties": ("easy",)}),
+        ("easy-medium", "easy and medium problems (21 train, 9 test)", {"difficulties": ("easy", "medium")}),
+    ]),
     _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS,
             turns_arg="max_cycles"),
 )
