@@ -15,7 +15,7 @@ from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no t
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .levels import FAMILIES, base_env_id, level_of
+from .levels import FAMILIES, base_env_id, family, level_of
 from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
 from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate, is_model_policy
 from .policies.results import summarize
@@ -43,7 +43,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for entry in ENVIRONMENTS:
         scenario = entry.scenario_class()
         row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties),
-               "data": scenario.data_status() or "built in"}
+               "levels": f"L0..L{len(family(entry.name).levels) - 1}, v0", "data": scenario.data_status() or "built in"}
         if args.detailed:
             row["tools"] = str(len(scenario.tools))
             row["max_turns"] = str(scenario.max_turns)
