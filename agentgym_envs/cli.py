@@ -15,7 +15,7 @@ from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no t
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .levels import FAMILIES, base_env_id
+from .levels import FAMILIES, base_env_id, family, level_of
 from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
 from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate, is_model_policy
 from .policies.results import summarize
@@ -43,7 +43,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for entry in ENVIRONMENTS:
         scenario = entry.scenario_class()
         row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties),
-               "data": scenario.data_status() or "built in"}
+               "levels": f"L0..L{len(family(entry.name).levels) - 1}, v0", "data": scenario.data_status() or "built in"}
         if args.detailed:
             row["tools"] = str(len(scenario.tools))
             row["max_turns"] = str(scenario.max_turns)
@@ -136,8 +136,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm) or domain == "telecom"))
         if make_kwargs["source"] == "real":  # upstream's protocol: every task of the split, --trials times
             from agentgym_envs.scenarios.tau2 import get_domain
+            from agentgym_envs.scenarios.tau2.scenario import tasks_within
 
-            task_ids = [task.id for task in get_domain(domain).load_tasks(args.split, args.data_dir)][: args.episodes]
+            level = level_of(env_id)
+            tasks = tasks_within(get_domain(domain).load_tasks(args.split, args.data_dir),
+                                 level.kwargs.get("max_actions") if level else None)
+            task_ids = [task.id for task in tasks][: args.episodes]
     on_ray = args.num_workers is not None or args.ray_address is not None
     if on_ray and not llm and (args.trials != 1 or args.output or task_ids is not None):
         raise ValueError("--num-workers / --ray-address fan out reference policies' seeded episodes, one trial each, "

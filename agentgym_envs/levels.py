@@ -70,6 +70,35 @@ _SUPPORT_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
 
 FAMILIES: tuple[Family, ...] = (
     _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS),
+    _ladder("Math", "math", "arithmetic expressions, range sums and word problems, 1/3 each", 10, [
+        ("addition", "one addition of two numbers, shown as an expression", {"problems": ("addition",)}),
+        ("expressions", "arithmetic expressions shown in the question (-v0's easy problems)", {"problems": ("easy",)}),
+        ("expressions-ranges", "expressions and sums of integer ranges (-v0's easy and medium)",
+         {"problems": ("easy", "medium")}),
+    ]),
+    _ladder("Coding", "coding", "all 43 problems: easy, medium and hard", 10, [
+        ("easy", "the easy problems (10 train, 4 test)", {"difficulties": ("easy",)}),
+        ("easy-medium", "easy and medium problems (21 train, 9 test)", {"difficulties": ("easy", "medium")}),
+    ]),
+    _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40, [
+        ("cancel-solo", "cancelling a pending order (4 reference calls, one write); the ticket up front (solo)",
+         {"kinds": ("cancel",), "solo": True}),
+        ("one-write-solo", "cancel, address or payment change, return: one write after 3 reads; solo",
+         {"kinds": ("cancel", "modify_address", "modify_payment", "return"), "solo": True}),
+        ("all-solo", "all six kinds (+ item changes and exchanges, with product reads); solo", {"solo": True}),
+    ]),
+    _ladder("Tau2Airline", "tau2_airline", "generated tasks of all five kinds, in conversation with the customer", 40, [
+        ("cancel-solo", "cancelling a reservation (3 reference calls, one write); the ticket up front (solo)",
+         {"kinds": ("cancel",), "solo": True}),
+        ("one-write-solo", "cancel, bag change, compensation: one write after 2-3 reads; solo",
+         {"kinds": ("cancel", "change_bags", "compensation"), "solo": True}),
+        ("all-solo", "all five kinds (+ flight changes and bookings, with a flight search); solo", {"solo": True}),
+    ]),
+    _ladder("Tau2Telecom", "tau2_telecom", "all of tau2's telecom tasks (74 train, 40 test)", 60, [
+        ("two-calls", "real tasks with at most 2 reference calls (18 train, 14 test)", {"max_actions": 2, "max_turns": 10}),
+        ("four-calls", "real tasks with at most 4 reference calls (36 train, 23 test)", {"max_actions": 4, "max_turns": 20}),
+        ("seven-calls", "real tasks with at most 7 reference calls (60 train, 35 test)", {"max_actions": 7, "max_turns": 40}),
+    ]),
     _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS,
             turns_arg="max_cycles"),
 )

@@ -16,6 +16,13 @@ def test_list_detailed_shows_difficulty_and_criteria(capsys):
     assert "AgentGym/CustomerSupport-v0" in out and "easy/medium/hard" in out and "tool_reliability>=0.95" in out
 
 
+def test_list_shows_the_levels(capsys):
+    assert main(["list"]) == 0 and "L0..L3, v0" in capsys.readouterr().out
+    assert main(["list", "--levels"]) == 0
+    out = capsys.readouterr().out
+    assert "AgentGym/Math-L0-v0" in out and "AgentGym/SupportTeam-L3-v0" in out and "AgentGym/Tau2Telecom-v0" in out
+
+
 def test_eval_prints_a_metrics_table(capsys):
     assert main(["eval", "customer_support", "--policy", "expert", "--episodes", "5"]) == 0
     out = capsys.readouterr().out

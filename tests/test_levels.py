@@ -19,6 +19,8 @@ from agentgym_envs.policies import evaluate
 # What a task's split must not share with the other split's tasks, per family.
 SPLIT_VALUES: dict[str, Callable[[Any], set[Any]]] = {
     "customer_support": lambda task: {task.customer["email"], task.customer["user_id"], task.text},
+    "math": lambda task: {*task.numbers, task.question},
+    "coding": lambda task: {task.problem.id, task.problem.statement},
 }
 LEVEL_IDS = [env_id for name in SPLIT_VALUES for env_id in level_ids(name)[:-1]]
 
@@ -79,3 +81,17 @@ def test_explicit_arguments_override_the_level():
                          ids=lambda d: d.name)
 def test_doc_page_holds_the_family_levels_table(doc):
     assert levels_table(doc.name) in page(doc)
+
+
+def test_math_level_zero_is_one_addition():
+    tasks = gym.make("AgentGym/Math-L0-v0", split="test").unwrapped.tasks
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        task = tasks.sample(rng)
+        assert task.solution.count("+") == 1 and task.expression == task.solution and len(task.numbers) == 2
+
+
+def test_coding_levels_draw_their_tiers_only():
+    for env_id, tiers in (("AgentGym/Coding-L0-v0", {"easy"}), ("AgentGym/Coding-L1-v0", {"easy", "medium"})):
+        for split in ("train", "test"):
+            assert {p.difficulty for p in gym.make(env_id, split=split).unwrapped.tasks.problems} == tiers

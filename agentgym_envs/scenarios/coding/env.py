@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.levels import with_level
 
 from .judge import CODING_LIMITS
 from .sandbox import SandboxLimits
@@ -77,7 +78,8 @@ class CodingEnv(ToolUseEnv):
     without them), `task_file` (text mode
     only: LiveCodeBench rows with `question_content`, `public_test_cases`,
     `private_test_cases`, or DeepCoder rows with `problem` and `tests`; errors name the line
-    and field), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
+    and field), `difficulties` (the built-in problems' tiers drawn from, default all), `level`
+    (see Levels), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
     `max_invalid_calls`, `history_turns`, `render_mode`.
 
     ## Info and Metrics
@@ -89,11 +91,25 @@ class CodingEnv(ToolUseEnv):
     `hidden_pass_fraction`. Baselines (estimates): 2000 tokens, 300 s. Success criteria:
     success >= 0.95, tool reliability >= 0.90, cost reduction >= 0.30, time savings >= 0.80.
 
+    ## Levels
+
+    `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets `difficulties` as below; arguments
+    given explicitly override it. Tools and spaces are those of `-v0` at every level, and each
+    tier's test problems are held out of train as in `-v0`. A random policy submits one of the
+    2-4 candidates, so its success stays near 0.3 at every level.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (easy) | `AgentGym/Coding-L0-v0` | the easy problems (10 train, 4 test) | 10 |
+    | 1 (easy-medium) | `AgentGym/Coding-L1-v0` | easy and medium problems (21 train, 9 test) | 10 |
+    | v0 | `AgentGym/Coding-v0` | all 43 problems: easy, medium and hard | 10 |
+
     ## Version History
 
     - v0: initial version; text actions in every form language models write;
       `info["parse"]`; `sample_mask()`; `sandbox=`: network, mount and pid namespaces
-      as root, hidden tests kept outside the program's view.
+      as root, hidden tests kept outside the program's view; levels L0-L1 below `-v0`
+      (`level=`, `difficulties=`), `-v0` unchanged.
     """
 
     def __init__(
@@ -103,8 +119,12 @@ class CodingEnv(ToolUseEnv):
         limits: SandboxLimits = CODING_LIMITS,
         cache_results: bool = True,
         sandbox: str = "auto",
+        difficulties: Sequence[str] | None = None,
+        level: int | None = None,
         **kwargs: Any,
     ) -> None:
+        kwargs = with_level("coding", level, {**kwargs, **({} if difficulties is None else {"difficulties": difficulties})})
+        difficulties = kwargs.pop("difficulties", None)
         if kwargs.get("action_mode", "structured") == "structured":
             if kwargs.get("task_file") is not None:
                 raise ValueError(
@@ -116,7 +136,8 @@ class CodingEnv(ToolUseEnv):
                     "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
-        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results, sandbox), **kwargs)
+        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results, sandbox, difficulties), **kwargs)
+        self.level = level
 
     def close(self) -> None:
         self.scenario.close()

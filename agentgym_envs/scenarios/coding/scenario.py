@@ -47,6 +47,7 @@ class CodingScenario(Scenario):
         sandbox: ``"auto"`` runs programs in network and mount namespaces when it can (as
             root) and otherwise warns once and runs them without; ``"strict"`` raises
             :class:`~.sandbox.SandboxError` instead (see :mod:`.sandbox`).
+        difficulties: the built-in problems' tiers drawn from (None: all).
     """
 
     name = "coding"
@@ -72,7 +73,11 @@ class CodingScenario(Scenario):
         limits: SandboxLimits = CODING_LIMITS,
         cache_results: bool = True,
         sandbox: str = "auto",
+        difficulties: Sequence[str] | None = None,
     ) -> None:
+        if difficulties is not None and (not difficulties or set(difficulties) - set(self.difficulties)):
+            raise ValueError(f"difficulties must be a non-empty subset of {list(self.difficulties)}, got {difficulties!r}")
+        self.tiers = difficulties
         self.partial_credit = partial_credit
         self.candidates = candidates
         self.sandbox = Sandbox(sandbox)
@@ -83,7 +88,7 @@ class CodingScenario(Scenario):
         self.sandbox.close()
 
     def task_source(self, split: str) -> TaskSource:
-        return BuiltinTasks(split, self.candidates)
+        return BuiltinTasks(split, self.candidates, self.tiers)
 
     def task_from_dict(self, data: dict[str, Any]) -> CodingTask:
         return task_from_row(data)

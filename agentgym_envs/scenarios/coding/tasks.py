@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -61,10 +61,12 @@ def builtin_task(problem: Problem, shuffle: int, candidates: bool = True) -> Cod
 
 
 class BuiltinTasks(TaskSource):
-    """The built-in problems of one split; ``get`` accepts any built-in problem's task id."""
+    """The built-in problems of one split (of ``difficulties`` only, when given); ``get``
+    accepts any built-in problem's task id."""
 
-    def __init__(self, split: str, candidates: bool = True) -> None:
-        self.problems = builtin_problems(split)  # raises ValueError for an unknown split
+    def __init__(self, split: str, candidates: bool = True, difficulties: Sequence[str] | None = None) -> None:
+        problems = builtin_problems(split)  # raises ValueError for an unknown split
+        self.problems = tuple(p for p in problems if difficulties is None or p.difficulty in difficulties)
         self.candidates = candidates
 
     def sample(self, rng: Any) -> CodingTask:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.levels import with_level
 
 from .scenario import MathScenario
 
@@ -74,6 +75,9 @@ class MathEnv(ToolUseEnv):
     expression over the question's numbers, may call `sum_1_to_n`), optional `difficulty`,
     `expression` (written verbatim in the question) and `template`. Every line is checked so
     that the expert can solve it; a bad line fails with the file, line number and field.
+    `level` (see Levels) and `problems`, the kinds of problem generated: `"addition"` (one
+    addition shown as an expression, 2 templates per split), `"easy"`, `"medium"`, `"hard"`
+    (default: the last three).
 
     ## Info and Metrics
 
@@ -85,11 +89,27 @@ class MathEnv(ToolUseEnv):
     no answer) and `answered`. Baselines (estimates): 400 tokens, 90 s. Success criteria:
     success >= 0.95, tool reliability >= 0.90, cost reduction >= 0.30, time savings >= 0.95.
 
+    ## Levels
+
+    `level=k` (or the id `AgentGym/Math-L<k>-v0`) sets `problems` as below; arguments given
+    explicitly override it. Tools and spaces are those of `-v0` at every level; test problems
+    keep their own phrasings and numbers (100..999) at every level.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (addition) | `AgentGym/Math-L0-v0` | one addition of two numbers, shown as an expression | 10 |
+    | 1 (expressions) | `AgentGym/Math-L1-v0` | arithmetic expressions shown in the question (-v0's easy problems) | 10 |
+    | 2 (expressions-ranges) | `AgentGym/Math-L2-v0` | expressions and sums of integer ranges (-v0's easy and medium) | 10 |
+    | v0 | `AgentGym/Math-v0` | arithmetic expressions, range sums and word problems, 1/3 each | 10 |
+
     ## Version History
 
     - v0: initial version; text actions in every form language models write;
-      `info["parse"]`; `sample_mask()`.
+      `info["parse"]`; `sample_mask()`; levels L0-L2 below `-v0` (`level=`, `problems=`),
+      `-v0` unchanged.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(MathScenario(), **kwargs)
+    def __init__(self, level: int | None = None, **kwargs: Any) -> None:
+        kwargs = with_level("math", level, kwargs)
+        super().__init__(MathScenario(kwargs.pop("problems", None)), **kwargs)
+        self.level = level

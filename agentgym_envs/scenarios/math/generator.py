@@ -6,23 +6,27 @@ import numpy as np
 
 from .arithmetic import SOLUTION_FUNCTIONS, Step, evaluate
 from .problems import DIFFICULTIES, MathProblem
-from .templates import NAMES, TEMPLATES, VALUE_RANGES, Draw, Redraw, Template
+from .templates import ADDITION_TEMPLATES, NAMES, TEMPLATES, VALUE_RANGES, Draw, Redraw, Template
 
 SPLIT_CODES = {"train": 1, "test": 2}
 MAX_DRAWS = 1_000
+PROBLEM_KINDS = ("addition", *DIFFICULTIES)
 
 
-def templates_for(split: str, difficulty: str) -> tuple[Template, ...]:
-    return tuple(t for t in TEMPLATES if t.split == split and t.difficulty == difficulty)
+def templates_for(split: str, kind: str) -> tuple[Template, ...]:
+    """The templates of ``split`` of a difficulty, or of ``"addition"`` (one operation)."""
+    if kind == "addition":
+        return tuple(t for t in ADDITION_TEMPLATES if t.split == split)
+    return tuple(t for t in TEMPLATES if t.split == split and t.difficulty == kind)
 
 
-def generate_problem(split: str, index: int) -> MathProblem:
-    """The problem ``"<split>-<index>"``: a difficulty, then one of its templates, then
-    numbers from the split's range such that every solution step is a positive whole number
-    and the answer is not one of the question's numbers."""
+def generate_problem(split: str, index: int, kinds: tuple[str, ...] = DIFFICULTIES) -> MathProblem:
+    """The problem ``"<split>-<index>"``: a kind of ``kinds`` (:data:`PROBLEM_KINDS`), then
+    one of its templates, then numbers from the split's range such that every solution step
+    is a positive whole number and the answer is not one of the question's numbers."""
     rng = np.random.default_rng([SPLIT_CODES[split], index])
-    difficulty = DIFFICULTIES[int(rng.integers(len(DIFFICULTIES)))]
-    options = templates_for(split, difficulty)
+    kind = kinds[int(rng.integers(len(kinds)))]
+    options = templates_for(split, kind)
     template = options[int(rng.integers(len(options)))]
     name = NAMES[split][int(rng.integers(len(NAMES[split])))]
     draw = Draw(rng, *VALUE_RANGES[split])
@@ -38,7 +42,7 @@ def generate_problem(split: str, index: int) -> MathProblem:
             shows_expression = "{expression}" in template.text
             question = template.text.format(expression=solution, name=name, **values)
             return MathProblem(
-                f"{split}-{index}", question, answer, solution, difficulty,
+                f"{split}-{index}", question, answer, solution, template.difficulty,
                 expression=solution if shows_expression else None, template=template.name,
             )
     raise RuntimeError(f"template {template.name} found no valid numbers in {MAX_DRAWS} draws")  # pragma: no cover

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Sequence
 
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskSource, ToolCall
 
 from .arithmetic import OPERATIONS, Step
-from .generator import generate_problem
+from .generator import PROBLEM_KINDS, generate_problem
 from .grading import answer_score, relative_error
-from .problems import MAX_ENTITIES, MAX_TURNS, MathProblem, solution_steps
+from .problems import DIFFICULTIES, MAX_ENTITIES, MAX_TURNS, MathProblem, solution_steps
 from .tools import NUMBER_ENTITY, TOOLS
 from .world import MathWorld
 
@@ -43,7 +44,13 @@ def solution_plan(problem: MathProblem, steps: Sequence[Step] | None = None) -> 
 
 
 class MathScenario(Scenario):
-    """Arithmetic, sums of integer ranges and multi-step word problems, solved with tools."""
+    """Arithmetic, sums of integer ranges and multi-step word problems, solved with tools.
+
+    Args:
+        problems: the kinds of problem generated, from :data:`PROBLEM_KINDS` (``"addition"``:
+            one addition shown as an expression; then the difficulties); None: the three
+            difficulties.
+    """
 
     name = "math"
     env_id = "AgentGym/Math-v0"
@@ -59,8 +66,13 @@ class MathScenario(Scenario):
     default_rewards = MATH_REWARDS
     instructions = INSTRUCTIONS
 
+    def __init__(self, problems: Sequence[str] | None = None) -> None:
+        if problems is not None and (not problems or set(problems) - set(PROBLEM_KINDS)):
+            raise ValueError(f"problems must be a non-empty subset of {list(PROBLEM_KINDS)}, got {problems!r}")
+        self.problems = DIFFICULTIES if problems is None else tuple(problems)
+
     def task_source(self, split: str) -> TaskSource:
-        return GeneratedTasks(split, generate_problem, self.splits)
+        return GeneratedTasks(split, functools.partial(generate_problem, kinds=self.problems), self.splits)
 
     def task_from_dict(self, data: dict[str, Any]) -> MathProblem:
         return MathProblem.from_dict(data)

@@ -166,3 +166,12 @@ TEMPLATES: tuple[Template, ...] = (
              "A press prints {a} pages a minute for {b} minutes, and every book takes {c} pages. "
              "How many books does it print?", "{a} * {b} / {c}", product_divisible_by_c),
 )
+
+# One operation, shown as an expression: the problems of the ladder's lowest level
+# (``agentgym_envs.levels``), kept apart from TEMPLATES so that -v0 draws as before.
+ADDITION_TEMPLATES: tuple[Template, ...] = (
+    Template("train-add", "train", "easy", "What is {expression}?", "{a} + {b}", uniform("a", "b")),
+    Template("train-add-compute", "train", "easy", "Compute {expression}.", "{a} + {b}", uniform("a", "b")),
+    Template("test-add", "test", "easy", "Find the value of {expression}.", "{a} + {b}", uniform("a", "b")),
+    Template("test-add-total", "test", "easy", "Give the total {expression}.", "{a} + {b}", uniform("a", "b")),
+)

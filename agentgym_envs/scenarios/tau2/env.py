@@ -4,9 +4,10 @@ scenarios run by the core :class:`ToolUseEnv`."""
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.levels import with_level
 
 from .airline.scenario import Tau2AirlineScenario
 from .retail.scenario import Tau2RetailScenario
@@ -96,8 +97,12 @@ class Tau2Env(ToolUseEnv):
     the schemas; `"upstream"`: handled as upstream's Python tools handle them), `user`
     (`"rule"` | `"llm"`) with `user_model`, `user_base_url`, `user_api_key`,
     `user_temperature` (0.0), `nl_judge_model` with `nl_judge_base_url`, `nl_judge_api_key`,
-    `llm_timeout` (60), `llm_max_retries` (3), `llm_max_tokens`; and the core's `action_mode`,
-    `split`, `reward_config`, `max_turns`, `max_invalid_calls`, `history_turns`, `render_mode`.
+    `llm_timeout` (60), `llm_max_retries` (3), `llm_max_tokens`; `kinds` (generated tasks
+    only: the kinds drawn, retail `cancel modify_address modify_payment modify_items exchange
+    return`, airline `book change_flights change_bags cancel compensation`; default all),
+    `max_actions` (real tasks only: keep those with at most this many reference calls),
+    `level` (see Levels); and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
+    `max_invalid_calls`, `history_turns`, `render_mode`.
 
     ## Info and Metrics
 
@@ -116,12 +121,39 @@ class Tau2Env(ToolUseEnv):
     agent calls instead of 200 messages. `respond` and the list builders are agentgym tools
     the evaluator skips. The generated tasks cover a subset of the real tasks' variety.
 
+    ## Levels
+
+    `level=k` (or the id `AgentGym/Tau2Retail-L<k>-v0`, `AgentGym/Tau2Airline-L<k>-v0`) sets
+    `kinds` and `solo` on the generated tasks as below; arguments given explicitly override
+    the level's (the levels select generated tasks: with `source="real"` give `max_actions`
+    instead of a level). Tools and spaces are those of `-v0` at every level; train and test
+    never share a user.
+
+    Retail:
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (cancel-solo) | `AgentGym/Tau2Retail-L0-v0` | cancelling a pending order (4 reference calls, one write); the ticket up front (solo) | 40 |
+    | 1 (one-write-solo) | `AgentGym/Tau2Retail-L1-v0` | cancel, address or payment change, return: one write after 3 reads; solo | 40 |
+    | 2 (all-solo) | `AgentGym/Tau2Retail-L2-v0` | all six kinds (+ item changes and exchanges, with product reads); solo | 40 |
+    | v0 | `AgentGym/Tau2Retail-v0` | generated tasks of all six kinds, in conversation with the customer | 40 |
+
+    Airline:
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (cancel-solo) | `AgentGym/Tau2Airline-L0-v0` | cancelling a reservation (3 reference calls, one write); the ticket up front (solo) | 40 |
+    | 1 (one-write-solo) | `AgentGym/Tau2Airline-L1-v0` | cancel, bag change, compensation: one write after 2-3 reads; solo | 40 |
+    | 2 (all-solo) | `AgentGym/Tau2Airline-L2-v0` | all five kinds (+ flight changes and bookings, with a flight search); solo | 40 |
+    | v0 | `AgentGym/Tau2Airline-v0` | generated tasks of all five kinds, in conversation with the customer | 40 |
+
     ## Version History
 
     - v0: initial version; data found in `data_dir=`, `$TAU2_DATA_DIR` or an installed
       `tau2` package; both task-file versions; text actions in every form language models
       write; an LLM user and an NL-assertion judge on any OpenAI-compatible endpoint;
-      upstream argument handling.
+      upstream argument handling; levels L0-L2 below `-v0` (`level=`, `kinds=`,
+      `max_actions=`), `-v0` unchanged.
     """
 
     scenario_class: ClassVar[type[Tau2Scenario]]
@@ -130,7 +162,7 @@ class Tau2Env(ToolUseEnv):
         self,
         data_dir: str | os.PathLike[str] | None = None,
         source: str | None = None,
-        solo: bool = False,
+        solo: bool | None = None,
         tool_arguments: str = "strict",
         user: str = "rule",
         user_model: str | None = None,
@@ -143,8 +175,14 @@ class Tau2Env(ToolUseEnv):
         llm_timeout: float = 60.0,
         llm_max_retries: int = 3,
         llm_max_tokens: int | None = None,
+        kinds: Sequence[str] | None = None,
+        max_actions: int | None = None,
+        level: int | None = None,
         **kwargs: Any,
     ) -> None:
+        chosen = {k: v for k, v in {"solo": solo, "kinds": kinds, "max_actions": max_actions}.items() if v is not None}
+        kwargs = with_level(self.scenario_class.name, level, {**kwargs, **chosen})
+        solo, kinds, max_actions = bool(kwargs.pop("solo", False)), kwargs.pop("kinds", None), kwargs.pop("max_actions", None)
         if user not in USERS:
             raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
         user_client = nl_judge = None
@@ -161,9 +199,10 @@ class Tau2Env(ToolUseEnv):
             if nl_judge_model is not None:
                 nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
                                               request_options={"temperature": 0.0, **length}))
-        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge)
+        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge, kinds, max_actions)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
+        self.level = level
 
     def database(self) -> dict[str, Any]:
         """The episode's live database as a plain dict in upstream's schema."""
@@ -275,7 +314,8 @@ class Tau2TelecomEnv(Tau2Env):
 
     As `AgentGym/Tau2Retail-v0` (`data_dir`, `solo`, `task_file`, `tool_arguments`, `user`,
     `user_model`, ..., and the core's `action_mode`, `split`, `reward_config`, `max_turns`, ...);
-    `solo=True` gives the agent both tool sets and upstream's `main_policy_solo.md`.
+    `solo=True` gives the agent both tool sets and upstream's `main_policy_solo.md`;
+    `max_actions` keeps the tasks with at most that many reference calls; `level` (see Levels).
 
     ## Info and Metrics
 
@@ -293,9 +333,24 @@ class Tau2TelecomEnv(Tau2Env):
     every later connection of the process is poor; here every later connection of the episode
     is.
 
+    ## Levels
+
+    `level=k` (or the id `AgentGym/Tau2Telecom-L<k>-v0`) keeps the real tasks with few
+    reference calls (the agent's and the customer's) and a shorter turn limit, as below;
+    arguments given explicitly override the level's. Tools and spaces are those of `-v0`;
+    train and test are tau2's own split.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (two-calls) | `AgentGym/Tau2Telecom-L0-v0` | real tasks with at most 2 reference calls (18 train, 14 test) | 10 |
+    | 1 (four-calls) | `AgentGym/Tau2Telecom-L1-v0` | real tasks with at most 4 reference calls (36 train, 23 test) | 20 |
+    | 2 (seven-calls) | `AgentGym/Tau2Telecom-L2-v0` | real tasks with at most 7 reference calls (60 train, 35 test) | 40 |
+    | v0 | `AgentGym/Tau2Telecom-v0` | all of tau2's telecom tasks (74 train, 40 test) | 60 |
+
     ## Version History
 
-    - v0: initial version.
+    - v0: initial version; levels L0-L2 below `-v0` (`level=`, `max_actions=`), `-v0`
+      unchanged.
     """
 
     scenario_class = Tau2TelecomScenario

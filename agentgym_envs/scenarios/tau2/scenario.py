@@ -66,10 +66,19 @@ class Tau2Scenario(Scenario):
         tool_arguments: str = "strict",
         user_client: Any = None,
         nl_judge: Any = None,
+        kinds: Sequence[str] | None = None,
+        max_actions: int | None = None,
     ) -> None:
         source = source or self.sources[0]
         if source not in self.sources:
             raise ValueError(f"source must be one of {list(self.sources)} for {self.name}, got {source!r}")
+        if kinds is not None and source != "generated":
+            raise ValueError(f"kinds selects generated tasks (source='generated'), got source={source!r}")
+        if kinds is not None and (not kinds or set(kinds) - set(self.generator_class.kinds)):
+            raise ValueError(f"kinds must be a non-empty subset of {list(self.generator_class.kinds)}, got {kinds!r}")
+        if max_actions is not None and source != "real":
+            raise ValueError(f"max_actions selects real tasks (source='real'), got source={source!r}")
+        self.kinds, self.max_actions = kinds, max_actions
         self._data_dir_arg = data_dir
         self.source, self.solo = source, solo
         self.tool_arguments = check_tool_arguments(tool_arguments)
@@ -115,8 +124,9 @@ class Tau2Scenario(Scenario):
 
     def task_source(self, split: str) -> TaskSource:
         if self.source == "real":
-            return TaskList(self.domain.load_tasks(split, self.data_dir))
-        return GeneratedTasks(split, self.generator.generate, GENERATED_SPLITS)
+            return TaskList(tasks_within(self.domain.load_tasks(split, self.data_dir), self.max_actions))
+        kinds = tuple(self.kinds or self.generator.kinds)
+        return GeneratedTasks(split, functools.partial(self.generator.generate, kinds=kinds), GENERATED_SPLITS)
 
     def task_from_dict(self, data: dict[str, Any]) -> Tau2Task:
         try:
@@ -257,6 +267,17 @@ class Tau2Scenario(Scenario):
         """The next call of the expert's plan (:mod:`.expert`); one plan call per step."""
         step = world.agent_calls
         return world.plan[step] if step < len(world.plan) else ToolCall("respond", {"message": DONE})
+
+
+def reference_actions(task: Tau2Task) -> int:
+    """How many reference calls (the agent's and the customer's) a task's evaluation lists."""
+    criteria = task.evaluation_criteria
+    return len(criteria.actions or ()) if criteria else 0
+
+
+def tasks_within(tasks: list[Tau2Task], max_actions: int | None) -> list[Tau2Task]:
+    """The tasks with at most ``max_actions`` reference calls (all of them for None)."""
+    return [task for task in tasks if max_actions is None or reference_actions(task) <= max_actions]
 
 
 def _stated_arguments(facts: UserFacts, arguments: dict[str, Any], text: str) -> UserFacts:

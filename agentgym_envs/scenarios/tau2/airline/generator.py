@@ -39,6 +39,7 @@ MAX_COMPENSATED_PASSENGERS = 5
 class AirlineTaskGenerator:
     """Draws airline tasks from ``db`` (read only): ``generate(split, index)`` is pure."""
 
+    kinds = KINDS
     domain = "airline"
 
     def __init__(self, db: AirlineDB) -> None:
@@ -105,10 +106,11 @@ class AirlineTaskGenerator:
                 return pid
         return None
 
-    def generate(self, split: str, index: int) -> Any:
+    def generate(self, split: str, index: int, kinds: tuple[str, ...] = KINDS) -> Any:
+        """The task ``"<split>-<index>"`` of one of ``kinds`` (all by default)."""
         rng = task_rng(self.domain, split, index)
         while True:
-            kind = rng.choice(KINDS)
+            kind = rng.choice(kinds)
             if kind == "book":
                 solved = self._book(rng, self.db.users[rng.choice(self._users[split])])
             else:

@@ -31,6 +31,7 @@ def _options(options: dict[str, str]) -> str:
 class RetailTaskGenerator:
     """Draws retail tasks from ``db`` (read only): ``generate(split, index)`` is pure."""
 
+    kinds = KINDS
     domain = "retail"
 
     def __init__(self, db: RetailDB) -> None:
@@ -88,10 +89,11 @@ class RetailTaskGenerator:
             if pid != paid.payment_method_id and (not isinstance(m, GiftCard) or m.balance >= paid.amount)
         ]
 
-    def generate(self, split: str, index: int) -> Any:
+    def generate(self, split: str, index: int, kinds: tuple[str, ...] = KINDS) -> Any:
+        """The task ``"<split>-<index>"`` of one of ``kinds`` (all by default)."""
         rng = task_rng(self.domain, split, index)
         while True:
-            kind = rng.choice(KINDS)
+            kind = rng.choice(kinds)
             orders = self._candidates.get((split, kind))
             if orders:
                 solved = self._solve(rng, kind, self.db.orders[rng.choice(orders)])
