@@ -54,7 +54,11 @@ class ToolUseEnv(gym.Env[str, Any]):
     numbered entity table. Actions (``action_mode``):
 
     - ``"structured"``: ``MultiDiscrete([n_tools, n_entities, ..., n_entities])``, the tool
-      then one entity-table row per argument; see :meth:`action_masks`.
+      then one entity-table row per argument. The masks admit only valid calls:
+      :meth:`action_masks` per dimension (MaskablePPO's form), :meth:`call_masks` for
+      autoregressive policies (the tool, then its arguments: our own PPO's choice), and
+      :class:`~agentgym_envs.wrappers.FlatDiscreteAction` one joint mask over a flat
+      ``Discrete`` (SB3's MaskablePPO and DQN); ``mask_repeats`` also leaves out repeats.
     - ``"text"``: one tool call as language models write it (JSON, OpenAI's message or tool
       call as a string or a dict, a fenced block in prose, Hermes ``<tool_call>`` tags, a
       Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
@@ -81,6 +85,8 @@ class ToolUseEnv(gym.Env[str, Any]):
         max_invalid_calls: truncate after this many invalid calls (None: never).
         history_turns: how many recent turns the observation shows.
         render_mode: ``"ansi"`` or None.
+        mask_repeats: the masks also leave out calls identical to one already made (a
+            repeat is never judged correct); see :meth:`action_masks`.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -96,6 +102,7 @@ class ToolUseEnv(gym.Env[str, Any]):
         max_invalid_calls: int | None = None,
         history_turns: int = 8,
         render_mode: str | None = None,
+        mask_repeats: bool = False,
     ) -> None:
         check_modes(action_mode, render_mode, self.metadata["render_modes"])
         self.scenario = scenario
@@ -107,6 +114,8 @@ class ToolUseEnv(gym.Env[str, Any]):
         self.max_invalid_calls = max_invalid_calls
         self.history_turns = history_turns
         self.render_mode = render_mode
+        self.mask_repeats = mask_repeats
+        self.max_entities = scenario.max_entities
         self.tool_schemas: list[dict[str, Any]] = [tool.schema() for tool in scenario.tools]
         self.tool_names: list[str] = [tool.name for tool in scenario.tools]
         self.tool_arities: list[int] = [len(tool.args) for tool in scenario.tools]
@@ -129,7 +138,7 @@ class ToolUseEnv(gym.Env[str, Any]):
             task = self.tasks.get(options["task_id"])
         else:
             task = self.tasks.sample(self.np_random)
-        self.episode = Episode(self.scenario, task, self.history_turns)
+        self.episode = Episode(self.scenario, task, self.history_turns, self.mask_repeats)
         self.episode_trace = tracing.start_episode(getattr(self.spec, "id", type(self).__name__), self.split, seed,
                                                    task.task_id, self.episode_trace)
         return self.episode.observation(), self._info(None)
@@ -179,14 +188,30 @@ class ToolUseEnv(gym.Env[str, Any]):
     def action_masks(self) -> np.ndarray:
         """Boolean masks of every ``MultiDiscrete`` dimension, concatenated (MaskablePPO's form).
 
-        The tool dimension allows every tool; each argument dimension allows the filled
-        entity rows whose kind some tool takes in that position.
+        The tool dimension allows the tools whose every argument has a filled row of its kind
+        (with ``mask_repeats``, also some combination not yet called); each argument dimension
+        allows the filled rows that one of those tools takes in that position. Masks per
+        dimension cannot say which rows go with which tool: for calls that are valid as a
+        whole, use :meth:`call_masks` (an autoregressive policy: the tool, then its arguments)
+        or :class:`~agentgym_envs.wrappers.FlatDiscreteAction` (one joint mask).
         """
+        return self._live_episode().action_mask().copy()
+
+    def call_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(tools, arguments)``: the tools that can be called now (``[n_tools]``) and, per
+        tool and argument slot, the rows that fit (``[n_tools, n_slots, max_entities]``, as
+        ``info["argument_mask"]``). A tool and one allowed row per argument is a valid call;
+        with ``mask_repeats`` a one-argument tool's called rows are out, but a call of several
+        arguments can only be ruled out as a whole (the flat wrapper's joint mask does it)."""
+        episode = self._live_episode()
+        return episode.open_tools().copy(), episode.argument_mask().copy()
+
+    def _live_episode(self) -> Episode:
         if self.episode is None:
-            raise RuntimeError("call reset() before action_masks()")
+            raise RuntimeError("call reset() before asking for masks")
         if self.action_mode != "structured":
-            raise RuntimeError("action_masks() exists in action_mode='structured' only")
-        return self.episode.action_mask().copy()
+            raise RuntimeError("masks exist in action_mode='structured' only")
+        return self.episode
 
     def sample_mask(self) -> tuple[np.ndarray, ...]:
         """The same masks split per dimension as ``int8`` arrays, the form Gymnasium's
