@@ -149,6 +149,9 @@ class Episode:
         self._seen_calls: set[str] = set()
         self.made_rows: list[set[tuple[int, ...]]] = [set() for _ in self.tools]
         """Per tool, the entity rows of every valid call made so far (those the table expresses)."""
+        self.last_call: tuple[int, tuple[int, ...]] | None = None
+        """The last call's tool and entity rows (rows empty when the table cannot express
+        them), or None when it was not a valid call."""
         self.history: list[ToolCall] = []  # the calls that ran without error, in order
         self._entity_block = ""
         self._entity_block_rows = -1
@@ -235,6 +238,7 @@ class Episode:
             rows = None if encoded is None else tuple(int(r) for r in encoded[1 : 1 + len(tool.args)])
         if rows is not None:
             self.made_rows[index].add(rows)
+        self.last_call = (index, rows or ())
         call = ToolCall(call.name, tool.normalize_arguments(call.arguments))
         ok, result = self._execute(tool, call)
         key = call.key
@@ -267,6 +271,7 @@ class Episode:
         return self._reject(None, written, problem)
 
     def _reject(self, call: ToolCall | None, written: str, problem: str) -> CallReport:
+        self.last_call = None
         report = CallReport(call, False, False, False, problem, f"Error: {problem}", False)
         self._record(report, written)
         return report
