@@ -94,6 +94,7 @@ def measure(env_id: str, steps: int, rounds: int) -> list[dict[str, Any]]:
         "structured": lambda: gym.make(env_id),
         "text": lambda: gym.make(env_id, action_mode="text"),
         "tokens": lambda: TokenIdsObservation(gym.make(env_id)),
+        "features": lambda: gym.make(env_id, observation="features"),
     }
     extra = EXTRA_VARIANTS.get(env_id, {})
     for name, spec in extra.items():

@@ -12,12 +12,14 @@ from gymnasium import spaces
 
 from ..observe import tracing
 from .episode import CallReport, Episode, max_observation_chars
+from .features import FeatureEncoder
 from .rewards import RewardConfig
 from .scenario import Scenario
 from .tasks import TaskList, TaskSource, load_task_file
 from .text import text_space
 
 ACTION_MODES = ("structured", "text")
+OBSERVATIONS = ("text", "features")
 
 
 def make_reward_config(base: RewardConfig, given: RewardConfig | dict[str, Any] | None) -> RewardConfig:
@@ -47,14 +49,22 @@ def make_task_source(scenario: Scenario, split: str, task_file: str | Path | Non
     return scenario.task_source(split)
 
 
-class ToolUseEnv(gym.Env[str, Any]):
+class ToolUseEnv(gym.Env[Any, Any]):
     """An agent resolves a task by calling tools, one call per step.
 
-    Observation: ``Text``, the task, the conversation so far (trimmed from the middle) and a
-    numbered entity table. Actions (``action_mode``):
+    Observation (``observation``): ``"text"`` (default), ``Text``: the task, the conversation
+    so far (trimmed from the middle) and a numbered entity table; ``"features"``,
+    ``Box(float32)``: what each tool was called with, the turn, whether the last call was
+    valid and correct, the filled rows (kind one-hot, hashed text), the task and the last
+    result as hashed bags of words (:class:`~agentgym_envs.core.features.FeatureEncoder`), a
+    vector SB3's ``MlpPolicy`` trains on as it is. Actions (``action_mode``):
 
     - ``"structured"``: ``MultiDiscrete([n_tools, n_entities, ..., n_entities])``, the tool
-      then one entity-table row per argument; see :meth:`action_masks`.
+      then one entity-table row per argument. The masks admit only valid calls:
+      :meth:`action_masks` per dimension (MaskablePPO's form), :meth:`call_masks` for
+      autoregressive policies (the tool, then its arguments: our own PPO's choice), and
+      :class:`~agentgym_envs.wrappers.FlatDiscreteAction` one joint mask over a flat
+      ``Discrete`` (SB3's MaskablePPO and DQN); ``mask_repeats`` also leaves out repeats.
     - ``"text"``: one tool call as language models write it (JSON, OpenAI's message or tool
       call as a string or a dict, a fenced block in prose, Hermes ``<tool_call>`` tags, a
       Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
@@ -81,6 +91,9 @@ class ToolUseEnv(gym.Env[str, Any]):
         max_invalid_calls: truncate after this many invalid calls (None: never).
         history_turns: how many recent turns the observation shows.
         render_mode: ``"ansi"`` or None.
+        mask_repeats: the masks also leave out calls identical to one already made (a
+            repeat is never judged correct); see :meth:`action_masks`.
+        observation: ``"text"`` or ``"features"``.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -96,8 +109,12 @@ class ToolUseEnv(gym.Env[str, Any]):
         max_invalid_calls: int | None = None,
         history_turns: int = 8,
         render_mode: str | None = None,
+        mask_repeats: bool = False,
+        observation: str = "text",
     ) -> None:
         check_modes(action_mode, render_mode, self.metadata["render_modes"])
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
         self.scenario = scenario
         self.action_mode = action_mode
         self.split = split
@@ -107,6 +124,8 @@ class ToolUseEnv(gym.Env[str, Any]):
         self.max_invalid_calls = max_invalid_calls
         self.history_turns = history_turns
         self.render_mode = render_mode
+        self.mask_repeats = mask_repeats
+        self.max_entities = scenario.max_entities
         self.tool_schemas: list[dict[str, Any]] = [tool.schema() for tool in scenario.tools]
         self.tool_names: list[str] = [tool.name for tool in scenario.tools]
         self.tool_arities: list[int] = [len(tool.args) for tool in scenario.tools]
@@ -117,24 +136,29 @@ class ToolUseEnv(gym.Env[str, Any]):
             self.action_space = spaces.MultiDiscrete(self._bounds)
         else:
             self.action_space = text_space(scenario.max_action_chars)
-        self.observation_space = text_space(max_observation_chars(scenario, history_turns))
+        self.features = FeatureEncoder(scenario, self.max_turns) if observation == "features" else None
+        if self.features is not None:
+            self.observation_space = self.features.space
+        else:
+            self.observation_space = text_space(max_observation_chars(scenario, history_turns))
         self.episode: Episode | None = None
         self.episode_trace: tracing.EpisodeTrace | None = None  # the episode's spans while tracing is on
 
     # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start an episode: ``options={"task_id": ...}`` picks a task, else the seed draws one."""
         super().reset(seed=seed)
         if options and "task_id" in options:
             task = self.tasks.get(options["task_id"])
         else:
             task = self.tasks.sample(self.np_random)
-        self.episode = Episode(self.scenario, task, self.history_turns)
+        self.episode = Episode(self.scenario, task, self.history_turns, self.mask_repeats)
         self.episode_trace = tracing.start_episode(getattr(self.spec, "id", type(self).__name__), self.split, seed,
                                                    task.task_id, self.episode_trace)
-        return self.episode.observation(), self._info(None)
+        observation = self.episode.observation() if self.features is None else self.features.reset(self.episode)
+        return observation, self._info(None)
 
-    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Run one tool call (inside a tool-call span while tracing is on)."""
         if self.episode_trace is not None:
             return self.episode_trace.step(self._step, action)
@@ -145,7 +169,7 @@ class ToolUseEnv(gym.Env[str, Any]):
             self.episode_trace.abandon()
         super().close()
 
-    def _step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def _step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         episode = self.episode
         if episode is None or episode.ended:
             raise RuntimeError("the episode has ended (or never started): call reset() before step()")
@@ -169,7 +193,8 @@ class ToolUseEnv(gym.Env[str, Any]):
             )
             info["metrics"] = metrics
             info["outcome"] = {"success": outcome.success, "score": outcome.score, "reason": outcome.reason}
-        return episode.observation(), float(reward), terminated, truncated, info
+        observation = episode.observation() if self.features is None else self.features.step(episode, report)
+        return observation, float(reward), terminated, truncated, info
 
     def render(self) -> str | None:
         if self.render_mode == "ansi" and self.episode is not None:
@@ -179,14 +204,30 @@ class ToolUseEnv(gym.Env[str, Any]):
     def action_masks(self) -> np.ndarray:
         """Boolean masks of every ``MultiDiscrete`` dimension, concatenated (MaskablePPO's form).
 
-        The tool dimension allows every tool; each argument dimension allows the filled
-        entity rows whose kind some tool takes in that position.
+        The tool dimension allows the tools whose every argument has a filled row of its kind
+        (with ``mask_repeats``, also some combination not yet called); each argument dimension
+        allows the filled rows that one of those tools takes in that position. Masks per
+        dimension cannot say which rows go with which tool: for calls that are valid as a
+        whole, use :meth:`call_masks` (an autoregressive policy: the tool, then its arguments)
+        or :class:`~agentgym_envs.wrappers.FlatDiscreteAction` (one joint mask).
         """
+        return self._live_episode().action_mask().copy()
+
+    def call_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(tools, arguments)``: the tools that can be called now (``[n_tools]``) and, per
+        tool and argument slot, the rows that fit (``[n_tools, n_slots, max_entities]``, as
+        ``info["argument_mask"]``). A tool and one allowed row per argument is a valid call;
+        with ``mask_repeats`` a one-argument tool's called rows are out, but a call of several
+        arguments can only be ruled out as a whole (the flat wrapper's joint mask does it)."""
+        episode = self._live_episode()
+        return episode.open_tools().copy(), episode.argument_mask().copy()
+
+    def _live_episode(self) -> Episode:
         if self.episode is None:
-            raise RuntimeError("call reset() before action_masks()")
+            raise RuntimeError("call reset() before asking for masks")
         if self.action_mode != "structured":
-            raise RuntimeError("action_masks() exists in action_mode='structured' only")
-        return self.episode.action_mask().copy()
+            raise RuntimeError("masks exist in action_mode='structured' only")
+        return self.episode
 
     def sample_mask(self) -> tuple[np.ndarray, ...]:
         """The same masks split per dimension as ``int8`` arrays, the form Gymnasium's

@@ -11,7 +11,7 @@ from typing import Any, Collection, Sequence
 
 import numpy as np
 
-from .entities import EntityTable
+from .entities import Entity, EntityTable
 from .parsing import CallParseError, ToolCall, compact_json, parse_action
 from .scenario import Outcome, Scenario
 from .text import sanitize
@@ -80,8 +80,9 @@ class MaskLayout:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = tools
         self.n_slots = max((len(t.args) for t in tools), default=0)
-        self._columns: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._columns: dict[tuple[str, ...], np.ndarray] = {}
         self._empty: dict[int, np.ndarray] = {}
+        self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
 
     def empty_argument_mask(self, capacity: int) -> np.ndarray:
         if capacity not in self._empty:
@@ -91,15 +92,13 @@ class MaskLayout:
             self._empty[capacity] = mask
         return self._empty[capacity].copy()
 
-    def columns(self, kinds: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """Mask columns for rows of these kinds: ``[tool, slot, row]`` (where each row fits an
-        argument) and ``[slot, row]`` (whether some tool takes it in that position)."""
+    def columns(self, kinds: tuple[str, ...]) -> np.ndarray:
+        """Mask columns ``[tool, slot, row]`` for rows of these kinds: where each row fits an argument."""
         if kinds not in self._columns:
-            argument = np.array(
+            self._columns[kinds] = np.array(
                 [[[k < len(t.args) and t.args[k].entity == kind for kind in kinds] for k in range(self.n_slots)] for t in self.tools],
                 dtype=bool,
             ).reshape(len(self.tools), self.n_slots, len(kinds))
-            self._columns[kinds] = (argument, argument.any(axis=0))
         return self._columns[kinds]
 
 
@@ -129,8 +128,9 @@ def mask_layout(tools: Sequence[Tool]) -> MaskLayout:
 class Episode:
     """The state of one episode of ``scenario`` on ``task``."""
 
-    def __init__(self, scenario: Scenario, task: Any, history_turns: int = 8) -> None:
+    def __init__(self, scenario: Scenario, task: Any, history_turns: int = 8, mask_repeats: bool = False) -> None:
         self.scenario, self.task = scenario, task
+        self.mask_repeats = mask_repeats
         self.tools: Sequence[Tool] = scenario.tools
         self._tool_index = {tool.name: i for i, tool in enumerate(self.tools)}
         self.world = scenario.new_world(task)
@@ -147,14 +147,21 @@ class Episode:
         self.calls = self.correct_calls = self.invalid_calls = 0
         self.ended = False
         self._seen_calls: set[str] = set()
+        self.made_rows: list[set[tuple[int, ...]]] = [set() for _ in self.tools]
+        """Per tool, the entity rows of every valid call made so far (those the table expresses)."""
+        self.last_call: tuple[int, tuple[int, ...]] | None = None
+        """The last call's tool and entity rows (rows empty when the table cannot express
+        them), or None when it was not a valid call."""
         self.history: list[ToolCall] = []  # the calls that ran without error, in order
         self._entity_block = ""
         self._entity_block_rows = -1
         self._layout = mask_layout(self.tools)
         self._n_slots = self._layout.n_slots
         self._masks_for = 0
-        self._argument_mask = self._layout.empty_argument_mask(scenario.max_entities)
-        self._slot_masks = np.zeros((self._n_slots, scenario.max_entities), dtype=bool)
+        self._kind_mask = self._layout.empty_argument_mask(scenario.max_entities)  # [tool, slot, row]: the row fits
+        self._masks_key: tuple[int, int] | None = None  # (rows, calls made) the masks below describe
+        self._argument_mask = self._kind_mask
+        self._open_tools = np.zeros(len(self.tools), dtype=bool)
         self._action_mask = np.zeros(0, dtype=bool)
         for kind, value in scenario.initial_entities(task):
             self.entities.add(kind, value)
@@ -176,7 +183,8 @@ class Episode:
         if call is None:
             written = f"{self.tools[int(action[0])].name} (entities {[int(a) for a in action[1:]]})"
             return self._reject(None, written, problem)
-        return self.run(call, allowed)
+        arity = len(self.tools[int(action[0])].args)
+        return self.run(call, allowed, tuple(int(a) for a in action[1 : 1 + arity]))
 
     def decode(self, action: Sequence[int]) -> tuple[ToolCall | None, str]:
         """The call a structured action stands for, or None and the reason it stands for none."""
@@ -206,18 +214,31 @@ class Episode:
             action[1 + position] = row
         return action
 
-    def run(self, call: ToolCall, allowed: Collection[str] | None = None) -> CallReport:
-        """Check and execute a parsed call against the world."""
+    def problem(self, call: ToolCall, allowed: Collection[str] | None = None) -> str | None:
+        """Why ``call`` is not a valid call (unknown or unavailable tool, arguments that do not
+        fit its signature), or None when it is valid."""
         index = self._tool_index.get(call.name)
         if index is None:
             names = [t.name for t in self.tools if allowed is None or t.name in allowed]
-            return self._reject(call, describe_call(call), f"unknown tool '{call.name}'; available tools: {names}")
+            return f"unknown tool '{call.name}'; available tools: {names}"
         if allowed is not None and call.name not in allowed:
-            return self._reject(call, describe_call(call), f"tool '{call.name}' is not available to this agent; it holds {sorted(allowed)}")
-        tool = self.tools[index]
-        problem = tool.check_arguments(call.arguments)
+            return f"tool '{call.name}' is not available to this agent; it holds {sorted(allowed)}"
+        return self.tools[index].check_arguments(call.arguments)
+
+    def run(self, call: ToolCall, allowed: Collection[str] | None = None, rows: tuple[int, ...] | None = None) -> CallReport:
+        """Check and execute a parsed call against the world (``rows``: the entity rows a
+        structured action named, else looked up in the table)."""
+        problem = self.problem(call, allowed)
         if problem is not None:
             return self._reject(call, describe_call(call), problem)
+        index = self._tool_index[call.name]
+        tool = self.tools[index]
+        if rows is None:
+            encoded = self.encode(call)
+            rows = None if encoded is None else tuple(int(r) for r in encoded[1 : 1 + len(tool.args)])
+        if rows is not None:
+            self.made_rows[index].add(rows)
+        self.last_call = (index, rows or ())
         call = ToolCall(call.name, tool.normalize_arguments(call.arguments))
         ok, result = self._execute(tool, call)
         key = call.key
@@ -250,6 +271,7 @@ class Episode:
         return self._reject(None, written, problem)
 
     def _reject(self, call: ToolCall | None, written: str, problem: str) -> CallReport:
+        self.last_call = None
         report = CallReport(call, False, False, False, problem, f"Error: {problem}", False)
         self._record(report, written)
         return report
@@ -303,36 +325,79 @@ class Episode:
 
     # ------------------------------------------------------------------ masks
     def action_mask(self) -> np.ndarray:
-        """Flat per-dimension masks in the layout MaskablePPO reads for ``MultiDiscrete``."""
+        """Flat per-dimension masks in the layout MaskablePPO reads for ``MultiDiscrete``: the
+        :meth:`open_tools` (all tools when none is open, as every dimension needs one allowed
+        value), then per argument slot the rows some open tool takes there (row 0 when none)."""
         self._update_masks()
         return self._action_mask
 
     def argument_mask(self) -> np.ndarray:
         """``[tool, slot, entity]``: entities whose kind fits that tool's argument.
 
-        Slots beyond a tool's arity allow entity 0 only (their value is ignored).
+        Slots beyond a tool's arity allow entity 0 only (their value is ignored). With
+        ``mask_repeats``, a one-argument tool's rows already called with it are out, and a tool
+        whose every combination of rows has been called loses all its rows.
         """
         self._update_masks()
         return self._argument_mask
 
+    def open_tools(self) -> np.ndarray:
+        """Per tool: every argument has an allowed row (and, with ``mask_repeats``, some
+        combination of rows is still uncalled)."""
+        self._update_masks()
+        return self._open_tools
+
     def _update_masks(self) -> None:
-        """Extend the masks to the rows added since the last call (rows never move).
+        """Recompute the masks when rows were added (the kind mask grows incrementally: rows
+        never move) or, with ``mask_repeats``, when a call was made.
 
         The arrays handed out are read-only: they are replaced, never changed.
         """
         rows = self.entities.rows
-        start, end = self._masks_for, len(rows)
-        if start == end:
+        key = (len(rows), sum(map(len, self.made_rows)) if self.mask_repeats else 0)
+        if key == self._masks_key:
             return
-        argument_columns, slot_columns = self._layout.columns(tuple(row.kind for row in rows[start:end]))
-        argument = self._argument_mask.copy()
-        argument[:, :, start:end] |= argument_columns
-        self._slot_masks[:, start:end] = slot_columns
-        slots = self._slot_masks.copy()
+        start, end = self._masks_for, len(rows)
+        if start != end:
+            kinds = self._kind_mask.copy()
+            kinds[:, :, start:end] |= self._fitting(rows[start:end])
+            kinds.flags.writeable = False
+            self._kind_mask, self._masks_for = kinds, end
+        argument, exhausted = self._kind_mask, np.zeros(len(self.tools), dtype=bool)
+        if self.mask_repeats:
+            argument, exhausted = self._without_repeats(argument)
+        needed = self._layout.needed  # [tool, slot]: the slot is one of the tool's arguments
+        open_tools = argument.any(axis=2).all(axis=1) & ~exhausted
+        shown = open_tools if open_tools.any() else np.ones(len(self.tools), dtype=bool)
+        slots = (argument & needed[:, :, None])[open_tools].any(axis=0)
         slots[~slots.any(axis=1), 0] = True  # MaskablePPO needs one allowed value per dimension
-        action = np.concatenate([np.ones(len(self.tools), dtype=bool), slots.ravel()])
-        argument.flags.writeable = action.flags.writeable = False
-        self._argument_mask, self._action_mask, self._masks_for = argument, action, end
+        action = np.concatenate([shown, slots.ravel()])
+        for array in (argument, action, open_tools):
+            array.flags.writeable = False
+        self._argument_mask, self._action_mask, self._open_tools, self._masks_key = argument, action, open_tools, key
+
+    def _fitting(self, rows: Sequence[Entity]) -> np.ndarray:
+        """``[tool, slot, row]`` for new rows: the row's kind is the argument's and its value
+        fits the argument's type (a ``number`` row may not be an integer)."""
+        fits = self._layout.columns(tuple(row.kind for row in rows)).copy()
+        for tool, slot, row in zip(*np.nonzero(fits)):
+            fits[tool, slot, row] = self.tools[tool].args[slot].type_error(rows[row].value) is None
+        return fits
+
+    def _without_repeats(self, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The kind mask less the calls already made, and which tools have no call left."""
+        argument = kinds.copy()
+        exhausted = np.zeros(len(self.tools), dtype=bool)
+        for t, made in enumerate(self.made_rows):
+            if not made:
+                continue
+            arity = len(self.tools[t].args)
+            if arity == 1:
+                argument[t, 0, [rows[0] for rows in made]] = False
+            elif len(made) >= int(np.prod(kinds[t, :arity].sum(axis=1))):
+                exhausted[t] = True
+                argument[t, :arity] = False
+        return argument, exhausted
 
     # ---------------------------------------------------------------- metrics
     def metrics(self, outcome: Outcome) -> dict[str, float]:

@@ -12,6 +12,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
+from agentgym_envs.core import Episode
 from agentgym_envs.wrappers.tokens import PAD_ID, episode_token_ids
 
 from .policies import team_env
@@ -120,6 +121,19 @@ class ActiveAgentEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """The holder's per-dimension masks, concatenated (bool), as MaskablePPO reads them."""
         return np.concatenate(self.base.action_mask(self.base.holder)).astype(bool)
+
+    @property
+    def episode(self) -> Episode | None:
+        """The team's shared episode."""
+        return self.base.episode
+
+    def call_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(tools, arguments)`` as :meth:`ToolUseEnv.call_masks`, for the holder: the tools it
+        holds that can be called now, and per tool and argument slot the rows that fit."""
+        episode = self.base.episode
+        assert episode is not None, "reset the environment first"
+        held = self.base.holds_tools(self.base.holder)
+        return episode.open_tools() & held, episode.argument_mask() & held[:, None, None]
 
     def _observation(self, observations: dict[str, dict[str, Any]], holder: str) -> dict[str, Any]:
         return {"tokens": observations[holder]["observation"], "agent_id": self.agents.index(holder)}

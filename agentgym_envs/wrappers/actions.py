@@ -1,57 +1,165 @@
-"""A flat ``Discrete`` action space over the structured tool calls (for DQN and friends)."""
+"""A flat ``Discrete`` action space over the structured tool calls, with one joint mask (the
+action space SB3's MaskablePPO and DQN get)."""
 
 from __future__ import annotations
 
-from typing import Any
+from itertools import islice, product
+from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agentgym_envs.policies import tool_env
+from agentgym_envs.core.episode import Episode
+
+LAYOUTS = ("product", "admissible")
+MAX_PRODUCT_ACTIONS = 1 << 20  # beyond this the product layout is refused: use "admissible"
+
+
+class CallTable:
+    """One episode's admissible calls, numbered per tool in the order they became admissible.
+
+    A call is a tool and one entity row of the right kind per argument. Rows never move, so a
+    call keeps its number for the whole episode; when rows are added, the new calls (those
+    naming a new row) take the next free numbers of their tool, in row order, until the tool's
+    ``capacity`` is used up (later calls of that tool are not numbered).
+    """
+
+    def __init__(self, kinds: Sequence[tuple[str, ...]], capacity: int) -> None:
+        self.kinds, self.capacity = kinds, capacity
+        self.calls: list[list[tuple[int, ...]]] = [[] for _ in kinds]
+        self.numbers: list[dict[tuple[int, ...], int]] = [{} for _ in kinds]
+        self._rows_by_kind: dict[str, list[int]] = {}
+        self._seen = 0  # entity rows already taken into account
+
+    def extend(self, row_kinds: Sequence[str]) -> None:
+        """Number the calls that the rows from ``self._seen`` on make admissible."""
+        seen = self._seen
+        if seen == len(row_kinds):
+            return
+        for row in range(seen, len(row_kinds)):
+            self._rows_by_kind.setdefault(row_kinds[row], []).append(row)
+        for tool, kinds in enumerate(self.kinds):
+            calls, numbers = self.calls[tool], self.numbers[tool]
+            room = self.capacity - len(calls)
+            if room <= 0:
+                continue
+            pools = [self._rows_by_kind.get(kind, []) for kind in kinds]
+            fresh = (rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen)
+            for rows in islice(fresh, room):
+                numbers[rows] = len(calls)
+                calls.append(rows)
+        self._seen = len(row_kinds)
 
 
 class FlatDiscreteAction(gym.ActionWrapper):
-    """``Discrete(N)``: one action per (tool, entity for each of its arguments).
+    """``Discrete(N)`` over tool calls, with :meth:`action_masks` admitting exactly the valid
+    calls (a tool the agent may call now, with a filled row of the right kind per argument;
+    MaskablePPO's form for ``Discrete``).
 
-    ``N = sum over tools of max_entities ** arity``; action ``n`` falls in its tool's block
-    and its offset there, written in base ``max_entities``, gives the entity rows.
-    :meth:`action_masks` allows the actions whose every argument names a filled row of the
-    right kind (the form MaskablePPO reads for ``Discrete``).
+    Two layouts:
+
+    - ``"product"`` (default): one action per (tool, entity row for each of its arguments),
+      ``N = sum over tools of max_entities ** arity``; action ``n`` falls in its tool's block
+      and its offset there, written in base ``max_entities``, gives the rows. Every call is
+      expressible and an action keeps its meaning across episodes, but ``N`` explodes with
+      the arity (Math: 32,768 per three-argument tool; tau2: 256 rows and up to 11
+      arguments), so it is refused beyond ``MAX_PRODUCT_ACTIONS``.
+    - ``"admissible"``: ``N = n_tools * capacity``; tool ``t`` owns the block
+      ``[t * capacity, (t + 1) * capacity)`` and numbers its admissible calls there in the
+      order they become admissible (:class:`CallTable`; the admissible commands of TextWorld
+      and Jericho, kept in place per tool). The block says which tool, so the output layer
+      keeps a meaning per tool; within an episode a number always names the same call; the
+      size stays small at any arity. A tool with more admissible calls than ``capacity``
+      (Tau2Airline's ``book_reservation``: thousands of combinations) keeps the first
+      ``capacity`` of them, so some calls are then not expressible; ``docs/contract.md``
+      gives how often the expert's calls are. An unnumbered index stands for its tool with
+      row 0 in every argument (masked out, and usually an invalid call).
+
+    With the env's ``mask_repeats``, calls identical to one already made are masked out too.
+    Works on any unwrapped env with a ``MultiDiscrete`` tool-call action space and
+    ``call_masks()`` (:class:`~agentgym_envs.core.ToolUseEnv` in ``action_mode="structured"``
+    and ``AgentGym/SupportTeam-v0``).
     """
 
-    def __init__(self, env: gym.Env) -> None:
+    def __init__(self, env: gym.Env, layout: str = "product", capacity: int = 128) -> None:
         super().__init__(env)
-        self.base = tool_env(env)
-        if self.base.action_mode != "structured":
-            raise ValueError("FlatDiscreteAction needs action_mode='structured'")
-        self.n_entities = self.base.scenario.max_entities
-        self.arities = [len(tool.args) for tool in self.base.scenario.tools]
-        sizes = [self.n_entities**arity for arity in self.arities]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)])
-        self.action_space = spaces.Discrete(int(self.offsets[-1]))
+        self.base = env.unwrapped
+        if not (isinstance(self.base.action_space, spaces.MultiDiscrete) and hasattr(self.base, "call_masks")):
+            raise ValueError("FlatDiscreteAction needs a tool-use env with action_mode='structured'")
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        self.layout, self.capacity = layout, capacity
+        self.n_entities = int(self.base.max_entities)
+        self.arities = list(self.base.tool_arities)
         self._n_slots = max(self.arities, default=0)
+        if layout == "product":
+            sizes = [self.n_entities**arity for arity in self.arities]
+            if sum(sizes) > MAX_PRODUCT_ACTIONS:
+                raise ValueError(f"the product layout would have {sum(sizes):,} actions; use layout='admissible'")
+        else:
+            sizes = [capacity] * len(self.arities)
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.action_space = spaces.Discrete(int(self.offsets[-1]))
+        self._table: CallTable | None = None
+        self._table_episode: Episode | None = None
 
     def action(self, action: Any) -> np.ndarray:
         index = int(action)
         if not 0 <= index < self.action_space.n:
             raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
         tool = int(np.searchsorted(self.offsets, index, side="right") - 1)
-        rest = index - int(self.offsets[tool])
+        offset = index - int(self.offsets[tool])
         structured = np.zeros(1 + self._n_slots, dtype=np.int64)
         structured[0] = tool
+        if self.layout == "admissible":
+            calls = self.call_table().calls[tool]
+            if offset < len(calls):
+                structured[1 : 1 + self.arities[tool]] = calls[offset]
+            return structured
         for position in reversed(range(self.arities[tool])):
-            rest, structured[1 + position] = divmod(rest, self.n_entities)
+            offset, structured[1 + position] = divmod(offset, self.n_entities)
         return structured
 
     def action_masks(self) -> np.ndarray:
+        """One bool per action: whether it is a valid call now (MaskablePPO's ``Discrete`` form)."""
+        tools, argument = self.base.call_masks()
+        episode = self.base.episode
+        mask = np.zeros(self.action_space.n, dtype=bool)
+        for tool, arity in enumerate(self.arities):
+            if not tools[tool]:
+                continue
+            start = int(self.offsets[tool])
+            if self.layout == "admissible":
+                calls = self.call_table().calls[tool]
+                if calls:
+                    rows = np.array(calls, dtype=np.int64).reshape(len(calls), arity)
+                    fits = argument[tool, np.arange(arity), rows].all(axis=1)
+                    mask[start : start + len(calls)] = fits
+            else:
+                block = np.ones(1, dtype=bool)
+                for position in range(arity):
+                    block = np.outer(block, argument[tool, position]).ravel()
+                mask[start : start + len(block)] = block
+            if episode.mask_repeats:
+                for rows in episode.made_rows[tool]:
+                    number = self._number(tool, rows)
+                    if number is not None:
+                        mask[start + number] = False
+        return mask
+
+    def call_table(self) -> CallTable:
+        """The current episode's :class:`CallTable`, brought up to date with its entity rows."""
         episode = self.base.episode
         assert episode is not None, "reset the environment first"
-        argument = episode.argument_mask()
-        blocks = []
-        for tool, arity in enumerate(self.arities):
-            block = np.ones(1, dtype=bool)
-            for position in range(arity):
-                block = np.outer(block, argument[tool, position]).ravel()
-            blocks.append(block)
-        return np.concatenate(blocks)
+        if self._table is None or episode is not self._table_episode:
+            self._table = CallTable([tuple(arg.entity for arg in tool.args) for tool in episode.tools], self.capacity)
+            self._table_episode = episode
+        self._table.extend([row.kind for row in episode.entities.rows])
+        return self._table
+
+    def _number(self, tool: int, rows: tuple[int, ...]) -> int | None:
+        """The offset of a call in its tool's block, or None when the layout has no action for it."""
+        if self.layout == "admissible":
+            return self.call_table().numbers[tool].get(rows)
+        return int(np.ravel_multi_index(rows, (self.n_entities,) * len(rows))) if rows else 0

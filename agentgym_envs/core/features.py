@@ -1,0 +1,104 @@
+"""The features observation: a fixed-size float vector of an episode's state that SB3's stock
+``MlpPolicy`` trains on without a custom extractor (``ToolUseEnv(observation="features")``).
+
+Kept up to date step by step: a step adds its call, the rows it revealed and its result, so its
+cost does not grow with the episode; texts are hashed once (cached).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from functools import lru_cache
+
+import numpy as np
+from gymnasium import spaces
+
+from .episode import CallReport, Episode
+from .scenario import Scenario
+
+WORD = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=65_536)
+def hashed_words(text: str, dim: int) -> np.ndarray:
+    """``log1p`` of the counts of ``text``'s lower-cased words hashed into ``dim`` buckets
+    (CRC-32: the same buckets in every process)."""
+    counts = np.zeros(dim, dtype=np.float32)
+    for word in WORD.findall(text.lower()):
+        counts[zlib.crc32(word.encode()) % dim] += 1.0
+    out = np.log1p(counts)
+    out.flags.writeable = False
+    return out
+
+
+class FeatureEncoder:
+    """Episode -> ``Box(float32, (size,))``, the concatenation of (in this order):
+
+    - ``task``: the task text as a hashed bag of words (``task_dim``);
+    - ``calls``: valid calls per tool so far, over ``max_turns`` (``n_tools``);
+    - ``used``: per tool and entity row, whether a valid call of that tool named the row
+      (``n_tools * max_entities``);
+    - ``turn``: calls so far over ``max_turns``; ``last``: whether the last call was valid,
+      and correct (2);
+    - ``rows``: per entity row, filled, its kind one-hot (the kinds tools take, then "other")
+      and a hashed bag of its text (``max_entities * (2 + n_kinds + row_dim)``), so rows of the
+      same kind can be told apart;
+    - ``result``: the last tool result (or error) as a hashed bag (``result_dim``).
+
+    ``slices`` names each part's position.
+    """
+
+    def __init__(self, scenario: Scenario, max_turns: int, task_dim: int = 128, row_dim: int = 16, result_dim: int = 64) -> None:
+        self.max_turns, self.task_dim, self.row_dim, self.result_dim = max_turns, task_dim, row_dim, result_dim
+        self.n_tools, self.max_entities = len(scenario.tools), scenario.max_entities
+        self.kinds = sorted({arg.entity for tool in scenario.tools for arg in tool.args})
+        self._kind_index = {kind: i for i, kind in enumerate(self.kinds)}
+        self.row_width = 1 + len(self.kinds) + 1 + row_dim
+        sizes = {
+            "task": task_dim,
+            "calls": self.n_tools,
+            "used": self.n_tools * self.max_entities,
+            "turn": 1,
+            "last": 2,
+            "rows": self.max_entities * self.row_width,
+            "result": result_dim,
+        }
+        ends = np.cumsum(list(sizes.values()))
+        self.slices = {name: slice(int(end - size), int(end)) for (name, size), end in zip(sizes.items(), ends)}
+        self._chars = (scenario.max_prompt_chars, scenario.max_result_chars, scenario.max_entity_chars)
+        high = np.log1p(max(self._chars))  # a bag of n characters counts at most n words in a bucket
+        self.space = spaces.Box(0.0, high, shape=(int(ends[-1]),), dtype=np.float32)
+        self._vector = np.zeros(self.space.shape, dtype=np.float32)
+        self._rows = 0  # entity rows already written
+
+    def reset(self, episode: Episode) -> np.ndarray:
+        """The features of a fresh episode."""
+        self._vector = np.zeros(self.space.shape, dtype=np.float32)
+        self._vector[self.slices["task"]] = hashed_words(episode.prompt[: self._chars[0]], self.task_dim)
+        self._rows = 0
+        self._write_rows(episode)
+        return self._vector.copy()
+
+    def step(self, episode: Episode, report: CallReport) -> np.ndarray:
+        """The features after one call (the episode's :attr:`~Episode.last_call`)."""
+        v = self._vector
+        if episode.last_call is not None:
+            tool, rows = episode.last_call
+            v[self.slices["calls"].start + tool] += 1.0 / self.max_turns
+            v[self.slices["used"].start + tool * self.max_entities + np.array(rows, dtype=np.int64)] = 1.0
+        v[self.slices["turn"]] = episode.calls / self.max_turns
+        v[self.slices["last"]] = (report.valid, report.correct)
+        v[self.slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
+        self._write_rows(episode)
+        return v.copy()
+
+    def _write_rows(self, episode: Episode) -> None:
+        rows = episode.entities.rows
+        block = self._vector[self.slices["rows"]].reshape(self.max_entities, self.row_width)
+        other = len(self.kinds)
+        for i in range(self._rows, len(rows)):
+            block[i, 0] = 1.0
+            block[i, 1 + self._kind_index.get(rows[i].kind, other)] = 1.0
+            block[i, 2 + other :] = hashed_words(rows[i].text[: self._chars[2]], self.row_dim)
+        self._rows = len(rows)

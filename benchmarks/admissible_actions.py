@@ -1,0 +1,111 @@
+"""Check that the flat joint mask admits only valid calls, over states reached by masked-random play.
+
+For each env family, play uniformly random masked actions through ``FlatDiscreteAction``
+(``layout="admissible"``, ``mask_repeats=True``) and, in every state reached, decode every
+masked-in action and ask the episode whether the call is valid (the check ``Episode.run``
+makes), then step the sampled one and read ``info["valid"]``. Also reports how many of the
+scripted expert's calls the layout can express (its numbered calls are capped per tool).
+
+Usage: python benchmarks/admissible_actions.py [--states 1000] [--seed 0] [--tau2-data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+import agentgym_envs  # noqa: F401  (registers the ids)
+from agentgym_envs.core import Episode
+from agentgym_envs.wrappers import FlatDiscreteAction
+
+TAU2_DATA_DIR = os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2")
+
+
+def env_makers(tau2_data_dir: str = TAU2_DATA_DIR) -> dict[str, Callable[..., gym.Env]]:
+    """One structured env per family, taking ``gym.make`` keyword arguments."""
+    tau2 = {"data_dir": tau2_data_dir}
+    return {
+        "customer_support": lambda **kw: gym.make("AgentGym/CustomerSupport-v0", **kw),
+        "math": lambda **kw: gym.make("AgentGym/Math-v0", **kw),
+        "coding": lambda **kw: gym.make("AgentGym/Coding-v0", **kw),
+        "tau2_retail": lambda **kw: gym.make("AgentGym/Tau2Retail-v0", **tau2, **kw),
+        "tau2_airline": lambda **kw: gym.make("AgentGym/Tau2Airline-v0", **tau2, **kw),
+        "tau2_telecom": lambda **kw: gym.make("AgentGym/Tau2Telecom-v0", **kw),
+        "support_team": lambda **kw: gym.make("AgentGym/SupportTeam-v0", **{k: v for k, v in kw.items() if k != "mask_repeats"}),
+    }
+
+
+def allowed_tools(base: Any) -> frozenset[str] | None:
+    """The tools the acting agent holds (the team adapter), None for a single agent."""
+    team = getattr(base, "base", None)
+    return None if team is None else frozenset(team.scenario.holdings[team.holder])
+
+
+def expert_rows(episode: Episode) -> tuple[int, tuple[int, ...]] | None:
+    """The expert's next call as (tool, rows), or None when the table cannot express it."""
+    try:
+        call = episode.scenario.expert_call(episode.task, episode.world, episode.history)
+    except StopIteration:
+        return None
+    action = episode.encode(call)
+    if action is None:
+        return None
+    tool = int(action[0])
+    return tool, tuple(int(r) for r in action[1 : 1 + len(episode.tools[tool].args)])
+
+
+def check_masked_play(make: Callable[..., gym.Env], states: int, seed: int = 0, capacity: int = 128) -> dict[str, int]:
+    """Counts over ``states`` states of masked-random play: admitted actions, those that are
+    not valid calls (judged in place and, for the sampled one, by stepping), and the expert's
+    next calls the layout expresses."""
+    env = FlatDiscreteAction(make(mask_repeats=True), layout="admissible", capacity=capacity)
+    rng = np.random.default_rng(seed)
+    counts = dict(states=0, admitted=0, invalid=0, stepped_invalid=0, expert_calls=0, expert_expressed=0)
+    episode_seed = seed
+    env.reset(seed=episode_seed)
+    while counts["states"] < states:
+        base = env.unwrapped
+        episode, allowed = base.episode, allowed_tools(base)
+        masks = env.action_masks()
+        admitted = np.flatnonzero(masks)
+        counts["states"] += 1
+        counts["admitted"] += len(admitted)
+        for index in admitted:
+            call, problem = episode.decode(env.action(index))
+            counts["invalid"] += call is None or episode.problem(call, allowed) is not None
+        expert = expert_rows(episode)
+        if expert is not None:
+            counts["expert_calls"] += 1
+            counts["expert_expressed"] += env.call_table().numbers[expert[0]].get(expert[1]) is not None
+        if not len(admitted):
+            episode_seed += 1
+            env.reset(seed=episode_seed)
+            continue
+        _, _, terminated, truncated, info = env.step(int(rng.choice(admitted)))
+        counts["stepped_invalid"] += not info["valid"]
+        if terminated or truncated:
+            episode_seed += 1
+            env.reset(seed=episode_seed)
+    env.close()
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--states", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--capacity", type=int, default=128)
+    parser.add_argument("--tau2-data-dir", default=TAU2_DATA_DIR)
+    args = parser.parse_args()
+    for family, make in env_makers(args.tau2_data_dir).items():
+        counts = check_masked_play(make, args.states, args.seed, args.capacity)
+        print(json.dumps({"family": family, **counts}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

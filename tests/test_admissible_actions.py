@@ -1,0 +1,91 @@
+"""The masks an algorithm consumes admit only valid calls: the per-dimension tool mask, the
+argument mask with repeats left out, and the flat joint mask of every env family."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from agentgym_envs.wrappers import FlatDiscreteAction
+
+CS = "AgentGym/CustomerSupport-v0"
+TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "tau2")
+NEEDS = {
+    "tau2_retail": TAU2_DATA.is_dir(),
+    "tau2_airline": TAU2_DATA.is_dir(),
+    "tau2_telecom": importlib.util.find_spec("tau2") is not None,
+}
+
+
+@pytest.mark.parametrize("family", ["customer_support", "math", "coding", "tau2_retail", "tau2_airline", "tau2_telecom", "support_team"])
+def test_every_masked_in_flat_action_is_a_valid_call_over_masked_random_play(family, benchmark_script):
+    if not NEEDS.get(family, True):
+        pytest.skip(f"{family} needs data that is not here")
+    module = benchmark_script("admissible_actions")
+    counts = module.check_masked_play(module.env_makers(str(TAU2_DATA))[family], states=120, seed=0)
+    assert counts["admitted"] > counts["states"]
+    assert counts["invalid"] == 0 and counts["stepped_invalid"] == 0, counts
+
+
+def test_tool_dimension_admits_only_tools_whose_every_argument_has_a_fitting_row():
+    env = gym.make(CS)
+    env.reset(seed=0)
+    base = env.unwrapped
+    masks, (tools, argument) = base.action_masks(), base.call_masks()
+    assert np.array_equal(masks[: len(base.tool_names)], tools)
+    for t, arity in enumerate(base.tool_arities):
+        assert tools[t] == all(argument[t, k].any() for k in range(arity))
+    refund = base.tool_names.index("refund")
+    assert not tools[refund] and tools.any()  # no invoice row yet: refund cannot be filled
+
+
+def test_mask_repeats_leaves_out_a_call_already_made_from_every_mask():
+    env = FlatDiscreteAction(gym.make(CS, mask_repeats=True))
+    env.reset(seed=0)
+    base, episode = env.unwrapped, env.unwrapped.episode
+    lookup = base.tool_names.index("lookup_user")
+    email = next(i for i, row in enumerate(episode.entities.rows) if row.kind == "email")
+    index = int(env.offsets[lookup]) + email
+    assert env.action_masks()[index] and base.call_masks()[1][lookup, 0, email]
+    env.step(index)
+    tools, argument = base.call_masks()
+    assert not env.action_masks()[index] and not argument[lookup, 0, email]
+    assert not tools[lookup] and not base.action_masks()[lookup]  # the one email was used
+
+
+def test_without_mask_repeats_a_made_call_stays_admitted():
+    env = FlatDiscreteAction(gym.make(CS))
+    env.reset(seed=0)
+    lookup = env.unwrapped.tool_names.index("lookup_user")
+    email = next(i for i, row in enumerate(env.unwrapped.episode.entities.rows) if row.kind == "email")
+    env.step(int(env.offsets[lookup]) + email)
+    assert env.action_masks()[int(env.offsets[lookup]) + email]
+
+
+def test_admissible_layout_numbers_keep_their_call_for_the_whole_episode():
+    env = FlatDiscreteAction(gym.make("AgentGym/Math-v0"), layout="admissible", capacity=16)
+    env.reset(seed=3)
+    assert env.action_space.n == 16 * len(env.arities)
+    before = {int(i): tuple(env.action(i)) for i in np.flatnonzero(env.action_masks())}
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if terminated or truncated:
+            break
+    assert all(tuple(env.action(i)) == call for i, call in before.items())
+
+
+@pytest.mark.skipif(not TAU2_DATA.is_dir(), reason="needs the tau2 data")
+def test_product_layout_too_large_is_refused_with_the_way_out():
+    with pytest.raises(ValueError, match="layout='admissible'"):
+        FlatDiscreteAction(gym.make("AgentGym/Tau2Retail-v0", data_dir=str(TAU2_DATA)))
+
+
+def test_unknown_layout_is_refused_naming_the_layouts():
+    with pytest.raises(ValueError, match="product"):
+        FlatDiscreteAction(gym.make(CS), layout="bogus")

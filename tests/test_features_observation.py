@@ -1,0 +1,84 @@
+"""``observation="features"``: a Box vector stock SB3 policies train on, kept step by step."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.wrappers import FlatDiscreteAction
+
+CS = "AgentGym/CustomerSupport-v0"
+
+
+def features_env(**kwargs):
+    return gym.make(CS, observation="features", **kwargs)
+
+
+def test_features_mode_passes_gymnasium_and_sb3_checks_with_both_action_spaces():
+    check_env(features_env().unwrapped, skip_render_check=True)
+    sb3_check_env(features_env(), warn=False)
+    sb3_check_env(FlatDiscreteAction(features_env()), warn=False)
+
+
+def test_text_stays_the_default_observation():
+    assert isinstance(gym.make(CS).observation_space, gym.spaces.Text)
+
+
+def test_unknown_observation_is_refused_naming_the_choices():
+    with pytest.raises(ValueError, match="features"):
+        gym.make(CS, observation="pixels")
+
+
+def test_features_record_calls_per_tool_and_rows_used_turn_and_last_call():
+    env = features_env()
+    obs, _ = env.reset(seed=0)
+    encoder, episode = env.unwrapped.features, env.unwrapped.episode
+    assert env.observation_space.contains(obs) and not obs[encoder.slices["calls"]].any()
+    action = ExpertPolicy(env)(obs, {})
+    obs, _, _, _, info = env.step(action)
+    tool, row = int(action[0]), int(action[1])
+    assert obs[encoder.slices["calls"]][tool] == pytest.approx(1 / env.unwrapped.max_turns)
+    used = obs[encoder.slices["used"]].reshape(encoder.n_tools, encoder.max_entities)
+    assert used[tool, row] == 1.0 and used.sum() == len(episode.last_call[1])
+    assert obs[encoder.slices["turn"]][0] == pytest.approx(1 / env.unwrapped.max_turns)
+    assert tuple(obs[encoder.slices["last"]]) == (info["valid"], info["correct"]) == (True, True)
+    assert obs[encoder.slices["result"]].any()
+
+
+def test_features_tell_rows_of_the_same_kind_apart_and_one_hot_their_kind():
+    env = features_env()
+    obs, _ = env.reset(seed=0)
+    encoder, rows = env.unwrapped.features, env.unwrapped.episode.entities.rows
+    block = obs[encoder.slices["rows"]].reshape(encoder.max_entities, encoder.row_width)
+    assert (block[: len(rows), 0] == 1).all() and not block[len(rows) :].any()
+    assert (block[: len(rows), 1 : 2 + len(encoder.kinds)].sum(axis=1) == 1).all()
+    same_kind = [i for i, row in enumerate(rows) if row.kind == rows[0].kind]
+    texts = {block[i, 2 + len(encoder.kinds) :].tobytes() for i in same_kind}
+    assert len(same_kind) > 1 and len(texts) == len(same_kind)
+
+
+def test_features_kept_step_by_step_equal_a_fresh_encoding_of_the_same_state():
+    env = features_env(max_turns=12)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        env.action_space.seed(seed)
+        while not done:
+            action = env.action_space.sample(mask=env.unwrapped.sample_mask())
+            obs, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated
+        encoder, episode = env.unwrapped.features, env.unwrapped.episode
+        fresh = encoder.reset(episode)  # rows and task from scratch; calls and results are history
+        for part in ("task", "rows"):
+            assert np.array_equal(fresh[encoder.slices[part]], obs[encoder.slices[part]])
+
+
+def test_features_work_with_make_vec():
+    envs = gym.make_vec(CS, num_envs=2, vectorization_mode="sync", observation="features")
+    obs, _ = envs.reset(seed=0)
+    obs, *_ = envs.step(envs.action_space.sample())
+    assert obs.shape == (2, *envs.single_observation_space.shape) and obs.dtype == np.float32
