@@ -70,6 +70,11 @@ class ToolUseEnv(gym.Env[Any, Any]):
       Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
       malformed is an error result, never an exception.
 
+    Rewards (``reward_config``, :class:`RewardConfig`): ``"shaped"`` (default: per-call
+    tool-choice reward plus the outcome), ``"outcome"`` (the score at the end), or
+    ``"potential"`` (progress-based shaping that leaves the optimal policy unchanged, plus the
+    score at the end).
+
     Each environment's own docstring (``agentgym info <env>``) documents it in full.
 
     ``info`` keys, every step: ``task_id``, ``turn``, ``tool_call`` (the parsed
