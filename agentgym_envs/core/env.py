@@ -70,6 +70,11 @@ class ToolUseEnv(gym.Env[Any, Any]):
       Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
       malformed is an error result, never an exception.
 
+    Rewards (``reward_config``, :class:`RewardConfig`): ``"shaped"`` (default: per-call
+    tool-choice reward plus the outcome), ``"outcome"`` (the score at the end), or
+    ``"potential"`` (progress-based shaping that leaves the optimal policy unchanged, plus the
+    score at the end).
+
     Each environment's own docstring (``agentgym info <env>``) documents it in full.
 
     ``info`` keys, every step: ``task_id``, ``turn``, ``tool_call`` (the parsed
@@ -142,6 +147,7 @@ class ToolUseEnv(gym.Env[Any, Any]):
         else:
             self.observation_space = text_space(max_observation_chars(scenario, history_turns))
         self.episode: Episode | None = None
+        self._potential = 0.0  # Phi of the current state, in reward mode "potential"
         self.episode_trace: tracing.EpisodeTrace | None = None  # the episode's spans while tracing is on
 
     # ------------------------------------------------------------------ gym API
@@ -155,6 +161,7 @@ class ToolUseEnv(gym.Env[Any, Any]):
         self.episode = Episode(self.scenario, task, self.history_turns, self.mask_repeats)
         self.episode_trace = tracing.start_episode(getattr(self.spec, "id", type(self).__name__), self.split, seed,
                                                    task.task_id, self.episode_trace)
+        self._potential = self.episode.progress() if self.reward_config.mode == "potential" else 0.0
         observation = self.episode.observation() if self.features is None else self.features.reset(self.episode)
         return observation, self._info(None)
 
@@ -184,6 +191,10 @@ class ToolUseEnv(gym.Env[Any, Any]):
             or (self.max_invalid_calls is not None and episode.invalid_calls >= self.max_invalid_calls)
         )
         info = self._info(report)
+        if self.reward_config.mode == "potential":
+            potential = 0.0 if terminated or truncated else episode.progress()
+            reward += self.reward_config.potential_reward(self._potential, potential)
+            self._potential = potential
         if terminated or truncated:
             episode.ended = True
             outcome = self.scenario.grade(episode.task, episode.world)

@@ -302,6 +302,10 @@ class Episode:
         self.messages.append(assistant_message(report.call, call_id))
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": report.result})
 
+    def progress(self) -> float:
+        """The task's progress in [0, 1] (:meth:`Scenario.progress`)."""
+        return self.scenario.progress(self.task, self.world, self.correct_calls)
+
     # ------------------------------------------------------------ observation
     def observation(self) -> str:
         """The Markov view: task, the conversation so far (trimmed from the middle), entities."""

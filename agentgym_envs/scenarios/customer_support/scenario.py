@@ -137,6 +137,11 @@ class CustomerSupportScenario(Scenario):
         success = not missing and not unexpected
         return Outcome(success, 1.0 if success else 0.0, _grade_reason(missing, unexpected))
 
+    def progress(self, task: Ticket, world: SupportWorld, correct_calls: int) -> float:
+        """The fraction of the resolution's required effects the world has."""
+        goal = _goal(task, world)
+        return len(goal & _standing_effects(world.effects)) / len(goal) if goal else 0.0
+
     def expert_call(self, task: Ticket, world: SupportWorld, history: Sequence[ToolCall]) -> ToolCall:
         done = {call.key for call in history}
         return next(call for call in world.plan if call.key not in done)
