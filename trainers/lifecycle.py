@@ -287,6 +287,15 @@ def make_env(env_id: str, split: str, env_kwargs: dict[str, Any], reward_config:
         return gym.make(env_id, **kwargs)  # a control env (CartPole-v1) has no splits
 
 
+def features_kwargs(env_id: str, env_kwargs: dict[str, Any], mask_repeats: bool) -> dict[str, Any]:
+    """The ``gym.make`` arguments that give a tool-use env the features observation (and, with
+    ``mask_repeats``, masks without repeated calls); {} for other envs (a vector observation)."""
+    env = make_env(env_id, "train", env_kwargs)
+    tool_use = isinstance(env.observation_space, gym.spaces.Text) and hasattr(env.unwrapped, "call_masks")
+    env.close()
+    return {"observation": "features", "mask_repeats": mask_repeats} if tool_use else {}
+
+
 def make_curriculum_env(level_ids: tuple[str, ...], split: str, env_kwargs: dict[str, Any],
                          reward_config: dict[str, Any] | None, threshold: float) -> gym.Env:
     """A :class:`~agentgym_envs.wrappers.Curriculum` over ``level_ids``, each level's env as
@@ -401,13 +410,16 @@ class Run:
         return config_class(**self.overrides)
 
     # -------------------------------------------------------------- environments
-    def env_factory(self, split: str = "train", training: bool = True) -> Callable[[], gym.Env]:
+    def env_factory(self, split: str = "train", training: bool = True,
+                    extra_kwargs: dict[str, Any] | None = None) -> Callable[[], gym.Env]:
         """A picklable factory of base envs of ``split``; ``training``: with :attr:`training_reward`, and
-        through the request's curriculum when it has one (evaluations play the run's own env)."""
+        through the request's curriculum when it has one (evaluations play the run's own env);
+        ``extra_kwargs``: ``gym.make`` arguments the algorithm adds (its observation, say)."""
+        env_kwargs = {**self.env_kwargs, **(extra_kwargs or {})}
         if training and self.curriculum:
-            return functools.partial(make_curriculum_env, self.curriculum, split, self.env_kwargs, self.training_reward,
+            return functools.partial(make_curriculum_env, self.curriculum, split, env_kwargs, self.training_reward,
                                      self.request.curriculum_threshold)
-        return functools.partial(make_env, self.env_id, split, self.env_kwargs, self.training_reward if training else None)
+        return functools.partial(make_env, self.env_id, split, env_kwargs, self.training_reward if training else None)
 
     def make_env(self, split: str = "train", training: bool = True) -> gym.Env:
         return self.env_factory(split, training)()

@@ -1,25 +1,30 @@
 """Stable-Baselines3 / sb3-contrib baselines on the AgentGym environments.
 
-=================  ==========================  ============================================
-baseline           action space                policy input (default ``observation``)
-=================  ==========================  ============================================
-sb3-ppo            structured MultiDiscrete    token ids + :class:`TokenFeaturesExtractor`
-sb3-a2c            structured MultiDiscrete    token ids + :class:`TokenFeaturesExtractor`
-sb3-maskable-ppo   structured MultiDiscrete,   token ids + :class:`TokenFeaturesExtractor`
-                   masked by ``action_masks()``
-sb3-dqn            ``FlatDiscreteAction``      token ids + :class:`TokenFeaturesExtractor`
-=================  ==========================  ============================================
+=================  ==========================================  =============================
+baseline           action space (tool-use envs)                policy input (default)
+=================  ==========================================  =============================
+sb3-ppo            ``FlatDiscreteAction`` (admissible layout)  features + SB3's ``MlpPolicy``
+sb3-a2c            ``FlatDiscreteAction`` (admissible layout)  features + SB3's ``MlpPolicy``
+sb3-maskable-ppo   ``FlatDiscreteAction``, its joint mask      features + SB3's ``MlpPolicy``
+sb3-dqn            ``FlatDiscreteAction`` (admissible layout)  features + SB3's ``MlpPolicy``
+=================  ==========================================  =============================
 
-``observation="bag"`` switches any of them to ``BagOfTokensObservation`` + SB3's ``MlpPolicy``;
-an env whose observation is already a vector (``CartPole-v1``) trains ``MlpPolicy`` on it as it
-is. Hyper-parameters live in one dataclass per baseline (:class:`PPOConfig`, ...), set through
-``--set``. The lifecycle (:mod:`trainers.lifecycle`) gives the run directory, the envs (with
-the scenario's training reward), the final evaluation and report. Every run: TensorBoard
-scalars under the project's tags, a periodic test-split evaluation (``eval/test_success``, the
-learning curve), atomic checkpoints (``checkpoint.zip``, DQN's ``replay_buffer.pkl``,
-``progress.json``) that ``--resume`` continues from: the weights, optimizer, step count and
-replay buffer; the environments restart their episodes, so it is not bit-identical to an
-uninterrupted run.
+By default a tool-use env is made with ``observation="features"`` (a vector of the task, the
+calls made, the turn and the entity rows) and ``mask_repeats`` (set ``mask_repeats=false`` to
+keep repeated calls admissible), and acts through ``FlatDiscreteAction``: one ``Discrete``
+action per admissible call, so that MaskablePPO's mask admits exactly the valid calls (a mask
+per ``MultiDiscrete`` dimension admits thousands of invalid combinations, and SB3's heads sample
+each dimension on its own). ``observation="tokens"`` (token ids + :class:`TokenFeaturesExtractor`)
+and ``"bag"`` (hashed token counts + ``MlpPolicy``) read the text observation instead, on the
+env's ``MultiDiscrete`` actions (DQN: always flat). An env whose observation is already a vector
+(``CartPole-v1``) trains ``MlpPolicy`` on it as it is. Hyper-parameters live in one dataclass
+per baseline (:class:`PPOConfig`, ...), set through ``--set``. The lifecycle
+(:mod:`trainers.lifecycle`) gives the run directory, the envs (with the scenario's training
+reward), the final evaluation and report. Every run: TensorBoard scalars under the project's
+tags, a periodic evaluation on both splits (``eval/test_success``, the learning curve), atomic
+checkpoints (``checkpoint.zip``, DQN's ``replay_buffer.pkl``, ``progress.json``) that
+``--resume`` continues from: the weights, optimizer, step count and replay buffer; the
+environments restart their episodes, so it is not bit-identical to an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -46,8 +51,8 @@ from torch import nn
 
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, CheckpointError, Run, Trained, make_env as make_base_env, run_info, \
-    write_json_atomic
+from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, CheckpointError, Run, Trained, features_kwargs, \
+    make_env as make_base_env, run_info, write_json_atomic
 
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
@@ -58,12 +63,17 @@ PROGRESS_FILE = "progress.json"
 class SB3Config:
     """What every SB3 baseline shares: observation, features extractor, logging cadence.
 
-    ``observation``: ``"tokens"`` (``TokenIdsObservation`` + :class:`TokenFeaturesExtractor`)
-    or ``"bag"`` (``BagOfTokensObservation`` + ``MlpPolicy``). Subclasses add the
-    algorithm's own constructor arguments (every field not declared here).
+    ``observation``: ``"features"`` (the env's features observation + ``MlpPolicy``, flat
+    actions), ``"tokens"`` (``TokenIdsObservation`` + :class:`TokenFeaturesExtractor`) or
+    ``"bag"`` (``BagOfTokensObservation`` + ``MlpPolicy``); ``mask_repeats``, ``action_layout``
+    and ``action_capacity``: the env's and ``FlatDiscreteAction``'s settings. Subclasses add
+    the algorithm's own constructor arguments (every field not declared here).
     """
 
-    observation: str = "tokens"
+    observation: str = "features"
+    mask_repeats: bool = True
+    action_layout: str = "admissible"
+    action_capacity: int = 32
     n_envs: int = 8
     context_len: int = 256
     entity_len: int = 12
@@ -72,7 +82,7 @@ class SB3Config:
     embed_dim: int = 32
     recent_tokens: int = 32
     features_dim: int = 128
-    net_arch: tuple[int, ...] = (64,)
+    net_arch: tuple[int, ...] = (64, 64)  # SB3's MlpPolicy default, and our PPO's MLP
     eval_every: int = 5_000
     curve_eval_episodes: int = 50
     log_every: int = 1_000
@@ -205,18 +215,26 @@ class TokenFeaturesExtractor(BaseFeaturesExtractor):
 
 # ------------------------------------------------------------------- environments
 def baseline_env(make_base: Callable[[], gym.Env], config: SB3Config, flat_actions: bool) -> gym.Env:
-    """The env a baseline acts in: the base env from ``make_base``, ``FlatDiscreteAction`` for
-    DQN, then a ``Text`` observation as ``config.observation`` says (a vector observation as it is)."""
+    """The env a baseline acts in: the base env from ``make_base`` (made with the features
+    observation where ``config`` asks for it: :func:`~trainers.lifecycle.features_kwargs`),
+    ``FlatDiscreteAction`` for DQN and for the features observation, then a ``Text``
+    observation as ``config.observation`` says (a vector observation as it is)."""
     env = make_base()
-    if flat_actions:
-        env = FlatDiscreteAction(env)
+    tool_use = hasattr(env.unwrapped, "call_masks")
+    if tool_use and (flat_actions or config.observation == "features"):
+        env = FlatDiscreteAction(env, config.action_layout, config.action_capacity)
     if not isinstance(env.observation_space, spaces.Text):
         return env
     if config.observation == "tokens":
         return TokenIdsObservation(env, config.context_len, config.entity_len)
     if config.observation == "bag":
         return BagOfTokensObservation(env, config.bag_dim)
-    raise ValueError(f"observation must be 'tokens' or 'bag', got {config.observation!r}")
+    raise ValueError(f"observation must be 'features', 'tokens' or 'bag', got {config.observation!r}")
+
+
+def env_options(env_id: str, env_kwargs: dict[str, Any], config: SB3Config) -> dict[str, Any]:
+    """The ``gym.make`` arguments ``config`` adds to a tool-use env (the features observation)."""
+    return features_kwargs(env_id, env_kwargs, config.mask_repeats) if config.observation == "features" else {}
 
 
 def policy_kwargs(config: SB3Config, env: gym.Env) -> dict[str, Any]:
@@ -380,14 +398,15 @@ class BaselineRun:
     def train(self) -> Trained:
         run = self.run
         torch.set_num_threads(self.config.torch_threads)
-        factory = run.env_factory("train", training=True)
+        extra = env_options(run.env_id, run.env_kwargs, self.config)
+        factory = run.env_factory("train", training=True, extra_kwargs=extra)
         make = lambda: baseline_env(factory, self.config, self.baseline.flat_actions)  # noqa: E731
         probe = make()
         venv = make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed)
         self.model = self.make_model(venv, probe)
         probe.close()
         self.model.set_logger(configure(str(run.run_dir), ["tensorboard"]))  # SB3's own train/* scalars
-        self.policy = SB3Policy(run.env_id, self.model, self.baseline, self.config, run.env_kwargs)
+        self.policy = SB3Policy(run.env_id, self.model, self.baseline, self.config, {**run.env_kwargs, **extra})
         self.curve_env = self.policy.make_env("test")
         print(f"{self.baseline.name}: {self.config}")
         run.writer.add_text("config", str(self.config), self.model.num_timesteps)
@@ -403,7 +422,7 @@ class BaselineRun:
         return Trained(self.policy, steps, self.progress.curve, self.progress.train_time_s)
 
     def evaluate_curve_point(self) -> None:
-        """Test-split success now, as a curve point and ``eval/test_success``."""
+        """Success on both splits now: the test one as a curve point and ``eval/test_success``."""
         step = self.model.num_timesteps
         self.progress.curve.append((step, self.run.curve_point(self.policy, step, self.config.curve_eval_episodes)))
 
@@ -435,4 +454,5 @@ def load_policy(checkpoint: str | Path, device: str) -> SB3Policy:
     except Exception as exc:
         raise CheckpointError(f"{checkpoint} is not a readable {baseline.name} model: {type(exc).__name__}: {exc}") from exc
     config = baseline.config(**info.get("overrides", {}))  # checked when the run started
-    return SB3Policy(info["env_id"], model, baseline, config, info.get("env_kwargs", {}))
+    env_kwargs = info.get("env_kwargs", {})
+    return SB3Policy(info["env_id"], model, baseline, config, {**env_kwargs, **env_options(info["env_id"], env_kwargs, config)})

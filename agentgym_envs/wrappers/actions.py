@@ -79,12 +79,13 @@ class FlatDiscreteAction(gym.ActionWrapper):
     With the env's ``mask_repeats``, calls identical to one already made are masked out too.
     Works on any unwrapped env with a ``MultiDiscrete`` tool-call action space and
     ``call_masks()`` (:class:`~agentgym_envs.core.ToolUseEnv` in ``action_mode="structured"``
-    and ``AgentGym/SupportTeam-v0``).
+    and ``AgentGym/SupportTeam-v0``). Every ``info`` it returns holds the joint mask as
+    ``info["action_mask"]`` (in place of the per-dimension masks), so that trainers reading
+    masks from ``info`` get this action space's.
     """
 
     def __init__(self, env: gym.Env, layout: str = "product", capacity: int = 128) -> None:
         super().__init__(env)
-        self.base = env.unwrapped
         if not (isinstance(self.base.action_space, spaces.MultiDiscrete) and hasattr(self.base, "call_masks")):
             raise ValueError("FlatDiscreteAction needs a tool-use env with action_mode='structured'")
         if layout not in LAYOUTS:
@@ -103,6 +104,28 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
         self._table: CallTable | None = None
         self._table_episode: Episode | None = None
+
+    @property
+    def base(self) -> Any:
+        """The tool-use env under the wrappers (read each time: a curriculum changes it)."""
+        return self.env.unwrapped
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        return observation, self._with_mask(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(self.action(action))
+        return observation, reward, terminated, truncated, self._with_mask(info)
+
+    def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
+        info = {k: v for k, v in info.items() if k not in ("action_mask", "argument_mask")}
+        episode = self.base.episode
+        if episode is not None and not episode.ended:
+            info["action_mask"] = self.action_masks()
+        else:  # the episode is over: nothing is callable (a vector env resets it before the next decision)
+            info["action_mask"] = np.ones(self.action_space.n, dtype=bool)
+        return info
 
     def action(self, action: Any) -> np.ndarray:
         index = int(action)
