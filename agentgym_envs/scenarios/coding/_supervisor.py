@@ -123,6 +123,7 @@ def _enter_namespaces(config: dict) -> None:
         os.setgroups([])
         os.setgid(config["uid"])
         os.setuid(config["uid"])
+        _prctl(PR_SET_DUMPABLE, 1)  # a changed uid cleared it: /proc/self/uid_map would be root's
     _jail.enter(config["plan"], config["root"], config["tmp_mb"], config["isolation"] == "user")
 
 
