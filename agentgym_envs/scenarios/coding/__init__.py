@@ -10,6 +10,7 @@ from .env import CodingEnv
 from .judge import CODING_LIMITS, SHARED_CACHE, Judge, OutcomeCache
 from .runner import FunctionTest, StdinTest, Test, TestOutcome, TestStatus, format_outcomes, run_tests
 from .sandbox import (
+    IsolationUnavailable,
     Job,
     RunResult,
     Sandbox,
@@ -32,6 +33,7 @@ __all__ = [
     "Judge",
     "OutcomeCache",
     "FunctionTest",
+    "IsolationUnavailable",
     "Job",
     "RunResult",
     "Sandbox",
