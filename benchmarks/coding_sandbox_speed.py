@@ -168,11 +168,13 @@ def _markdown(rows: list[dict]) -> str:
 
     lines = [
         "# Coding-v0 sandbox speed\n",
-        f"`python benchmarks/coding_sandbox_speed.py --label <label> [--user UID]` on {platform.machine()} "
-        f"(Python {platform.python_version()}); each row is one run, as user `uid`, with the sandbox's "
-        "`isolation` (`root`: namespaces made as root; `user`: in a user namespace). `ratio`: median over rounds of "
-        "(one run_tests call on an easy problem's examples) / (one bare `python -I -S -c pass` start) "
-        "measured back to back; goal: ratio <= 1. `steps_per_s`: the scripted expert, result cache off.\n",
+        (
+            f"`python benchmarks/coding_sandbox_speed.py --label <label> [--user UID]` on {platform.machine()} "
+            f"(Python {platform.python_version()}); each row is one run, as user `uid`, with the sandbox's "
+            "`isolation` (`root`: namespaces made as root; `user`: in a user namespace). `ratio`: median over rounds of "
+            "(one run_tests call on an easy problem's examples) / (one bare `python -I -S -c pass` start) "
+            "measured back to back; goal: ratio <= 1. `steps_per_s`: the scripted expert, result cache off.\n"
+        ),
         "| " + " | ".join(FIELDS) + " |",
         "| " + " | ".join("---" for _ in FIELDS) + " |",
     ]

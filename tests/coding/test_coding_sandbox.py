@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_envs.scenarios.coding import sandbox
-from agentgym_envs.scenarios.coding.sandbox import Job, Sandbox, SandboxLimits, Status, run_batch, run_program
+from agentgym_envs.scenarios.coding.sandbox import Job, SandboxLimits, Status, run_batch, run_program
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="uid isolation needs root")

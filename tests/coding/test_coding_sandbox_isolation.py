@@ -305,7 +305,8 @@ def test_without_user_namespaces_auto_and_strict_refuse_and_none_warns():
 def _python(script: str, preexec_fn) -> subprocess.CompletedProcess:
     """Run ``script`` in a new interpreter that first calls ``preexec_fn``; it must succeed."""
     result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, preexec_fn=preexec_fn
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
+        preexec_fn=preexec_fn,
     )
     assert result.returncode == 0, result.stderr
     return result

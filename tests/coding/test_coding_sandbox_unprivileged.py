@@ -97,7 +97,7 @@ def _child(home: Path, programs: tuple[tuple[str, SandboxLimits], ...], write_en
             env.close()
     except IsolationUnavailable as exc:
         report = {"unavailable": str(exc)}
-    except BaseException as exc:
+    except Exception as exc:  # noqa: BLE001  (reported to the parent, whatever it is)
         report = {"error": repr(exc)}
     finally:
         os.write(write_end, json.dumps(report).encode())

@@ -13,14 +13,20 @@ BLOCKING_SETTINGS = (
     ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "Ubuntu 24.04's AppArmor restriction"),
 )
 FIXES = (
-    "allow unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` (Debian, Ubuntu "
-    "before 24.04), `sysctl user.max_user_namespaces=15000` where it is 0; on Ubuntu 24.04 "
-    "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile that grants "
-    "`userns` to this Python interpreter, as Ubuntu's bwrap-userns-restrict profile does for bubblewrap",
-    "or run as root with CAP_SYS_ADMIN (a container: `docker run --cap-add SYS_ADMIN --security-opt "
-    "seccomp=unconfined`, or `--privileged`)",
-    "or pass sandbox='none' to accept running model-written programs without isolation (network, "
-    "files and the hidden tests within their reach)",
+    (
+        "allow unprivileged user namespaces: `sysctl kernel.unprivileged_userns_clone=1` (Debian, Ubuntu "
+        "before 24.04), `sysctl user.max_user_namespaces=15000` where it is 0; on Ubuntu 24.04 "
+        "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile that grants "
+        "`userns` to this Python interpreter, as Ubuntu's bwrap-userns-restrict profile does for bubblewrap"
+    ),
+    (
+        "or run as root with CAP_SYS_ADMIN (a container: `docker run --cap-add SYS_ADMIN --security-opt "
+        "seccomp=unconfined`, or `--privileged`)"
+    ),
+    (
+        "or pass sandbox='none' to accept running model-written programs without isolation (network, "
+        "files and the hidden tests within their reach)"
+    ),
 )
 
 
