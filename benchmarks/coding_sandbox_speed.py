@@ -10,16 +10,21 @@ separately. Then the scripted expert plays ``--episodes`` episodes (one run_test
 submit each, cache off) and only ``env.step`` is timed.
 
 Usage: python benchmarks/coding_sandbox_speed.py --label after [--rounds 40] [--episodes 40]
-       [--out benchmarks/results]
+       [--out benchmarks/results] [--user UID]
 Writes (merging the rows of other labels) coding_sandbox_speed.csv and .md. Run it on an
 older checkout with ``PYTHONPATH=<checkout>`` and ``--label before`` to compare: it uses
 only what both versions have (``gym.make``, ``scenario.judge``, ``default_python``).
+``--user UID`` (as root) measures as that ordinary user: the measuring process drops to it
+after importing everything (so the sandbox isolates in a user namespace), and writes the
+results back as root. The ``isolation`` column says how programs ran.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
+import os
 import platform
 import statistics
 import subprocess
@@ -38,7 +43,7 @@ from agentgym_envs.scenarios.coding.sandbox import default_python
 ENV_ID = "AgentGym/Coding-v0"
 FIELDS = (
     "label", "rounds", "bare_start_ms", "run_tests_ms", "ratio", "first_run_tests_ms",
-    "episodes", "steps_per_s", "isolated", "interpreter",
+    "episodes", "steps_per_s", "isolation", "uid", "interpreter",
 )  # fmt: skip
 
 
@@ -68,7 +73,8 @@ def measure_calls(rounds: int) -> dict:
         "run_tests_ms": statistics.median(calls) * 1000,
         "ratio": statistics.median(c / b for c, b in zip(calls, bare)),
         "first_run_tests_ms": first_ms,
-        "isolated": "n/a" if sandbox is None else str(sandbox.isolated),
+        "isolation": "n/a" if sandbox is None else str(getattr(sandbox, "isolation", sandbox.isolated)),
+        "uid": os.getuid(),
         "interpreter": python,
     }
 
@@ -96,14 +102,45 @@ def measure_steps(episodes: int) -> dict:
     return {"episodes": episodes, "steps_per_s": steps / seconds}
 
 
+def measure(label: str, rounds: int, episodes: int) -> dict:
+    """One row of results, measured as this process's user."""
+    return {"label": label, **measure_calls(rounds), **measure_steps(episodes)}
+
+
+def _measure_as(uid: int, label: str, rounds: int, episodes: int) -> dict:
+    """:func:`measure` in a forked child that becomes ``uid`` (no groups, HOME /)."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        os.environ["HOME"] = "/"
+        with os.fdopen(write_end, "w") as pipe:
+            json.dump(measure(label, rounds, episodes), pipe)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(child, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not text:
+        raise SystemExit(f"the measurement as uid {uid} failed")
+    return json.loads(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", required=True, help="the row's name, e.g. before / after")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--episodes", type=int, default=40)
     parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--user", type=int, help="measure as this uid (run as root)")
     args = parser.parse_args(argv)
-    row = {"label": args.label, **measure_calls(args.rounds), **measure_steps(args.episodes)}
+    if args.user is None:
+        row = measure(args.label, args.rounds, args.episodes)
+    else:
+        row = _measure_as(args.user, args.label, args.rounds, args.episodes)
     print(row, flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -131,10 +168,13 @@ def _markdown(rows: list[dict]) -> str:
 
     lines = [
         "# Coding-v0 sandbox speed\n",
-        f"`python benchmarks/coding_sandbox_speed.py --label <label>` on {platform.machine()} "
-        f"(Python {platform.python_version()}); each row is one run. `ratio`: median over rounds of "
-        "(one run_tests call on an easy problem's examples) / (one bare `python -I -S -c pass` start) "
-        "measured back to back; goal: ratio <= 1. `steps_per_s`: the scripted expert, result cache off.\n",
+        (
+            f"`python benchmarks/coding_sandbox_speed.py --label <label> [--user UID]` on {platform.machine()} "
+            f"(Python {platform.python_version()}); each row is one run, as user `uid`, with the sandbox's "
+            "`isolation` (`root`: namespaces made as root; `user`: in a user namespace). `ratio`: median over rounds of "
+            "(one run_tests call on an easy problem's examples) / (one bare `python -I -S -c pass` start) "
+            "measured back to back; goal: ratio <= 1. `steps_per_s`: the scripted expert, result cache off.\n"
+        ),
         "| " + " | ".join(FIELDS) + " |",
         "| " + " | ".join("---" for _ in FIELDS) + " |",
     ]

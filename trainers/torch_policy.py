@@ -9,8 +9,10 @@ Networks by space (never by env identity):
   that declares its layout (``context_len``, ``entity_len``, ``max_entities``: a team adapter)
   as it is: both train the token policy, sized by the env's ``tool_arities`` and, for a team,
   ``n_agents``;
-- a ``Box`` observation with a ``Discrete`` or ``MultiDiscrete`` action (``CartPole-v1``, or a
-  tool-use env read as a bag of tokens: ``observation="bag"``) trains CleanRL's MLP.
+- a ``Box`` observation with a ``Discrete`` or ``MultiDiscrete`` action (``CartPole-v1``, a
+  tool-use env read as a bag of tokens: ``observation="bag"``, or made with its features
+  observation and acting through ``FlatDiscreteAction``: ``observation="features"``, whose joint
+  mask the MLP reads) trains CleanRL's MLP.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from agentgym_envs.wrappers import BagOfTokensObservation, TokenIdsObservation
+from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
 from . import checkpoints
-from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, make_env
+from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, make_env
 from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
 
 MASK_KEYS = ("action_mask", "argument_mask")
+# observation="features": the flat admissible actions (FlatDiscreteAction's layout and capacity), repeated calls masked
+FEATURES_ACTIONS = {"layout": "admissible", "capacity": 32}
+FEATURES_MASK_REPEATS = True
 TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
 
 
@@ -78,21 +83,29 @@ def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: 
     every step)."""
     env = make_base()
     keys = info_keys
-    if isinstance(env.observation_space, gym.spaces.Text):
+    if observation == "features" and hasattr(env.unwrapped, "call_masks"):
+        env = FlatDiscreteAction(env, **FEATURES_ACTIONS)
+    elif isinstance(env.observation_space, gym.spaces.Text):
         if observation == "tokens":
             env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
         elif observation == "bag":
             env = BagOfTokensObservation(env)
             keys = tuple(k for k in info_keys if k not in MASK_KEYS)
         else:
-            raise ValueError(f"observation must be 'tokens' or 'bag', got {observation!r}")
+            raise ValueError(f"observation must be 'features', 'tokens' or 'bag', got {observation!r}")
     return TrainerInfo(env, keys)
 
 
 def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int,
                 observation: str = "tokens", info_keys: tuple[str, ...] = TRAINER_INFO_KEYS) -> Callable[[], gym.Env]:
     """A picklable factory of :func:`network_env` envs of the run's env (exact resume pickles them)."""
-    return functools.partial(network_env, run.env_factory(split, training), context_len, entity_len, observation, info_keys)
+    extra = observation_kwargs(run.env_id, run.env_kwargs, observation)
+    return functools.partial(network_env, run.env_factory(split, training, extra), context_len, entity_len, observation, info_keys)
+
+
+def observation_kwargs(env_id: str, env_kwargs: dict[str, Any], observation: str) -> dict[str, Any]:
+    """The ``gym.make`` arguments an observation needs (``"features"``: the env's own features mode)."""
+    return features_kwargs(env_id, env_kwargs, FEATURES_MASK_REPEATS) if observation == "features" else {}
 
 
 def new_policy(env: gym.Env, token_config: TokenPolicyConfig) -> nn.Module:
@@ -249,11 +262,13 @@ class TorchPolicy:
 
 
 def trained_policy(run: Run, network: nn.Module, observation: str = "tokens") -> TorchPolicy:
-    return TorchPolicy(run.env_id, network, run.device, run.env_kwargs, observation)
+    env_kwargs = {**run.env_kwargs, **observation_kwargs(run.env_id, run.env_kwargs, observation)}
+    return TorchPolicy(run.env_id, network, run.device, env_kwargs, observation)
 
 
 def load_policy(checkpoint: str | Path, device: str) -> TorchPolicy:
     """The registry's loader for checkpoints of the torch trainers."""
     payload = checkpoints.load(checkpoint)
-    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, payload.get("env_kwargs", {}),
-                       payload["config"].get("observation", "tokens"))
+    observation, env_kwargs = payload["config"].get("observation", "tokens"), payload.get("env_kwargs", {})
+    env_kwargs = {**env_kwargs, **observation_kwargs(payload["env_id"], env_kwargs, observation)}
+    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, env_kwargs, observation)

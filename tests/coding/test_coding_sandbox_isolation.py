@@ -1,17 +1,21 @@
-"""What a hostile program can reach inside the sandbox's namespaces (as root), and what the
-sandbox does where the namespaces are unavailable.
+"""What a hostile program can reach inside the sandbox's namespaces (as this process's user:
+root in CI), how root without CAP_SYS_ADMIN is isolated, and what the sandbox does where no
+namespaces can be made. The same probes as an ordinary user: test_coding_sandbox_unprivileged.py.
 
-The namespace tests are skipped where this process cannot create namespaces (not root, or
-a container without CAP_SYS_ADMIN); every test checks afterwards that the sandbox left no
-process, file or file descriptor behind (``machine_unchanged``).
+The namespace tests are skipped, with the sandbox's reason, where the kernel refuses every
+way of isolating; every test checks afterwards that the sandbox left no process, file or
+file descriptor behind (``machine_unchanged``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
+import platform
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -23,18 +27,40 @@ import pytest
 import agentgym_envs
 from agentgym_envs.scenarios.coding import problems
 from agentgym_envs.scenarios.coding.runner import StdinTest, run_tests
-from agentgym_envs.scenarios.coding.sandbox import Job, RunResult, Sandbox, SandboxLimits, Status
+from agentgym_envs.scenarios.coding.sandbox import (
+    SANDBOX_UIDS,
+    IsolationUnavailable,
+    Job,
+    RunResult,
+    Sandbox,
+    SandboxLimits,
+    Status,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(agentgym_envs.__file__).resolve().parent
 PROBLEM_FILE = Path(problems.__file__).resolve().with_name("easy.py")
 ROOT = os.geteuid() == 0
-with Sandbox() as probe:
-    ISOLATED = probe.isolated
-needs_namespaces = pytest.mark.skipif(not ISOLATED, reason="namespaces need root (with CAP_SYS_ADMIN)")
+try:
+    with Sandbox() as probe:
+        UNAVAILABLE = "" if probe.isolated else "unisolated"
+except IsolationUnavailable as exc:
+    UNAVAILABLE = str(exc)
+needs_namespaces = pytest.mark.skipif(bool(UNAVAILABLE), reason=UNAVAILABLE)
 pytestmark = pytest.mark.usefixtures("machine_unchanged")
 LIMITS = SandboxLimits(cpu_time_s=5, wall_time_s=30)
 PR_CAPBSET_DROP, CAP_SYS_ADMIN = 24, 21
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}
+NETWORK_PROBE = """
+import errno, json, os, socket
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=2).close()
+    outcome = "connected"
+except OSError as exc:
+    outcome = errno.errorcode.get(exc.errno, str(exc))
+print(json.dumps(outcome))
+"""
 
 
 def _run(source: str, stdin: str = "") -> RunResult:
@@ -232,34 +258,58 @@ def test_expected_outputs_and_later_inputs_never_reach_the_program():
     assert json.loads(first.got) == [False, False]
 
 
+@needs_namespaces
 @pytest.mark.skipif(not ROOT, reason="needs root to drop a capability")
-def test_without_namespaces_auto_warns_once_and_strict_refuses():
+def test_root_without_cap_sys_admin_isolates_in_a_user_namespace():
+    script = textwrap.dedent(f"""
+        import json, os
+        from agentgym_envs.scenarios.coding.sandbox import Job, Sandbox
+        with Sandbox("strict") as sandbox:
+            result = sandbox.run({NETWORK_PROBE + "print(os.getuid())"!r}, [Job()])[0]
+            print(json.dumps([sandbox.isolation, *result.stdout.splitlines()]))
+    """)
+    isolation, network, uid = json.loads(_python(script, _drop_sys_admin).stdout)
+    assert (isolation, network) == ("user", '"ENETUNREACH"')  # root as in a default container
+    assert int(uid) in SANDBOX_UIDS  # not root, which RLIMIT_NPROC would not limit
+
+
+def test_without_user_namespaces_auto_and_strict_refuse_and_none_warns():
+    """A seccomp filter makes unshare(2) fail, as where user namespaces are switched off."""
     script = textwrap.dedent("""
         import warnings
-        from agentgym_envs.scenarios.coding.sandbox import Job, Sandbox, SandboxError
-        try:
-            Sandbox("strict")
-        except SandboxError as exc:
-            print("strict refused:", exc)
+        import gymnasium as gym
+        import agentgym_envs
+        from agentgym_envs.scenarios.coding.sandbox import IsolationUnavailable, Job, Sandbox
+        for attempt in (lambda: Sandbox("strict"), lambda: Sandbox().run("print(1)", [Job()]),
+                        lambda: gym.make("AgentGym/Coding-v0").unwrapped.scenario.sandbox.isolated):
+            try:
+                attempt()
+                print("ran")
+            except IsolationUnavailable as exc:
+                print(exc)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for _ in range(2):
-                with Sandbox() as sandbox:
+                with Sandbox("none") as sandbox:
                     print(sandbox.isolated, sandbox.run("print(6 * 7)", [Job()])[0].stdout.strip())
         print([warning.category.__name__ for warning in caught])
     """)
+    lines = _python(script, _forbid_unshare).stdout.splitlines()
+    for refusal in lines[:3]:
+        assert refusal.startswith("the coding sandbox cannot isolate programs here")
+        assert "a user namespace: [Errno 1] unshare: Operation not permitted" in refusal
+        assert "kernel.unprivileged_userns_clone=1" in refusal and "sandbox='none'" in refusal
+    assert lines[3:] == ["False 42", "False 42", "['SandboxWarning']"]
+
+
+def _python(script: str, preexec_fn) -> subprocess.CompletedProcess:
+    """Run ``script`` in a new interpreter that first calls ``preexec_fn``; it must succeed."""
     result = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=_drop_sys_admin,  # root as in a default container: no namespaces
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
+        preexec_fn=preexec_fn,
     )
-    lines = result.stdout.splitlines()
     assert result.returncode == 0, result.stderr
-    assert lines[0].startswith("strict refused: sandbox='strict' needs network and mount namespaces")
-    assert "Operation not permitted" in lines[0]
-    assert lines[1:] == ["False 42", "False 42", "['SandboxWarning']"]
+    return result
 
 
 def _drop_sys_admin() -> None:
@@ -267,11 +317,30 @@ def _drop_sys_admin() -> None:
         raise OSError("cannot drop CAP_SYS_ADMIN")
 
 
+def _forbid_unshare() -> None:
+    """Install a seccomp filter: unshare(2) fails with EPERM, every other call is allowed."""
+    instruction = struct.Struct("HBBI")
+    program = b"".join(
+        instruction.pack(*fields)
+        for fields in (
+            (0x20, 0, 0, 0),  # load the system call number
+            (0x15, 0, 1, SYS_UNSHARE[platform.machine()]),  # unshare?
+            (0x06, 0, 0, 0x00050000 | errno.EPERM),  # yes: fail with EPERM
+            (0x06, 0, 0, 0x7FFF0000),  # no: allow
+        )
+    )
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = struct.pack("HP", len(program) // instruction.size, ctypes.addressof(code))  # struct sock_fprog
+    libc = ctypes.CDLL(None)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fprog) != 0:
+        raise OSError("cannot install the seccomp filter")
+
+
 def test_unknown_sandbox_mode_is_refused():
     with pytest.raises(ValueError, match="sandbox must be one of"):
         Sandbox("off")
     with pytest.raises(ValueError, match="sandbox must be one of"):
-        gym.make("AgentGym/Coding-v0", sandbox="none")
+        gym.make("AgentGym/Coding-v0", sandbox="off")
 
 
 @needs_namespaces

@@ -10,6 +10,7 @@ from .env import CodingEnv
 from .judge import CODING_LIMITS, SHARED_CACHE, Judge, OutcomeCache
 from .runner import FunctionTest, StdinTest, Test, TestOutcome, TestStatus, format_outcomes, run_tests
 from .sandbox import (
+    IsolationUnavailable,
     Job,
     RunResult,
     Sandbox,
@@ -29,15 +30,16 @@ __all__ = [
     "CodingEnv",
     "CodingScenario",
     "CodingTask",
+    "FunctionTest",
+    "IsolationUnavailable",
+    "Job",
     "Judge",
     "OutcomeCache",
-    "FunctionTest",
-    "Job",
     "RunResult",
     "Sandbox",
     "SandboxError",
-    "SandboxWarning",
     "SandboxLimits",
+    "SandboxWarning",
     "Status",
     "StdinTest",
     "Test",

@@ -2,8 +2,11 @@
 and a root filesystem that holds only a read-only Python standard library.
 
 Imported by ``_supervisor.py`` (stdlib only, like it) before it serves jobs. :func:`enter`
-needs root (``CAP_SYS_ADMIN``); it raises ``OSError`` when the kernel refuses, before
-anything has changed, so the caller can fall back or refuse to run.
+creates the namespaces either as root (``CAP_SYS_ADMIN``) or, with ``user_namespace``, inside
+a new user namespace first (no privilege needed where the kernel allows unprivileged user
+namespaces): the caller's uid and gid are then the only ones mapped, each to itself. It
+raises ``OSError`` when the kernel refuses, so the caller can try another way or refuse to
+run; a refused ``unshare`` changes nothing.
 
 The new root is a small tmpfs, read-only once built, holding:
 
@@ -30,6 +33,7 @@ import socket
 import struct
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
@@ -49,12 +53,18 @@ IFREQ = "16sh22x"  # struct ifreq: the interface name, then the flags in the uni
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def enter(plan: dict, root: str, tmp_mb: int) -> None:
+def enter(plan: dict, root: str, tmp_mb: int, user_namespace: bool) -> None:
     """Move this process into new namespaces, ``root`` (an empty directory) becoming its
-    root filesystem (see the module docstring). Returns in a forked child that is pid 1 of
-    the new pid namespace; the calling process stays outside, waits for it and exits with
-    its status."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    root filesystem (see the module docstring); with ``user_namespace``, into a new user
+    namespace first. Returns in a forked child that is pid 1 of the new pid namespace; the
+    calling process stays outside, waits for it and exits with its status."""
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    if user_namespace:
+        uid, gid = os.getuid(), os.getgid()
+        _check(_libc.unshare(CLONE_NEWUSER | flags), "unshare")
+        _map_ids(uid, gid)
+    else:
+        _check(_libc.unshare(flags), "unshare")
     parent_alive, parent_holds = os.pipe()  # EOF on the first end once the parent is gone
     child = os.fork()  # the first child of the caller is pid 1 of the new pid namespace
     if child:
@@ -70,6 +80,14 @@ def enter(plan: dict, root: str, tmp_mb: int) -> None:
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     _check(_libc.sethostname(b"sandbox", 7), "sethostname")
     _loopback_up()
+
+
+def _map_ids(uid: int, gid: int) -> None:
+    """Map ``uid`` and ``gid`` to themselves: the one-line maps an unprivileged process may
+    write for itself (``setgroups`` must be denied before the gid map)."""
+    for name, line in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(line)
 
 
 def _wait_and_exit(child: int) -> None:
@@ -94,8 +112,7 @@ def _build_root(plan: dict, root: str, tmp_mb: int) -> None:
     os.mkdir(root + "/dev", 0o755)
     for device in DEVICES:
         open(f"{root}/dev/{device}", "w").close()
-        _mount(f"/dev/{device}", f"{root}/dev/{device}", None, MS_BIND)
-        _mount(None, f"{root}/dev/{device}", None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC)
+        _bind(f"/dev/{device}", f"{root}/dev/{device}", MS_NOSUID | MS_NOEXEC)
     for name, target in DEV_LINKS.items():
         os.symlink(target, f"{root}/dev/{name}")
     os.mkdir(root + "/proc", 0o555)
@@ -107,8 +124,16 @@ def _build_root(plan: dict, root: str, tmp_mb: int) -> None:
 
 def _bind_read_only(source: str, target: str) -> None:
     os.makedirs(target, 0o755, exist_ok=True)
+    _bind(source, target, MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _bind(source: str, target: str, flags: int) -> None:
+    """Bind ``source`` at ``target``, then remount it with ``flags`` added to the ``nosuid``,
+    ``nodev`` and ``noexec`` it already has (in a user namespace those are locked: a remount
+    without them fails)."""
     _mount(source, target, None, MS_BIND)
-    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    kept = os.statvfs(target).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)  # ST_* equal MS_*
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | kept)
 
 
 def _pivot_into(root: str) -> None:

@@ -1,18 +1,21 @@
 """Sandbox supervisor: the trusted fork server at the top of every sandbox.
 
-Started by :mod:`sandbox` as ``python -I -S _supervisor.py``, as the caller's user (root in
-the normal deployment), in a fresh session and with a scrubbed environment. Stdlib only: it
+Started by :mod:`sandbox` as ``python -I -S _supervisor.py``, as the caller's user, in a
+fresh session and with a scrubbed environment. Stdlib only: it
 must run on whichever interpreter the sandbox uses, with no site-packages.
 
 Protocol. Both ways, frames of a 4-byte big-endian length and a ``marshal``-ed value. The
 first request configures the server::
 
-    {"namespaces": bool, "plan": {"binds": [...], "masks": [...], "links": {...}},
+    {"isolation": "root" | "user" | "none", "uid": int,
+     "plan": {"binds": [...], "masks": [...], "links": {...}},
      "root": str (an empty directory of the caller's), "tmp_mb": int}
 
-With ``namespaces`` it enters new namespaces (see ``_jail.py``) whose root filesystem is
-built on ``root``; otherwise batches run in ``root`` on the host. It answers ``{"error":
-None}``, or the reason it could not and exits. Then, for each batch of jobs::
+With ``"root"`` it enters new namespaces (see ``_jail.py``) whose root filesystem is built
+on ``root``; with ``"user"`` the same inside a new user namespace, after becoming ``uid``
+(when started as root; -1 otherwise); with ``"none"`` batches run in ``root`` on the host.
+It answers ``{"error": None}``, or the reason it could not and exits. Then, for each batch
+of jobs::
 
     ("begin", source, {"uid": int (-1: do not change user), "cpu": float, "wall": float,
                "memory": int, "file_size": int, "processes": int, "output": int})
@@ -28,11 +31,13 @@ Only one job's input is ever in the server's memory, so a program cannot find th
 tests' inputs in the memory it inherits; expected outputs never come here at all.
 
 For each job the server forks a child that becomes the untrusted program (own process group,
-limits, unprivileged uid), collects its output with caps, enforces the wall-clock limit,
+limits, unprivileged uid or, in a user namespace, no capabilities), collects its output with caps, enforces the wall-clock limit,
 then kills and reaps every process the job left behind before answering. The server is a
 child subreaper (pid 1 of its pid namespace, with namespaces), so orphans of the program
 are reparented to it rather than to the host's init, and it is not dumpable, so processes
-of the same user cannot open its ``/proc/<pid>/fd`` or ptrace it.
+of the same user cannot open its ``/proc/<pid>/fd`` or ptrace it. It leaves ``SIGINT`` at
+its default action, so as pid 1 it installs no handler and a job of the same user (in a
+user namespace) can deliver it no signal at all.
 """
 
 import contextlib
@@ -57,6 +62,11 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWIPC = 0x08000000
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+# In a user namespace the jobs share the supervisor's uid, so RLIMIT_NPROC (counted per
+# user namespace and uid, Linux >= 5.14) also counts these: the supervisor and the process
+# outside the pid namespace that waits for it (see _jail.enter).
+USERNS_OTHER_TASKS = 2
 PROGRAM = "main.py"
 WORKDIR = "work"
 NAMESPACE_TMP = "/tmp"
@@ -66,34 +76,39 @@ POLL_S = 0.05  # how often a running job's pipes are read
 F_SETPIPE_SZ = 1031
 TIMEOUT_SIGNALS = (signal.SIGPROF, signal.SIGXCPU)
 _STREAMS = ()  # the jobs' stdin, stdout and stderr (see _warm_up)
+_in_user_namespace = False  # set once, by main
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def main() -> None:
+    global _in_user_namespace
     config = _read_frame()
     if config is None:
         return
-    if config["namespaces"]:
+    namespaces = config["isolation"] != "none"
+    if namespaces:
         try:
             _enter_namespaces(config)
         except OSError as exc:
             _write_frame({"error": str(exc)})
             return
+    _in_user_namespace = config["isolation"] == "user"
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # no handler: see the module docstring
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the jobs become this process's children
     _prctl(PR_SET_DUMPABLE, 0)  # same-uid processes cannot open /proc/<pid>/fd or ptrace it
     _prctl(PR_SET_NO_NEW_PRIVS, 1)  # inherited by every job: an exec'd setuid program gains nothing
-    base = NAMESPACE_TMP if config["namespaces"] else config["root"]
+    base = NAMESPACE_TMP if namespaces else config["root"]
     _write_frame({"error": None})
     _warm_up()
     batch = None
     while (request := _read_frame()) is not None:
         kind = request[0]
         if kind == "begin":
-            batch = _begin(base, config["namespaces"], *request[1:])
+            batch = _begin(base, namespaces, *request[1:])
         elif kind == "job":
             _write_frame(_run_job(*batch, request[1:]) if batch is not None else None)
         elif kind == "end" and batch is not None:
-            _end(base, config["namespaces"])
+            _end(base, namespaces)
             batch = None
 
 
@@ -104,7 +119,12 @@ def _enter_namespaces(config: dict) -> None:
         import _jail
     finally:
         sys.path.remove(here)
-    _jail.enter(config["plan"], config["root"], config["tmp_mb"])
+    if config["uid"] >= 0:  # root without CAP_SYS_ADMIN: a user namespace of an unprivileged uid
+        os.setgroups([])
+        os.setgid(config["uid"])
+        os.setuid(config["uid"])
+        _prctl(PR_SET_DUMPABLE, 1)  # a changed uid cleared it: /proc/self/uid_map would be root's
+    _jail.enter(config["plan"], config["root"], config["tmp_mb"], config["isolation"] == "user")
 
 
 def _read_frame():
@@ -338,10 +358,13 @@ def _become_program(spec, code, call, args, stdin_fd, write_ends) -> None:
 
 
 def _confine(spec: dict) -> None:
-    """Apply the resource limits and drop to the sandbox user (when running as root)."""
+    """Apply the resource limits and drop to the sandbox user (when running as root), or
+    drop every capability (in a user namespace, where the supervisor holds them all)."""
     cpu_seconds = int(-(-spec["cpu"] // 1))  # RLIMIT_CPU counts whole seconds: round up
     processes = spec["processes"]
-    if spec["uid"] < 0:  # no uid of its own: the limit counts all of this user's tasks
+    if _in_user_namespace:
+        processes += USERNS_OTHER_TASKS
+    elif spec["uid"] < 0:  # no uid of its own: the limit counts all of this user's tasks
         processes += _count_tasks(os.getuid())
     limits = {
         resource.RLIMIT_CPU: (cpu_seconds, cpu_seconds + 1),  # SIGXCPU, then SIGKILL
@@ -356,7 +379,17 @@ def _confine(spec: dict) -> None:
         os.setgroups([])
         os.setgid(spec["uid"])
         os.setuid(spec["uid"])
+    if _in_user_namespace:
+        _drop_capabilities()
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in ``python main.py``
     signal.setitimer(signal.ITIMER_PROF, spec["cpu"])  # precise CPU limit: SIGPROF
+
+
+def _drop_capabilities() -> None:
+    """Empty this process's effective, permitted and inheritable capability sets."""
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+    if _libc.capset(header, (ctypes.c_uint32 * 6)()) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 def _count_tasks(uid: int) -> int:

@@ -74,8 +74,8 @@ class CodingEnv(ToolUseEnv):
     False for a text agent writing its own code), `limits` (per-test `SandboxLimits`: 1 s
     CPU, 4 s wall, 256 MB, 8 MB per file, 16 tasks, 64 KiB output), `cache_results` (True:
     identical runs are answered from a bounded, process-wide cache), `sandbox` (`"auto"`:
-    isolate when the namespaces can be made, else warn once; `"strict"`: refuse to run
-    without them), `task_file` (text mode
+    namespaces, as root or in a user namespace, else an error at the first run; `"strict"`:
+    the same error when the env is made; `"none"`: no isolation, with a warning), `task_file` (text mode
     only: LiveCodeBench rows with `question_content`, `public_test_cases`,
     `private_test_cases`, or DeepCoder rows with `problem` and `tests`; errors name the line
     and field), `difficulties` (the built-in problems' tiers drawn from, default all), `level`
@@ -108,8 +108,13 @@ class CodingEnv(ToolUseEnv):
 
     - v0: initial version; text actions in every form language models write;
       `info["parse"]`; `sample_mask()`; `sandbox=`: network, mount and pid namespaces
+<<<<<<< HEAD
       as root, hidden tests kept outside the program's view; levels L0-L1 below `-v0`
       (`level=`, `difficulties=`), `-v0` unchanged.
+=======
+      as root, hidden tests kept outside the program's view; the same without root, in a
+      user namespace, and no unisolated run unless `sandbox="none"`.
+>>>>>>> sandbox
     """
 
     def __init__(

@@ -67,6 +67,10 @@ class ServerStuck(ServerError):
     """The fork server did not answer in time (it has been killed)."""
 
 
+class IsolationRefused(ServerError):
+    """The kernel refused the namespaces the fork server was asked to enter."""
+
+
 @functools.cache
 def mount_plan(python: str) -> dict:
     """What the namespaces' root filesystem holds for ``python``: ``binds`` (directories
@@ -105,20 +109,22 @@ def _outermost(paths: list[str]) -> list[str]:
 
 
 class ForkServer:
-    """One supervisor process, in new namespaces (``namespaces=True``, needs root) or not.
+    """One supervisor process with ``isolation`` ``"root"`` (new namespaces, needs root),
+    ``"user"`` (the same inside a new user namespace; as root, of ``uid``) or ``"none"``.
 
-    Raises :class:`ServerError` if it cannot start (with namespaces: if the kernel refuses them).
+    Raises :class:`ServerError` if it cannot start, :class:`IsolationRefused` if the kernel
+    refuses the namespaces.
     """
 
-    def __init__(self, python: str, namespaces: bool) -> None:
+    def __init__(self, python: str, isolation: str, uid: int = -1) -> None:
         self.python = python
-        self.namespaces = namespaces
+        self.isolation = isolation
         self.owner_pid = os.getpid()
-        plan = mount_plan(python) if namespaces else {}
+        plan = mount_plan(python) if self.namespaces else {}
         self.root = tempfile.mkdtemp(prefix="agentgym-sandbox-")
-        workdir = NAMESPACE_WORKDIR if namespaces else os.path.join(self.root, "work")
-        if not namespaces:
-            os.chmod(self.root, 0o711)  # the sandbox uid may enter its work directory, not list this one
+        workdir = NAMESPACE_WORKDIR if self.namespaces else os.path.join(self.root, "work")
+        if not self.namespaces or uid >= 0:
+            os.chmod(self.root, 0o711)  # another uid may enter the directory, not list it
         self._stderr = tempfile.TemporaryFile()
         try:
             self._proc = subprocess.Popen(
@@ -135,11 +141,16 @@ class ForkServer:
             shutil.rmtree(self.root, ignore_errors=True)
             raise ServerError(f"cannot start the sandbox interpreter {python}: {exc}") from None
         self._finalizer = weakref.finalize(self, _stop, self._proc, self._stderr, self.root)
-        config = {"namespaces": namespaces, "root": self.root, "tmp_mb": TMP_MB, "plan": plan}
+        config = {"isolation": isolation, "uid": uid, "root": self.root, "tmp_mb": TMP_MB, "plan": plan}
         answer = self.request(config, START_TIMEOUT_S)
         if answer["error"] is not None:
             self.close()
-            raise ServerError(answer["error"])
+            raise IsolationRefused(answer["error"])
+
+    @property
+    def namespaces(self) -> bool:
+        """Whether the programs run inside the namespaces."""
+        return self.isolation != "none"
 
     @property
     def owned(self) -> bool:

@@ -1,6 +1,6 @@
 """Run untrusted, agent-written Python programs with hard resource limits, isolated in
-Linux namespaces when the caller is root. The full account, with what is and is not
-contained with and without root, is docs/coding_sandbox.md.
+Linux namespaces: created as root, or inside a user namespace without root. The full
+account, with what is and is not contained with and without root, is docs/coding_sandbox.md.
 
 How a program runs. A :class:`Sandbox` starts a supervisor (``_supervisor.py``, under
 ``python -I -S``: no ``PYTHON*`` variables, no site-packages) once, and keeps it as a fork
@@ -12,17 +12,19 @@ a 64 MB arena against the address-space limit) and ``HOME``/``TMPDIR`` pointing 
 directory, which holds the program as ``main.py``; a batch's jobs share it, and it is
 deleted after the batch.
 
-Namespaces (as root, the normal deployment; ``_jail.py``). The supervisor enters new
-network, mount, pid, IPC and UTS namespaces, built with the kernel's own ``unshare(2)``,
-``mount(2)`` and ``pivot_root(2)`` (no tool to install). The program then sees only a
-read-only root holding the interpreter's stdlib and shared libraries (no site-packages, no
-executables), ``/dev/null`` and friends, its own processes in ``/proc``, and ``/tmp`` and
-``/dev/shm`` (tmpfs of :data:`~.forkserver.TMP_MB` MB each, emptied after every batch); the
-network namespace has only its own loopback. Each batch gets a fresh IPC namespace. The
-supervisor sends the program one job's input at a time; expected outputs never leave the
-caller. Without root, or where the kernel refuses (a container without CAP_SYS_ADMIN),
-``sandbox="auto"`` runs the programs without namespaces and warns once
-(:class:`SandboxWarning`); ``sandbox="strict"`` raises :class:`SandboxError`.
+Namespaces (``_jail.py``). The supervisor enters new network, mount, pid, IPC and UTS
+namespaces, built with the kernel's own ``unshare(2)``, ``mount(2)`` and ``pivot_root(2)``
+(no tool to install): as root directly; otherwise (or where root lacks CAP_SYS_ADMIN) inside
+a new user namespace that maps only the caller's uid and gid (as root: of a sandbox uid).
+The program then sees only a read-only root holding the interpreter's stdlib and shared
+libraries (no site-packages, no executables), ``/dev/null`` and friends, its own processes
+in ``/proc``, and ``/tmp`` and ``/dev/shm`` (tmpfs of :data:`~.forkserver.TMP_MB` MB each,
+emptied after every batch); the network namespace has only its own loopback. Each batch
+gets a fresh IPC namespace. The supervisor sends the program one job's input at a time;
+expected outputs never leave the caller. Where the kernel refuses both ways,
+``sandbox="auto"`` and ``sandbox="strict"`` raise :class:`SandboxError`, saying why and how
+to allow it (:mod:`.isolation`); only ``sandbox="none"`` runs programs without isolation,
+with a :class:`SandboxWarning`.
 
 =============  ==========================================================================
 limit          how it is enforced (with and without namespaces)
@@ -33,8 +35,9 @@ wall time      the supervisor kills the job at the deadline -> timeout
 memory         ``RLIMIT_AS`` (address space) -> MemoryError -> memory_limit
 file size      ``RLIMIT_FSIZE`` per file -> ``OSError(EFBIG)`` -> runtime_error;
                ``RLIMIT_CORE`` is 0 (no core dumps)
-processes      ``RLIMIT_NPROC`` on a uid of the sandbox's own (see below): fork fails with
-               EAGAIN once the job has ``max_processes`` tasks (threads count)
+processes      ``RLIMIT_NPROC`` on a uid of the sandbox's own, or counted in the user
+               namespace (see below): fork fails with EAGAIN once the job has
+               ``max_processes`` tasks (threads count)
 output         stdout, stderr and a function's result are each read with a cap; past it the
                job is killed -> output_limit (the captured text is cut at the cap)
 leftovers      every job runs in its own process group; afterwards the supervisor, a child
@@ -43,15 +46,18 @@ leftovers      every job runs in its own process group; afterwards the superviso
 privileges     ``PR_SET_NO_NEW_PRIVS``: an exec'd setuid program gains nothing
 =============  ==========================================================================
 
-When the caller is root, each batch runs as a fresh, random, unprivileged uid/gid from
-:data:`SANDBOX_UIDS` with no supplementary groups: root is exempt from ``RLIMIT_NPROC``, and
-a uid of its own makes the limit count exactly the sandbox's tasks; it cannot signal or
-ptrace the supervisor or the caller. Without namespaces, the files it leaves in the
-world-writable directories (/tmp, /var/tmp, /dev/shm, /run/lock) are deleted after each
-batch, and the interpreter must be usable by that uid: :func:`default_python` picks one
-(``AGENTGYM_SANDBOX_PYTHON`` overrides). Without root the program runs as the caller's own
-user: the process limit is then the user's current task count plus ``max_processes``
-(approximate) and the program can signal or read anything of that user.
+With root's namespaces (or ``sandbox="none"`` as root), each batch runs as a fresh, random,
+unprivileged uid/gid from :data:`SANDBOX_UIDS` with no supplementary groups: root is exempt
+from ``RLIMIT_NPROC``, and a uid of its own makes the limit count exactly the sandbox's
+tasks; it cannot signal or ptrace the supervisor or the caller. In a user namespace the
+program keeps the supervisor's uid (the one mapped) without any capability; since Linux
+5.14 ``RLIMIT_NPROC`` counts per user namespace, so the limit counts the job's tasks plus
+the supervisor's two; pid 1 of its pid namespace, the supervisor takes no signal from it.
+With ``sandbox="none"`` the files a sandbox uid leaves in the world-writable directories
+(/tmp, /var/tmp, /dev/shm, /run/lock) are deleted after each batch, and without root the
+program runs as the caller's own user (approximate process limit, the user's processes and
+files within reach). The interpreter must be usable by the user the supervisor runs as:
+:func:`default_python` picks one (``AGENTGYM_SANDBOX_PYTHON`` overrides).
 
 Requires Linux >= 5.3 (``pidfd_open``) with ``/proc/<pid>/task/<tid>/children``
 (``CONFIG_PROC_CHILDREN``, on in common kernels).
@@ -74,9 +80,10 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .forkserver import ForkServer, ServerError, ServerStuck
+from . import isolation
+from .forkserver import ForkServer, IsolationRefused, ServerError, ServerStuck
 
-SANDBOX_MODES = ("auto", "strict")
+SANDBOX_MODES = ("auto", "strict", "none")
 SANDBOX_UIDS = range(1_000_000_000, 1_100_000_000)
 """Uids (and gids) the sandbox runs programs as when the caller is root, one per batch."""
 WORLD_WRITABLE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
@@ -98,11 +105,15 @@ class Status(enum.StrEnum):
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (not the program): bad interpreter, supervisor crash, or
-    ``sandbox="strict"`` without the namespaces."""
+    no way to isolate the programs (:class:`IsolationUnavailable`)."""
+
+
+class IsolationUnavailable(SandboxError):
+    """The kernel refuses every way of isolating programs here; the message says how to allow one."""
 
 
 class SandboxWarning(RuntimeWarning):
-    """Programs run without the namespaces (see the module docstring): issued once per process."""
+    """Programs run without isolation, as ``sandbox="none"`` asked: issued once per process."""
 
 
 @dataclass(frozen=True)
@@ -149,13 +160,15 @@ class RunResult:
 
 class Sandbox:
     """Runs programs for one owner (a Coding-v0 environment): a fork server started on first
-    use, inside its own namespaces when possible, and kept for every later batch.
+    use, inside its own namespaces, and kept for every later batch.
 
-    ``mode="auto"`` isolates when it can and otherwise runs with the resource limits and (as
-    root) the uid of its own only, issuing a :class:`SandboxWarning` once per process (unless
-    ``warn=False``); ``mode="strict"`` raises :class:`SandboxError` instead, at construction.
-    Batches run one at a time (thread-safe); after ``fork`` the child starts a server of its
-    own. ``close()`` (or garbage collection, or the interpreter's exit) stops the server.
+    ``mode="auto"`` and ``mode="strict"`` isolate the programs (root's namespaces, else a user
+    namespace) or raise :class:`IsolationUnavailable`: ``"auto"`` at the first run, ``"strict"``
+    at construction. ``mode="none"`` runs them without isolation, with the resource limits
+    and (as root) a uid of their own only, issuing a :class:`SandboxWarning` once per process
+    (unless ``warn=False``). Batches run one at a time (thread-safe); after ``fork`` the child
+    starts a server of its own. ``close()`` (or garbage collection, or the interpreter's exit)
+    stops the server.
     """
 
     def __init__(self, mode: str = "auto", python: str | None = None, *, warn: bool = True) -> None:
@@ -173,8 +186,14 @@ class Sandbox:
     @property
     def isolated(self) -> bool:
         """Whether programs run inside the namespaces (starts the server if needed)."""
+        return self.isolation != "none"
+
+    @property
+    def isolation(self) -> str:
+        """How programs are isolated: ``"root"`` (namespaces made as root), ``"user"`` (in a
+        user namespace) or ``"none"`` (starts the server if needed)."""
         with self._lock:
-            return self._ensure_server().namespaces
+            return self._ensure_server().isolation
 
     def run(self, source: str, jobs: Sequence[Job], limits: SandboxLimits = SandboxLimits()) -> list[RunResult]:
         """Run ``source`` once per job, in order, in one work directory.
@@ -185,7 +204,7 @@ class Sandbox:
             return []
         with self._lock:
             server = self._ensure_server()
-            uid = _pick_uid() if os.geteuid() == 0 else -1
+            uid = _pick_uid() if os.geteuid() == 0 and server.isolation != "user" else -1
             try:
                 return _run_on(server, source, jobs, limits, uid)
             finally:
@@ -212,7 +231,7 @@ class Sandbox:
         if server is not None and server.owner_pid != os.getpid():
             server.abandon()  # the parent's, inherited through fork
         self._server = None
-        self._server = _start_server(self.python or default_python(), self.mode, self.warn)
+        self._server = _start_server(self.python or default_python(self.mode), self.mode, self.warn)
         return self._server
 
 
@@ -236,33 +255,31 @@ def run_batch(
 
 
 def _start_server(python: str, mode: str, warn: bool) -> ForkServer:
-    reason = None if os.geteuid() == 0 else "the sandbox is not running as root"
-    if reason is None:
+    """A fork server in root's namespaces, else in a user namespace (as root: of a sandbox
+    uid, since root is exempt from RLIMIT_NPROC); unisolated only for ``mode="none"``."""
+    ways = [("root", -1), ("user", _pick_uid())] if os.geteuid() == 0 else [("user", -1)]
+    if mode == "none":
+        if warn:
+            _warn_unisolated()
+        ways = [("none", -1)]
+    refused: dict[str, str] = {}
+    for way, uid in ways:
         try:
-            return ForkServer(python, namespaces=True)
+            return ForkServer(python, way, uid)
+        except IsolationRefused as exc:
+            refused[way] = str(exc)
         except ServerError as exc:
-            reason = str(exc)
-    if mode == "strict":
-        raise SandboxError(
-            f"sandbox='strict' needs network and mount namespaces, which are unavailable here ({reason}); "
-            "run as root (in a container: with CAP_SYS_ADMIN), or use sandbox='auto' to run without them"
-        )
-    if warn:
-        _warn_unisolated(reason)
-    try:
-        return ForkServer(python, namespaces=False)
-    except ServerError as exc:
-        raise SandboxError(str(exc)) from None
+            raise SandboxError(str(exc)) from None
+    raise IsolationUnavailable(isolation.refusal(refused))
 
 
-def _warn_unisolated(reason: str) -> None:
+def _warn_unisolated() -> None:
     global _warned_unisolated
     if not _warned_unisolated:
         _warned_unisolated = True
         warnings.warn(
-            f"the coding sandbox runs programs without network and mount namespaces ({reason}): they can "
-            "use the network and read this machine's files, the hidden tests included; run as root for "
-            "isolation, or pass sandbox='strict' to refuse to run without it",
+            "sandbox='none': the coding sandbox runs programs without isolation: they can use the network "
+            "and read this machine's files, the hidden tests included; do not train on it",
             SandboxWarning,
             stacklevel=4,
         )
@@ -311,21 +328,33 @@ def _to_result(record: dict) -> RunResult:
     )
 
 
-@functools.cache
-def default_python() -> str:
-    """The interpreter the sandbox runs: ``$AGENTGYM_SANDBOX_PYTHON``, else the first of
-    ``sys.executable`` and ``/usr/bin/python3`` whose stdlib the sandbox uid can import
-    (without the namespaces, as root, an interpreter under e.g. ``/root/.pyenv`` is
-    unreadable to it; inside them its stdlib's parent directories are traversable)."""
+def default_python(mode: str = "auto") -> str:
+    """The interpreter a sandbox of ``mode`` runs: ``$AGENTGYM_SANDBOX_PYTHON``, else the
+    first of ``sys.executable`` and ``/usr/bin/python3`` whose stdlib the sandbox's user can
+    import (e.g. an interpreter under ``/root/.pyenv`` is unreadable to a sandbox uid, as in
+    root's user-namespace fallback, and to other users). Raises :class:`IsolationUnavailable`
+    if that is why none works."""
     if os.environ.get(PYTHON_ENV_VAR):
         return os.environ[PYTHON_ENV_VAR]
+    return _usable_python("none" if mode == "none" else "auto")
+
+
+@functools.cache
+def _usable_python(mode: str) -> str:
     probe = "import bisect, fractions, heapq"  # modules the supervisor has not imported
+    unavailable = None
     for candidate in (sys.executable, "/usr/bin/python3"):
         if candidate and os.access(candidate, os.X_OK):
-            with contextlib.suppress(OSError, SandboxError):
-                with Sandbox(python=candidate, warn=False) as sandbox:
+            try:
+                with Sandbox(mode, python=candidate, warn=False) as sandbox:
                     if sandbox.run(probe, [Job()])[0].status is Status.OK:
                         return candidate
+            except IsolationUnavailable as exc:
+                unavailable = unavailable or exc
+            except (OSError, SandboxError):
+                continue
+    if unavailable is not None:
+        raise unavailable
     raise SandboxError(f"no Python interpreter usable by the sandbox user; set {PYTHON_ENV_VAR}")
 
 
