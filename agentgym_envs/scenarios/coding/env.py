@@ -108,13 +108,9 @@ class CodingEnv(ToolUseEnv):
 
     - v0: initial version; text actions in every form language models write;
       `info["parse"]`; `sample_mask()`; `sandbox=`: network, mount and pid namespaces
-<<<<<<< HEAD
-      as root, hidden tests kept outside the program's view; levels L0-L1 below `-v0`
-      (`level=`, `difficulties=`), `-v0` unchanged.
-=======
       as root, hidden tests kept outside the program's view; the same without root, in a
-      user namespace, and no unisolated run unless `sandbox="none"`.
->>>>>>> sandbox
+      user namespace, and no unisolated run unless `sandbox="none"`; levels L0-L1 below
+      `-v0` (`level=`, `difficulties=`), `-v0` unchanged.
     """
 
     def __init__(

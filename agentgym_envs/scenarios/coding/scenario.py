@@ -44,18 +44,12 @@ class CodingScenario(Scenario):
             (structured mode needs them; turn them off to have a text agent write code).
         limits: per-test sandbox limits.
         cache_results: reuse the outcomes of identical runs (see :mod:`.judge`).
-<<<<<<< HEAD
-        sandbox: ``"auto"`` runs programs in network and mount namespaces when it can (as
-            root) and otherwise warns once and runs them without; ``"strict"`` raises
-            :class:`~.sandbox.SandboxError` instead (see :mod:`.sandbox`).
-        difficulties: the built-in problems' tiers drawn from (None: all).
-=======
         sandbox: ``"auto"`` runs programs in network, mount and pid namespaces (as root,
             or in a user namespace) and raises :class:`~.sandbox.IsolationUnavailable` at
             the first run where neither can be made; ``"strict"`` raises it at
             construction; ``"none"`` runs them without isolation, with a warning (see
             :mod:`.sandbox`).
->>>>>>> sandbox
+        difficulties: the built-in problems' tiers drawn from (None: all).
     """
 
     name = "coding"
