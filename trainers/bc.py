@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.wrappers import FlatDiscreteAction
 
 from . import augment, checkpoints
 from .lifecycle import Run, Trained
@@ -48,27 +49,42 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
 
 def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]:
     """``steps`` expert steps on ``env`` (episodes seeded ``seed * 10**6 + n``), as arrays
-    ``obs``, ``action_mask``, ``argument_mask``, ``action`` and ``task_len`` (how many leading
-    context ids are the task prompt)."""
+    ``obs``, ``action_mask``, ``action``, and where the env gives them ``argument_mask`` and
+    ``task_len`` (how many leading context ids are the task prompt). Through a
+    ``FlatDiscreteAction`` the expert's calls are recorded as flat actions (a call the layout
+    cannot express ends the recording of its episode)."""
     try:
         expert = ExpertPolicy(env)
     except TypeError as exc:
         raise ValueError(f"behaviour cloning needs an env with a scripted expert (an agentgym tool-use env): {exc}") from exc
-    columns: dict[str, list[Any]] = {"obs": [], "action_mask": [], "argument_mask": [], "action": [], "task_len": []}
+    flat = find_wrapper(env, FlatDiscreteAction)
+    keys = {"obs": None, "action_mask": "action_mask", "argument_mask": "argument_mask", "task_len": "task_tokens"}
+    columns: dict[str, list[Any]] = {"action": []}
     episode = 0
     while len(columns["action"]) < steps:
         observation, info = env.reset(seed=seed * 10**6 + episode)
         done = False
         while not done and len(columns["action"]) < steps:
             action = expert(observation, info)
-            for key, value in (("obs", observation), ("action_mask", info["action_mask"]),
-                               ("argument_mask", info["argument_mask"]), ("action", action),
-                               ("task_len", info["task_tokens"])):
-                columns[key].append(np.asarray(value))
+            if flat is not None and (action := flat.index(action)) is None:
+                break
+            columns["action"].append(np.asarray(action))
+            for column, key in keys.items():
+                if key is None or key in info:
+                    columns.setdefault(column, []).append(np.asarray(observation if key is None else info[key]))
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         episode += 1
     return {key: np.stack(values) for key, values in columns.items()}
+
+
+def find_wrapper(env: gym.Env, kind: type) -> gym.Wrapper | None:
+    """The outermost wrapper of type ``kind`` around ``env``, or None."""
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, kind):
+            return env
+        env = env.env
+    return None
 
 
 def train(run: Run) -> Trained:
@@ -78,7 +94,7 @@ def train(run: Run) -> Trained:
     state = run.resume_state()
     device = run.device
     checkpoints.seed_everything(run.seed, config.threads)
-    env = env_factory(run, "train", True, config.context_len, config.entity_len)()
+    env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)()
     started = time.time()
     data = {key: torch.as_tensor(value, device=device) for key, value in expert_dataset(env, run.total_steps, run.seed).items()}
     collect_seconds = time.time() - started
@@ -101,8 +117,8 @@ def train(run: Run) -> Trained:
         losses, hits = [], []
         for start in range(0, size, config.batch_size):
             mb = order[start : start + config.batch_size]
-            masks = Masks(data["action_mask"][mb], data["argument_mask"][mb])
-            obs = config.perturb(data["obs"][mb], data["task_len"][mb])
+            masks = Masks(data["action_mask"][mb], data["argument_mask"][mb] if "argument_mask" in data else None)
+            obs = config.perturb(data["obs"][mb], data["task_len"][mb]) if "task_len" in data else data["obs"][mb]
             _, logprob, _, _ = policy.get_action_and_value(obs, masks, data["action"][mb])
             loss = -logprob.mean()
             optimizer.zero_grad()
@@ -116,7 +132,7 @@ def train(run: Run) -> Trained:
                 hits.append((greedy == data["action"][mb]).all(-1).float().mean().item())
         train_seconds += time.time() - epoch_started
         # BC's env steps are the recorded expert steps: one curve point, the latest epoch's
-        curve = [(run.total_steps, run.curve_point(trained_policy(run, policy), epoch, config.eval_curve_episodes))]
+        curve = [(run.total_steps, run.curve_point(trained_policy(run, policy, config.observation), epoch, config.eval_curve_episodes))]
         writer.add_scalar("losses/bc_loss", np.mean(losses), epoch)
         writer.add_scalar("losses/bc_accuracy", np.mean(hits), epoch)
         bar.update(1)
@@ -127,4 +143,4 @@ def train(run: Run) -> Trained:
             "global_step": epoch, "curve": curve, "train_seconds": train_seconds, "rng": checkpoints.rng_state(),
         })
     bar.close()
-    return Trained(trained_policy(run, policy), run.total_steps, curve, train_seconds)
+    return Trained(trained_policy(run, policy, config.observation), run.total_steps, curve, train_seconds)

@@ -167,6 +167,8 @@ def train(run: Run) -> Trained:
     checkpoints.seed_everything(run.seed, config.threads)
     if config.reward_mode not in ("shaped", "outcome"):
         raise ValueError(f"reward_mode must be 'shaped' or 'outcome', got {config.reward_mode!r}")
+    if config.observation != "tokens":
+        raise ValueError(f"GRPO trains the token policy: observation must be 'tokens', got {config.observation!r}")
     if config.reward_mode == "outcome":
         run.training_reward = {**(run.training_reward or {}), "mode": "outcome"}
     envs = [env_factory(run, "train", True, config.context_len, config.entity_len)() for _ in range(config.group_size)]

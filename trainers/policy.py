@@ -72,9 +72,14 @@ class TokenPolicyConfig:
 
 @dataclass
 class TokenPolicyFields:
-    """The token policy's observation layout and size as flat config fields: the base of every
-    torch trainer's config (so ``--set embed_dim=32`` works for each)."""
+    """The network's observation and the token policy's layout and size as flat config fields:
+    the base of every torch trainer's config (so ``--set embed_dim=32`` works for each, and a
+    warm start's network matches the next stage's). ``observation``: a ``Text`` observation as
+    token ids (the token policy), ``"bag"`` (hashed counts, the MLP) or ``"features"`` (the env's
+    features observation and flat admissible actions with their joint mask, the MLP: SB3's
+    ``MlpPolicy`` network)."""
 
+    observation: str = "tokens"
     context_len: int = 320  # room for the ticket and a check_payment result (the longest turn)
     entity_len: int = 12
     embed_dim: int = 64

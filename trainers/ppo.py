@@ -36,9 +36,6 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     the observations the rollouts act on, where the env reports ``info["task_tokens"]``: other
     envs train on plain observations) from :class:`~trainers.augment.TaskTokenAugmentation`."""
 
-    # a Text observation as token ids (the token policy), "bag" (hashed counts, the MLP) or "features" (the env's
-    # features observation and flat admissible actions with their joint mask, the MLP: SB3's MlpPolicy network)
-    observation: str = "tokens"
     num_envs: int = 16
     num_steps: int = 32  # steps per env per rollout
     vectorization: str = "sync"  # "sync" | "async" | "ray": how the num_envs envs run (trainers.lifecycle.make_vector_env)

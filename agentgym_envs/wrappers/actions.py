@@ -144,6 +144,13 @@ class FlatDiscreteAction(gym.ActionWrapper):
             offset, structured[1 + position] = divmod(offset, self.n_entities)
         return structured
 
+    def index(self, structured: Any) -> int | None:
+        """The flat action of a structured one (``[tool, row, ...]``), or None when the layout has
+        no action for it (a call past a tool's capacity)."""
+        tool = int(structured[0])
+        number = self._number(tool, tuple(int(row) for row in structured[1 : 1 + self.arities[tool]]))
+        return None if number is None else int(self.offsets[tool]) + number
+
     def action_masks(self) -> np.ndarray:
         """One bool per action: whether it is a valid call now (MaskablePPO's ``Discrete`` form)."""
         tools, argument = self.base.call_masks()
