@@ -52,7 +52,13 @@ class ExpertPolicy:
     """
 
     def __init__(self, env: gym.Env) -> None:
-        self.env = tool_env(env)
+        tool_env(env)  # a clear error now for an env that is none
+        self.wrapped = env
+
+    @property
+    def env(self) -> ToolUseEnv:
+        """The tool-use env under the wrappers, read each time (a curriculum changes it)."""
+        return tool_env(self.wrapped)
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> Any:
         assert self.env.episode is not None, "reset the environment first"

@@ -1,0 +1,71 @@
+"""Our PPO and BC on the features observation with flat admissible actions, and training
+through a curriculum of levels."""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+import agentgym_envs  # noqa: F401
+from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
+from trainers.lifecycle import TrainRequest, load_trained_policy, start, train
+
+L0, L1 = "AgentGym/CustomerSupport-L0-v0", "AgentGym/CustomerSupport-L1-v0"
+TINY_PPO = {"observation": "features", "num_envs": 4, "num_steps": 32, "eval_every_steps": 256, "eval_curve_episodes": 3}
+
+
+def request(tmp_path: Path, algo: str, total_steps: int, **fields) -> TrainRequest:
+    overrides = fields.pop("overrides")
+    return TrainRequest(L0, algo=algo, total_steps=total_steps, device="cpu", run_root=str(tmp_path), eval_episodes=5,
+                        progress=False, record=False, overrides=overrides, **fields)
+
+
+def test_ppo_on_features_never_makes_an_invalid_call_and_reloads(tmp_path):
+    result = train(request(tmp_path, "ppo", 512, overrides=TINY_PPO))
+    assert result.test_metrics["invalid_calls"] == 0 == result.train_metrics["invalid_calls"]
+    assert [s for s, _ in result.train_curve] == [s for s, _ in result.curve]
+    policy = load_trained_policy(Path(result.run_dir) / "checkpoint.pt", "cpu")
+    env = policy.make_env("test")
+    observation, info = env.reset(seed=0)
+    assert env.action_space.n == 11 * 32 and observation.shape == env.observation_space.shape
+    action = policy.agent(env)(observation, info)
+    assert info["action_mask"][action]
+
+
+def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
+    result = train(request(tmp_path, "bc", 600, overrides={"observation": "features", "epochs": 2, "eval_curve_episodes": 3}))
+    assert result.total_steps == 600
+    assert result.test_metrics["invalid_calls"] == 0
+
+
+def test_a_curriculum_run_trains_on_its_levels_and_is_evaluated_on_the_last(tmp_path):
+    run = start(request(tmp_path, "ppo", 256, overrides=TINY_PPO, curriculum=("L0", "L1"), curriculum_threshold=1.0))
+    assert run.env_id == L1 and run.curriculum == (L0, L1)
+    assert json.loads((run.run_dir / "run.json").read_text())["curriculum"] == [L0, L1]
+    env = run.make_env("train")
+    assert isinstance(env, Curriculum) and not isinstance(run.make_env("test", training=False), Curriculum)
+    expert = ExpertPolicy(env)
+    levels = []
+    for episode in range(52):
+        observation, info = env.reset(seed=episode)
+        done = False
+        while not done:
+            observation, _, terminated, truncated, info = env.step(expert(observation, info))
+            done = terminated or truncated
+        levels.append(info["metrics"][LEVEL_KEY])
+    assert levels[49] == 0.0 and levels[50:] == [1.0, 1.0]
+
+
+def test_a_curriculum_run_logs_its_level(tmp_path):
+    result = train(request(tmp_path, "ppo", 512, overrides=TINY_PPO, curriculum=("L0", "L1")))
+    assert result.env_id == L1 and result.curriculum == [L0, L1]
+    tags = set()
+    for path in glob.glob(str(Path(result.run_dir) / "events.out.tfevents.*")):
+        accumulator = EventAccumulator(path)
+        accumulator.Reload()
+        tags |= set(accumulator.Tags()["scalars"])
+    assert f"metrics/{LEVEL_KEY}" in tags
