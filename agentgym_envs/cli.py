@@ -89,18 +89,22 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainers.lifecycle import TrainRequest, train
+    from trainers.lifecycle import ALGORITHMS, TrainRequest, train
 
     overrides = dict(parse_override(item) for item in args.set)
     if args.num_workers is not None or args.ray_address is not None:
         if overrides.setdefault("vectorization", "ray") != "ray":
             raise ValueError("--num-workers / --ray-address run the vector env on Ray: drop --set vectorization")
-    train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
+    result = train(TrainRequest(args.env, algo=args.algo, seed=args.seed, total_steps=args.total_steps, device=args.device,
                        run_root=args.run_dir, eval_episodes=args.eval_episodes, resume=args.resume,
                        progress=not args.no_progress, overrides=overrides, num_workers=args.num_workers,
                        ray_address=args.ray_address, run_store=args.store, record=not args.no_store,
                        curriculum=tuple(level for level in (args.curriculum or "").split(",") if level),
                        curriculum_threshold=args.curriculum_threshold))
+    if args.compare:
+        from trainers.comparison import comparison_table
+
+        print(comparison_table(result, Path(result.run_dir) / ALGORITHMS[result.algo].checkpoint_name, args.eval_episodes))
     return 0
 
 
@@ -319,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-episodes", type=int, default=100, help="final evaluation episodes per split")
     p.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--compare", action="store_true", help="then print the trained policy beside random and expert "
+                   "on the test split, and on the family's -v0 when the env is a lower level")
     p.add_argument("--curriculum", metavar="L0,L1,...", help="train through these levels of the env's family (names "
                    "like L0, or ids), moving up when train success reaches --curriculum-threshold; the last is evaluated")
     p.add_argument("--curriculum-threshold", type=float, default=0.9, metavar="RATE",

@@ -97,7 +97,12 @@ class SB3Config:
 
 @dataclass
 class PPOConfig(SB3Config):
-    learning_rate: float = 3e-4
+    """SB3's PPO defaults but the learning rate: at 3e-4 the actor on the features observation
+    settles on one script for every task before it learns to read the task (measured on
+    CustomerSupport-L1-v0: the same action probabilities, to 2 decimals, on both ticket kinds
+    after 100k steps; 2e-3 reads them within 25k)."""
+
+    learning_rate: float = 2e-3
     n_steps: int = 128
     batch_size: int = 256
     n_epochs: int = 4

@@ -22,12 +22,13 @@ WORD = re.compile(r"[a-z0-9]+")
 
 @lru_cache(maxsize=65_536)
 def hashed_words(text: str, dim: int) -> np.ndarray:
-    """``log1p`` of the counts of ``text``'s lower-cased words hashed into ``dim`` buckets
-    (CRC-32: the same buckets in every process)."""
+    """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
+    buckets in every process), scaled to unit length (zeros for a text without words)."""
     counts = np.zeros(dim, dtype=np.float32)
     for word in WORD.findall(text.lower()):
         counts[zlib.crc32(word.encode()) % dim] += 1.0
-    out = np.log1p(counts)
+    norm = float(np.linalg.norm(counts))
+    out = counts / norm if norm else counts
     out.flags.writeable = False
     return out
 
@@ -46,7 +47,11 @@ class FeatureEncoder:
       same kind can be told apart;
     - ``result``: the last tool result (or error) as a hashed bag (``result_dim``).
 
-    ``slices`` names each part's position.
+    ``slices`` names each part's position. Every entry lies in [0, 1] and the vector stays
+    short (the bags have unit length, the rows block is scaled by ``1 / sqrt(max_entities)``):
+    SB3's ``MlpPolicy`` starts with tanh units that a long input saturates, and a saturated
+    actor cannot learn which part of the input tells tasks apart (measured: the actor's action
+    probabilities were the same to 4 decimals on tickets of different kinds).
     """
 
     def __init__(self, scenario: Scenario, max_turns: int, task_dim: int = 128, row_dim: int = 16, result_dim: int = 64) -> None:
@@ -67,8 +72,8 @@ class FeatureEncoder:
         ends = np.cumsum(list(sizes.values()))
         self.slices = {name: slice(int(end - size), int(end)) for (name, size), end in zip(sizes.items(), ends)}
         self._chars = (scenario.max_prompt_chars, scenario.max_result_chars, scenario.max_entity_chars)
-        high = np.log1p(max(self._chars))  # a bag of n characters counts at most n words in a bucket
-        self.space = spaces.Box(0.0, high, shape=(int(ends[-1]),), dtype=np.float32)
+        self.space = spaces.Box(0.0, 1.0, shape=(int(ends[-1]),), dtype=np.float32)
+        self._row_scale = 1.0 / np.sqrt(self.max_entities)
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
 
@@ -98,7 +103,6 @@ class FeatureEncoder:
         block = self._vector[self.slices["rows"]].reshape(self.max_entities, self.row_width)
         other = len(self.kinds)
         for i in range(self._rows, len(rows)):
-            block[i, 0] = 1.0
-            block[i, 1 + self._kind_index.get(rows[i].kind, other)] = 1.0
-            block[i, 2 + other :] = hashed_words(rows[i].text[: self._chars[2]], self.row_dim)
+            block[i, 0] = block[i, 1 + self._kind_index.get(rows[i].kind, other)] = self._row_scale
+            block[i, 2 + other :] = self._row_scale * hashed_words(rows[i].text[: self._chars[2]], self.row_dim)
         self._rows = len(rows)
