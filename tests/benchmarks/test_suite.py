@@ -30,10 +30,10 @@ def test_a_sitting_writes_rows_curves_table_and_plot(suite, tmp_path):
     rows = read_csv(results / "suite_quick.csv")
     assert list(rows[0]) == list(suite.FIELDS)
     assert [(r["env"], r["level"], r["algorithm"]) for r in rows] == [
-        ("customer_support", "L0", algorithm) for algorithm in ("random", "expert", "sb3-maskable-ppo")]
+        ("customer_support", "L0", algorithm) for algorithm in ("random", "expert", "ppo", "sb3-maskable-ppo")]
     by_algorithm = {r["algorithm"]: r for r in rows}
     assert float(by_algorithm["expert"]["test_success"]) == 1.0
-    assert int(by_algorithm["sb3-maskable-ppo"]["env_steps"]) >= 256
+    assert int(by_algorithm["sb3-maskable-ppo"]["env_steps"]) >= 256 and int(by_algorithm["ppo"]["env_steps"]) >= 256
     curves = read_csv(results / "suite_quick_curves.csv")
     assert {(r["algorithm"], r["split"]) for r in curves} >= {("sb3-maskable-ppo", "test"), ("sb3-maskable-ppo", "train")}
     table = (results / "suite_quick.md").read_text(encoding="utf-8")
@@ -51,6 +51,8 @@ def test_a_second_sitting_runs_only_what_is_missing(suite, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "random seed 0" not in printed and "expert seed 0" in printed
     assert len(read_csv(tmp_path / "results" / "suite_quick.csv")) == 2
+    assert suite.main(tiny(tmp_path, "--algos", "random", "expert")) == 0
+    assert "seed 0] " not in capsys.readouterr().out  # nothing left to run
 
 
 def test_an_unknown_algorithm_is_a_clear_error(suite, tmp_path, capsys):
