@@ -28,8 +28,12 @@ $(STAMP): pyproject.toml
 	test -x $(PHOENIX_VENV)/bin/phoenix || ($(PYTHON) -m venv $(PHOENIX_VENV) && $(PHOENIX_VENV)/bin/python -m pip install --quiet "$(PHOENIX)")
 	touch $(STAMP)
 
+# The main job: our PPO on CustomerSupport-L1-v0 (password resets and billing inquiries) with the features
+# observation and the joint action mask, then the trained policy beside random and expert, and on -v0.
+MAIN_JOB_SETTINGS := --set observation=features --set learning_rate=0.003 --set ent_coef=0.03
+
 run: setup
-	$(VENV)/bin/agentgym train customer_support
+	$(VENV)/bin/agentgym train CustomerSupport-L1-v0 --total-steps 60000 $(MAIN_JOB_SETTINGS) --compare
 
 test: setup
 	$(VENV)/bin/python -m pytest -n 2

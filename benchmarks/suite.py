@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
-from agentgym_envs import ENVIRONMENTS, resolve_env_id  # noqa: E402
+from agentgym_envs import ENVIRONMENTS  # noqa: E402
 from agentgym_envs.levels import level_ids  # noqa: E402
 from trainers.lifecycle import ALGORITHMS, TrainRequest, TrainResult, train  # noqa: E402
 
@@ -102,7 +102,7 @@ def level_name(env_id: str) -> str:
 def cells(preset: Preset, families: Sequence[str]) -> list[Cell]:
     """The runs of ``preset`` on ``families``, in the order they run: every family's easiest level
     first, then every family's next one, and so on (a partial sitting covers the ladders' bottoms)."""
-    ladders = {family: level_ids(resolve_env_id(family)) for family in families}
+    ladders = {family: level_ids(family) for family in families}
     planned = []
     for rung in range(max(len(ids) for ids in ladders.values()) if preset.levels == "all" else 1):
         for family, ids in ladders.items():
