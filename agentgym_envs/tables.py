@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 DEFAULT_COLUMNS = ("success", "tool_reliability", "tokens_used", "cost_reduction", "time_savings", "turns", "invalid_calls", "return")
@@ -24,3 +25,15 @@ def criteria_report(metrics: Mapping[str, float], criteria: Mapping[str, float])
         verdict = "met" if value >= threshold else "NOT met"
         lines.append(f"  {name}: {value:.3f} (target >= {threshold:.2f}) {verdict}")
     return "\n".join(lines)
+
+
+def mean_std(values: Sequence[float], digits: int = 2) -> str:
+    """``"mean ± sample std"`` of the values that are not NaN (the mean alone for one value, ``-`` for none)."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return "-"
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return f"{mean:.{digits}f}"
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
-import math
 import os
 import platform
 import shlex
@@ -34,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs import ENVIRONMENTS, resolve_env_id  # noqa: E402
+from agentgym_envs.tables import mean_std  # noqa: E402
 from trainers.lifecycle import ALGORITHMS, RESULT_FILE, TARGET_SUCCESS, TrainRequest, TrainResult, load_result, run_dir_for, \
     train  # noqa: E402
 
@@ -98,16 +98,6 @@ def csv_row(outcome: Outcome) -> dict[str, object]:
                 if f"{split}_{key}" in CSV_FIELDS:
                     row[f"{split}_{key}"] = round(metrics[key], 4)
     return row
-
-
-def mean_std(values: Sequence[float], digits: int) -> str:
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return "-"
-    mean = float(np.mean(values))
-    if len(values) == 1:
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {float(np.std(values, ddof=1)):.{digits}f}"
 
 
 def steps_to_target_cell(results: Sequence[TrainResult]) -> str:

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 from agentgym_envs import ENVIRONMENTS  # noqa: E402
 from agentgym_envs.levels import level_ids  # noqa: E402
+from agentgym_envs.tables import mean_std  # noqa: E402
 from trainers.lifecycle import ALGORITHMS, TrainRequest, TrainResult, train  # noqa: E402
 
 FIELDS = ("env", "level", "algorithm", "seed", "env_steps", "train_success", "test_success", "test_return", "wall_s")
@@ -156,15 +157,6 @@ def run(cell: Cell, args: argparse.Namespace, eval_episodes: int) -> TrainResult
 
 
 # ------------------------------------------------------------------ the table
-def mean_std(values: Sequence[float], digits: int = 2) -> str:
-    if not values:
-        return "-"
-    mean = float(np.mean(values))
-    if len(values) == 1:
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {float(np.std(values, ddof=1)):.{digits}f}"
-
-
 def steps_to_target(curves: list[dict[str, str]], key: tuple[str, str, str, int]) -> int | None:
     points = sorted((int(r["env_steps"]), float(r["success"])) for r in curves if row_key(r) == key and r["split"] == "test")
     return next((step for step, success in points if success >= TARGET), None)
