@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import math
 import os
 import platform
 import shlex
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -290,11 +292,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
     parser.add_argument("--env-steps", type=int, help="env steps per trained run instead of the preset's")
     parser.add_argument("--eval-episodes", type=int, help="final evaluation episodes per split instead of the preset's")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in a process of its own (one torch thread each)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--runs", default="runs", help="where run directories go (not committed)")
     parser.add_argument("--name", help="file prefix (default: suite for full, suite_quick for quick)")
     return parser
+
+
+def finished_runs(todo: list[Cell], args: argparse.Namespace, eval_episodes: int) -> Iterator[tuple[Cell, Callable[[], TrainResult]]]:
+    """Each run of ``todo`` with a call that returns its result (or raises its error): one after
+    the other, or ``args.jobs`` at a time in worker processes, as they finish."""
+    for cell in todo:
+        print(f"[{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}] {cell.env_steps} env steps", flush=True)
+    if args.jobs <= 1:
+        for cell in todo:
+            yield cell, functools.partial(run, cell, args, eval_episodes)
+        return
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(run, cell, args, eval_episodes): cell for cell in todo}
+        for future in as_completed(futures):
+            yield futures[future], future.result
+
+
+def write_report(rows: list[dict[str, str]], curves: list[dict[str, str]], args: argparse.Namespace, preset: Preset,
+                 command: str, out: Path) -> None:
+    """The table and the plots of the rows so far (rewritten after every run: a sitting cut short keeps them)."""
+    order = {c.key: i for i, c in enumerate(cells(preset, list(dict.fromkeys(r["env"] for r in rows))))}
+    rows = sorted(rows, key=lambda r: order.get(row_key(r), math.inf))
+    (out / f"{args.name}.md").write_text(markdown(rows, curves, args.name, args.preset, preset, command), encoding="utf-8")
+    for env in dict.fromkeys(r["env"] for r in rows):
+        plot_family(rows, curves, env, out / plot_name(args.name, env))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -313,33 +341,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     done = {row_key(r): r for r in rows}
     planned = [c for c in cells(preset, args.envs) if not args.algos or c.algorithm in args.algos]
     command = "python benchmarks/suite.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    new_runs, failures = 0, 0
-    for cell in planned:
-        finished = done.get(cell.key)
-        if finished is not None and (cell.algorithm in REFERENCES or int(finished["env_steps"]) >= cell.env_steps):
-            continue
-        if args.max_runs is not None and new_runs >= args.max_runs:
-            break
-        new_runs += 1
-        print(f"[{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}] {cell.env_steps} env steps", flush=True)
-        started = time.perf_counter()
+    todo = [c for c in planned if not (c.key in done and (c.algorithm in REFERENCES or int(done[c.key]["env_steps"]) >= c.env_steps))]
+    todo = todo[: args.max_runs] if args.max_runs is not None else todo
+    failures = 0
+    for cell, outcome in finished_runs(todo, args, preset.eval_episodes):
+        name = f"[{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}]"
         try:
-            row, curve = result_rows(cell, run(cell, args, preset.eval_episodes))
+            row, curve = result_rows(cell, outcome())
         except Exception as exc:  # one broken run must not lose the others
             failures += 1
-            print(f"  failed after {time.perf_counter() - started:.0f}s: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"  {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
         rows = [r for r in rows if row_key(r) != cell.key] + [{k: str(v) for k, v in row.items()}]
         curves = [r for r in curves if row_key(r) != cell.key] + [{k: str(v) for k, v in r.items()} for r in curve]
         write_rows(table_path, FIELDS, rows)
         write_rows(curves_path, CURVE_FIELDS, curves)
-        print(f"  test success {row['test_success']}, {row['wall_s']}s", flush=True)
-    order = {c.key: i for i, c in enumerate(cells(preset, list(dict.fromkeys(r["env"] for r in rows))))}
-    rows.sort(key=lambda r: order.get(row_key(r), math.inf))
-    (out / f"{args.name}.md").write_text(markdown(rows, curves, args.name, args.preset, preset, command), encoding="utf-8")
-    for env in dict.fromkeys(r["env"] for r in rows):
-        plot_family(rows, curves, env, out / plot_name(args.name, env))
-    print(f"{len(rows)} runs tabled in {out / (args.name + '.md')}")
+        write_report(rows, curves, args, preset, command, out)
+        print(f"  {name} test success {row['test_success']}, {row['wall_s']}s", flush=True)
+    write_report(rows, curves, args, preset, command, out)
     return 1 if failures else 0
 
 
