@@ -289,9 +289,12 @@ def make_env(env_id: str, split: str, env_kwargs: dict[str, Any], reward_config:
 
 def features_kwargs(env_id: str, env_kwargs: dict[str, Any], mask_repeats: bool) -> dict[str, Any]:
     """The ``gym.make`` arguments that give a tool-use env the features observation (and, with
-    ``mask_repeats``, masks without repeated calls); {} for other envs (a vector observation)."""
+    ``mask_repeats``, masks without repeated calls): an env with ``call_masks`` that offers
+    ``"features"`` among its ``observations`` (``ToolUseEnv``, the team's ``ActiveAgentEnv``);
+    {} for other envs (a vector observation)."""
     env = make_env(env_id, "train", env_kwargs)
-    tool_use = isinstance(env.observation_space, gym.spaces.Text) and hasattr(env.unwrapped, "call_masks")
+    base = env.unwrapped
+    tool_use = hasattr(base, "call_masks") and "features" in getattr(base, "observations", ())
     env.close()
     return {"observation": "features", "mask_repeats": mask_repeats} if tool_use else {}
 

@@ -102,6 +102,8 @@ class ToolUseEnv(gym.Env[Any, Any]):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    observations = OBSERVATIONS
+    """The observations this env offers (``observation=``)."""
 
     def __init__(
         self,

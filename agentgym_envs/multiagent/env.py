@@ -56,6 +56,11 @@ class ToolTeamParallelEnv(ParallelEnv):
         max_invalid_calls: truncate after this many invalid team turns (None: never).
         history_turns: how many recent turns the holder's observation shows.
         render_mode: ``"ansi"`` or None.
+        mask_repeats: the masks also leave out calls identical to one already made (as
+            :class:`~agentgym_envs.core.ToolUseEnv`'s ``mask_repeats``; a repeated handoff too).
+
+    ``last_report``: the :class:`~agentgym_envs.core.CallReport` of the latest cycle (None
+    before the first), for observations built from the call (the features of the adapter).
     """
 
     metadata = {"name": "tool_team", "render_modes": ["ansi"], "render_fps": 4, "is_parallelizable": True}
@@ -71,6 +76,7 @@ class ToolTeamParallelEnv(ParallelEnv):
         max_invalid_calls: int | None = None,
         history_turns: int = 8,
         render_mode: str | None = None,
+        mask_repeats: bool = False,
     ) -> None:
         check_modes(action_mode, render_mode, self.metadata["render_modes"])
         self.scenario = scenario
@@ -82,6 +88,7 @@ class ToolTeamParallelEnv(ParallelEnv):
         self.max_invalid_calls = max_invalid_calls
         self.history_turns = history_turns
         self.render_mode = render_mode
+        self.mask_repeats = mask_repeats
         self.possible_agents: list[str] = list(scenario.agents)
         self.agents: list[str] = []
         self.tool_names: list[str] = [tool.name for tool in scenario.tools]
@@ -106,6 +113,7 @@ class ToolTeamParallelEnv(ParallelEnv):
                 self._action_spaces[agent] = text_space(scenario.max_action_chars)
                 self._observation_spaces[agent] = spaces.Dict({"text": text})
         self.episode: Episode | None = None
+        self.last_report: CallReport | None = None
         self.np_random: np.random.Generator | None = None
         self.stats: dict[str, AgentStats] = {}
 
@@ -138,7 +146,8 @@ class ToolTeamParallelEnv(ParallelEnv):
             task = self.tasks.get(options["task_id"])
         else:
             task = self.tasks.sample(self.np_random)
-        self.episode = Episode(self.scenario, task, self.history_turns)
+        self.episode = Episode(self.scenario, task, self.history_turns, self.mask_repeats)
+        self.last_report = None
         self.agents = list(self.possible_agents)
         self.stats = {agent: AgentStats() for agent in self.agents}
         self.stats[self.holder].tokens_used = self.episode.tokens_used  # the first holder reads the ticket
@@ -161,7 +170,7 @@ class ToolTeamParallelEnv(ParallelEnv):
                 self.stats[agent].out_of_turn_actions += 1
                 out_of_turn[agent] = f"out of turn: the ticket is with {holder}; {agent} must wait (send no action); the action was ignored"
         tokens_before = episode.tokens_used
-        report = self._act(holder, actions.get(holder))
+        report = self.last_report = self._act(holder, actions.get(holder))
         self._count(holder, report, episode.tokens_used - tokens_before)
         rewards = dict.fromkeys(self.agents, 0.0)
         rewards[holder] += self.reward_config.step_reward(report.correct)

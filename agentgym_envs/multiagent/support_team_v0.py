@@ -124,7 +124,8 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 
     **Arguments**: `action_mode="structured"`, `split="train"`, `task_file=None`,
     `reward_config=None`, `max_cycles=14` (team turns), `max_invalid_calls=None`,
-    `history_turns=8`, `render_mode=None` (or `"ansi"`); `level=None`, `kinds=None`,
+    `history_turns=8`, `render_mode=None` (or `"ansi"`), `mask_repeats=False` (the masks also
+    leave out calls identical to one already made, handoffs included); `level=None`, `kinds=None`,
     `category_hint=False` as in `AgentGym/CustomerSupport-v0` (see Levels).
 
     ## Info and Metrics
@@ -171,12 +172,15 @@ def parallel_env(**kwargs: Any) -> SupportTeamParallelEnv:
     return SupportTeamParallelEnv(**kwargs)
 
 
-def single_agent_env(context_len: int = 256, entity_len: int = 12, **kwargs: Any) -> gym.Env:
+def single_agent_env(context_len: int = 256, entity_len: int = 12, observation: str = "tokens", **kwargs: Any) -> gym.Env:
     """The team as one gymnasium env for parameter-shared training, registered as
-    ``AgentGym/SupportTeam-v0``: each step is the ticket holder's call, the observation
-    ``[agent_id, *token ids]`` (:class:`~agentgym_envs.multiagent.wrappers.ActiveAgentEnv` through
-    :class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens`); ``kwargs`` go to :func:`parallel_env`."""
-    return AgentIdTokens(ActiveAgentEnv(parallel_env(**kwargs), context_len=context_len, entity_len=entity_len))
+    ``AgentGym/SupportTeam-v0``: each step is the ticket holder's call
+    (:class:`~agentgym_envs.multiagent.wrappers.ActiveAgentEnv`). The observation: ``"tokens"``,
+    ``[agent_id, *token ids]`` (through :class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens`);
+    ``"features"``, the features vector with the holder's one-hot. ``kwargs`` (``mask_repeats``
+    among them) go to :func:`parallel_env`."""
+    active = ActiveAgentEnv(parallel_env(**kwargs), context_len=context_len, entity_len=entity_len, observation=observation)
+    return AgentIdTokens(active) if observation == "tokens" else active
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -1,5 +1,6 @@
 """Numbers for neural team policies: token-id observations for every agent, and the adapter
-that presents the team to a single-agent learner with one shared network (parameter sharing).
+that presents the team to a single-agent learner with one shared network (parameter sharing),
+with token ids or the features vector.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 from agentgym_envs.core import Episode
 from agentgym_envs.wrappers.tokens import PAD_ID, episode_token_ids
 
+from .features import TeamFeatureEncoder
 from .policies import team_env
+
+OBSERVATIONS = ("tokens", "features")
 
 
 class TeamTokenIds(BaseParallelWrapper):
@@ -69,11 +73,16 @@ class ActiveAgentEnv(gym.Env):
     """The team as one gymnasium env for parameter-shared training (one network, an agent-id
     input): every step is the ticket holder's decision.
 
-    Observation: ``Dict(tokens=Box(int64, (context_len + max_entities * entity_len,)),
+    Observation (``observation=``): ``"tokens"`` (default),
+    ``Dict(tokens=Box(int64, (context_len + max_entities * entity_len,)),
     agent_id=Discrete(n_agents))``: the holder's :class:`TeamTokenIds` view (the single-agent
-    TokenIds layout) and its index in ``possible_agents``. Action: the team's
+    TokenIds layout) and its index in ``possible_agents``; ``"features"``, a float ``Box``:
+    the single-agent features vector of the shared episode, then the holder's one-hot
+    (:class:`~agentgym_envs.multiagent.features.TeamFeatureEncoder`), for SB3's ``MlpPolicy``
+    through :class:`~agentgym_envs.wrappers.FlatDiscreteAction`. Action: the team's
     ``MultiDiscrete`` (structured mode only). :meth:`action_masks` gives the holder's masks
-    flat, in MaskablePPO's layout.
+    flat, in MaskablePPO's layout; :meth:`call_masks` the tools it holds (with the team env's
+    ``mask_repeats``, less the calls already made) and their rows.
 
     Reward: the acting agent's reward (its tool-choice reward, plus the team outcome reward
     once at the end). ``info``: the acting agent's team info plus ``agent`` (who acted),
@@ -88,17 +97,26 @@ class ActiveAgentEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, team: ParallelEnv, context_len: int = 256, entity_len: int = 12) -> None:
+    observations = OBSERVATIONS
+    """The observations this env offers (``observation=``)."""
+
+    def __init__(self, team: ParallelEnv, context_len: int = 256, entity_len: int = 12, observation: str = "tokens") -> None:
         self.base = team_env(team)
         if self.base.action_mode != "structured":
             raise ValueError("ActiveAgentEnv needs a team env with action_mode='structured'")
-        self.team = TeamTokenIds(team, context_len, entity_len)
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        self.features = TeamFeatureEncoder(self.base) if observation == "features" else None
+        self.team = TeamTokenIds(team, context_len, entity_len) if self.features is None else team
         self.agents = list(self.base.possible_agents)
         self.context_len, self.entity_len = context_len, entity_len
         self.max_entities = self.base.scenario.max_entities
         self.tool_arities = [len(tool.args) for tool in self.base.scenario.tools]
         self.training_reward = dict(self.base.scenario.training_rewards)
-        self.observation_space = spaces.Dict({"tokens": self.team.token_space, "agent_id": spaces.Discrete(len(self.agents))})
+        if self.features is None:
+            self.observation_space = spaces.Dict({"tokens": self.team.token_space, "agent_id": spaces.Discrete(len(self.agents))})
+        else:
+            self.observation_space = self.features.space
         self.action_space = spaces.MultiDiscrete(self.base.nvec)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -135,8 +153,12 @@ class ActiveAgentEnv(gym.Env):
         held = self.base.holds_tools(self.base.holder)
         return episode.open_tools() & held, episode.argument_mask() & held[:, None, None]
 
-    def _observation(self, observations: dict[str, dict[str, Any]], holder: str) -> dict[str, Any]:
-        return {"tokens": observations[holder]["observation"], "agent_id": self.agents.index(holder)}
+    def _observation(self, observations: dict[str, dict[str, Any]], holder: str) -> Any:
+        if self.features is None:
+            return {"tokens": observations[holder]["observation"], "agent_id": self.agents.index(holder)}
+        episode, report = self.base.episode, self.base.last_report
+        assert episode is not None
+        return self.features.reset(episode) if report is None else self.features.step(episode, report)
 
     def _info(self, info: dict[str, Any], holder: str) -> dict[str, Any]:
         episode = self.base.episode
