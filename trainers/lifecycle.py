@@ -64,6 +64,7 @@ import gymnasium as gym
 from tqdm import tqdm
 
 from agentgym_envs import resolve_env_id
+from agentgym_envs.levels import level_ids
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunRecorder, default_store_path, recording
 from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
@@ -261,11 +262,11 @@ def level_id(env_id: str, level: str) -> str:
         return canonical_env_id(level)
     except ValueError:
         pass
-    family = re.sub(r"(-L\d+)?-v\d+$", "", env_id)
-    candidate = f"{family}-v0" if level == "v0" else f"{family}-{level}-v0"
-    if candidate not in gym.registry:
-        raise ValueError(f"no level {level!r} of {env_id}: {candidate} is not registered (agentgym list)")
-    return candidate
+    ids = level_ids(env_id)  # a clear error for an env of no family
+    names = {f"L{index}": level for index, level in enumerate(ids[:-1])} | {"v0": ids[-1]}
+    if level not in names:
+        raise ValueError(f"no level {level!r} of {env_id}; its levels: {', '.join(names)} (agentgym list --levels)")
+    return names[level]
 
 
 def snake_case(name: str) -> str:
