@@ -230,6 +230,9 @@ def baseline_env(make_base: Callable[[], gym.Env], config: SB3Config, flat_actio
         env = FlatDiscreteAction(env, config.action_layout, config.action_capacity)
     if not isinstance(env.observation_space, spaces.Text):
         return env
+    if config.observation == "features":
+        raise ValueError("observation='features' needs the env made with its features observation: pass "
+                         "env_options(env_id, env_kwargs, config) to gym.make (the run's env_factory(extra_kwargs=...))")
     if config.observation == "tokens":
         return TokenIdsObservation(env, config.context_len, config.entity_len)
     if config.observation == "bag":

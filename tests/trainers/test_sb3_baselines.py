@@ -60,24 +60,32 @@ def test_baseline_trains_end_to_end_and_logs_stable_tags(algo, tmp_path):
 
 
 class MaskViolations(gym.Wrapper):
-    """Counts actions that fall outside the env's per-dimension action masks."""
+    """Counts actions that fall outside the action masks of the space the baseline acts in (the
+    joint mask of the flat admissible actions; per dimension for ``MultiDiscrete``)."""
 
     violations = 0
     actions = 0
 
     def step(self, action):
-        mask, offset = self.env.get_wrapper_attr("action_masks")(), 0
-        for size, value in zip(self.env.action_space.nvec, np.asarray(action)):
-            MaskViolations.violations += not mask[offset + int(value)]
-            offset += size
+        mask = self.env.get_wrapper_attr("action_masks")()
+        if isinstance(self.env.action_space, gym.spaces.Discrete):
+            MaskViolations.violations += not mask[int(action)]
+        else:
+            offset = 0
+            for size, value in zip(self.env.action_space.nvec, np.asarray(action)):
+                MaskViolations.violations += not mask[offset + int(value)]
+                offset += size
         MaskViolations.actions += 1
         return self.env.step(action)
+
+    def action_masks(self):
+        return self.env.get_wrapper_attr("action_masks")()
 
 
 @pytest.fixture
 def count_mask_violations(monkeypatch):
     MaskViolations.violations = MaskViolations.actions = 0
-    monkeypatch.setattr(sb3_baselines, "baseline_env", lambda make, *args: baseline_env(lambda: MaskViolations(make()), *args))
+    monkeypatch.setattr(sb3_baselines, "baseline_env", lambda *args: MaskViolations(baseline_env(*args)))
     return MaskViolations
 
 
@@ -113,7 +121,8 @@ def test_dqn_resume_restores_the_replay_buffer(tmp_path):
     first = train(tiny_request("sb3-dqn", tmp_path, total_steps=200))
     resumed = sb3_baselines.BaselineRun(start(tiny_request("sb3-dqn", tmp_path, total_steps=200, resume=True)))
     n_envs = resumed.config.n_envs
-    make = lambda: baseline_env(resumed.run.env_factory("train"), resumed.config, True)  # noqa: E731
+    extra = sb3_baselines.env_options(resumed.run.env_id, resumed.run.env_kwargs, resumed.config)  # the features observation
+    make = lambda: baseline_env(resumed.run.env_factory("train", extra_kwargs=extra), resumed.config, True)  # noqa: E731
     venv = sb3_baselines.make_vec_env(make, n_envs=n_envs)
     model = resumed.make_model(venv, make())
     assert model.num_timesteps == first.total_steps == model.replay_buffer.size() * n_envs  # one row per vector step
@@ -130,7 +139,7 @@ def test_unknown_override_is_a_clear_error(tmp_path):
 
 
 def test_features_extractor_sees_entity_rows_by_position():
-    env = baseline_env(lambda: make_env(ENV_ID, "train", {}), PPOConfig(), flat_actions=False)
+    env = baseline_env(lambda: make_env(ENV_ID, "train", {}), PPOConfig(observation="tokens"), flat_actions=False)
     observation, _ = env.reset(seed=0)
     extractor = TokenFeaturesExtractor(env.observation_space)
     rows = observation[256:].reshape(-1, 12)
@@ -145,7 +154,8 @@ def test_features_extractor_sees_entity_rows_by_position():
 def test_baselines_train_on_the_scenarios_training_reward_and_evaluate_on_the_default(tmp_path):
     run = start(tiny_request("sb3-ppo", tmp_path))
     declared = gym.make(ENV_ID).unwrapped.training_reward
-    training = baseline_env(run.env_factory("train", training=True), PPOConfig(), False).unwrapped.reward_config
-    evaluation = sb3_baselines.SB3Policy(ENV_ID, None, sb3_baselines.BASELINES["sb3-ppo"], PPOConfig()).make_env("test")
+    config = PPOConfig(observation="tokens")  # the text observation: the env as the run's factory makes it
+    training = baseline_env(run.env_factory("train", training=True), config, False).unwrapped.reward_config
+    evaluation = sb3_baselines.SB3Policy(ENV_ID, None, sb3_baselines.BASELINES["sb3-ppo"], config).make_env("test")
     assert declared and all(getattr(training, name) == value for name, value in declared.items())
     assert evaluation.unwrapped.reward_config == gym.make(ENV_ID).unwrapped.reward_config
