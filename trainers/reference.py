@@ -11,6 +11,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.multiagent.policies import TEAMS
+from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
 from agentgym_envs.policies import Agent, ExpertPolicy, RandomPolicy
 
 from .lifecycle import CheckpointError, Run, Trained, make_env, write_json_atomic
@@ -30,6 +32,10 @@ class ReferencePolicy:
         return make_env(self.env_id, split, self.env_kwargs)
 
     def agent(self, env: gym.Env) -> Agent:
+        adapter = env.unwrapped
+        if isinstance(adapter, ActiveAgentEnv):  # the team as one env: the team's own policy, for the agent holding the ticket
+            team = TEAMS[self.kind](adapter.base, self.seed)
+            return lambda observation, info: team(adapter.base.holder, observation, info)
         try:
             return RandomPolicy(env, seed=self.seed) if self.kind == "random" else ExpertPolicy(env)
         except TypeError as exc:

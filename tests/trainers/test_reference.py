@@ -26,3 +26,10 @@ def test_random_reference_is_the_floor_and_depends_on_its_seed(train_tiny):
 def test_reference_runs_reject_overrides(train_tiny):
     with pytest.raises(ValueError, match="unknown expert setting"):
         train_tiny("expert", lr=1)
+
+
+def test_reference_runs_on_the_team_adapter_act_for_the_agent_holding_the_ticket(train_tiny):
+    expert = train_tiny("expert", env="AgentGym/SupportTeam-L0-v0", eval_episodes=5)
+    random = train_tiny("random", env="AgentGym/SupportTeam-L0-v0", eval_episodes=5)
+    assert expert.test_metrics["success"] == 1.0 == expert.train_metrics["success"]
+    assert random.test_metrics["success"] < 0.5
