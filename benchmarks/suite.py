@@ -220,7 +220,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
              command: str) -> str:
     lines = [
         f"# Benchmark suite ({preset_name})", "",
-        f"Command: `{command}`", "",
+        f"Command: `python benchmarks/suite.py --preset {preset_name}` (resumable: the rows come from one or more "
+        f"sittings; this page was last written by `{command}`)", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_implementation()} "
         f"{platform.python_version()}, no GPU used. Each trained run: {preset.env_steps:,} env steps "
         f"({', '.join(f'{k} {preset.env_steps_for(k):,}' for k in SLOW_ENV_STEPS)}), the algorithm's defaults "

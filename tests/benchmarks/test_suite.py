@@ -37,6 +37,7 @@ def test_a_sitting_writes_rows_curves_table_and_plot(suite, tmp_path):
     curves = read_csv(results / "suite_quick_curves.csv")
     assert {(r["algorithm"], r["split"]) for r in curves} >= {("sb3-maskable-ppo", "test"), ("sb3-maskable-ppo", "train")}
     table = (results / "suite_quick.md").read_text(encoding="utf-8")
+    assert "Command: `python benchmarks/suite.py --preset quick`" in table
     assert "python benchmarks/suite.py " + " ".join(tiny(tmp_path)) in table
     assert "- customer_support L0: random <= 0.1: met" in table
     assert "| L0 | expert | 1 | 1.00 | 1.00 |" in table
