@@ -213,6 +213,25 @@ def goals(rows: list[dict[str, str]], curves: list[dict[str, str]]) -> list[str]
         ok = all(v >= 0.95 for v in by_50k)
         lines.append(f"- customer_support L0: sb3-maskable-ppo >= 0.95 test success by 50k steps: {'met' if ok else 'NOT met'} "
                      f"(best curve point by 50k, per seed: {', '.join(f'{v:.2f}' for v in by_50k)})")
+    lines += ordering(groups)
+    return lines
+
+
+def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]]) -> list[str]:
+    """Per level where a trained algorithm learns anything: whether mean test success runs
+    random < best SB3 <= our PPO <= BC-PPO, and which step breaks it where it does not."""
+    lines = []
+    for env, level in dict.fromkeys((e, lv) for e, lv, _ in groups):
+        mean = {a: float(np.mean([float(r["test_success"]) for r in g])) for (e, lv, a), g in groups.items() if (e, lv) == (env, level)}
+        sb3 = [a for a in SB3 if a in mean]
+        if not sb3 or not all(a in mean for a in ("random", "ppo", "bc-ppo")) or max(mean[a] for a in (*sb3, "ppo", "bc-ppo")) == 0:
+            continue
+        best = max(sb3, key=mean.get)
+        chain = [("random", mean["random"]), (best, mean[best]), ("ppo", mean["ppo"]), ("bc-ppo", mean["bc-ppo"])]
+        broken = [f"{a} {x:.2f} > {b} {y:.2f}" for (a, x), (b, y) in zip(chain, chain[1:]) if x > y or (a == "random" and x == y)]
+        figures = " < ".join(f"{a} {x:.2f}" for a, x in chain)
+        lines.append(f"- {env} {level}: random < best SB3 <= ppo <= bc-ppo: " + ("holds" if not broken else f"does not hold ({'; '.join(broken)})")
+                     + f" [{figures}]")
     return lines
 
 
