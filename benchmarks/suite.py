@@ -229,7 +229,7 @@ def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]]) -> list[s
         best = max(sb3, key=mean.get)
         chain = [("random", mean["random"]), (best, mean[best]), ("ppo", mean["ppo"]), ("bc-ppo", mean["bc-ppo"])]
         broken = [f"{a} {x:.2f} > {b} {y:.2f}" for (a, x), (b, y) in zip(chain, chain[1:]) if x > y or (a == "random" and x == y)]
-        figures = " < ".join(f"{a} {x:.2f}" for a, x in chain)
+        figures = ", ".join(f"{a} {x:.2f}" for a, x in chain)
         lines.append(f"- {env} {level}: random < best SB3 <= ppo <= bc-ppo: " + ("holds" if not broken else f"does not hold ({'; '.join(broken)})")
                      + f" [{figures}]")
     return lines
