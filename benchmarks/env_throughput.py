@@ -11,6 +11,8 @@ each row; the "warm cache" row plays its steps once before timing them), in one 
 
 Usage: python benchmarks/env_throughput.py [--steps 10000] [--rounds 3] [--envs ID ...]
        [--name env_throughput] [--out benchmarks/results] [--tau2-data-dir DIR]
+The ``features`` rows (the env's features observation) are also given against structured mode
+of the same env and policy, timed right after them in each round (goal: features >= 0.8x).
 The tau2 environments need their data: ``--tau2-data-dir`` (or ``$TAU2_DATA_DIR``).
 """
 
@@ -39,6 +41,8 @@ from agentgym_envs.wrappers import TokenIdsObservation
 # Minimum ratios to CartPole-v1 (issue 2), judged like for like: uniformly random actions
 # (within the action masks) against CartPole's random actions. Expert rows are reported too.
 TARGETS = {"structured": 0.2, "tokens": 0.1}
+# The features observation (``observation="features"``) against structured mode's text observation, same env, same policy
+FEATURES_TARGET = 0.8
 CODING = "AgentGym/Coding-v0"
 TOOL_LATENCY_ENVS = (CODING,)
 STEP_CAPS = {CODING: 300}  # its steps run programs (0.1-3 s uncached): more would take hours
@@ -111,17 +115,23 @@ def measure(env_id: str, steps: int, rounds: int) -> list[dict[str, Any]]:
                 SHARED_CACHE.reset_counters()
             elif env_id not in STEP_CAPS:
                 steps_per_second(env, _agent(env, policy), min(steps, 500))  # warm imports and caches
-            references, rates, by_tool = [], [], {}
+            # the features rows also time structured mode right after, in the same round (their quotient, load and all)
+            paired = variants["structured"]() if variant == "features" else None
+            references, rates, by_tool, quotients = [], [], {}, []
             for _ in range(rounds):
                 references.append(steps_per_second(cartpole, lambda o, i: cartpole.action_space.sample(), reference_steps)[0])
                 rate, by_tool = steps_per_second(env, _agent(env, policy), steps)
                 rates.append(rate)
+                if paired is not None:
+                    quotients.append(rate / steps_per_second(paired, _agent(paired, policy), steps)[0])
             ratios = sorted(r / c for r, c in zip(rates, references))
             row = {
                 "env": env_id, "variant": variant, "policy": policy,
                 "steps_per_s": statistics.median(rates), "cartpole_steps_per_s": statistics.median(references),
                 "ratio": ratios[len(ratios) // 2],
             }
+            if quotients:
+                row["vs_structured"] = sorted(quotients)[len(quotients) // 2]
             if env_id in TOOL_LATENCY_ENVS:
                 row["tool_ms"] = {tool: _summary(times) for tool, times in sorted(by_tool.items())}
                 lookups = SHARED_CACHE.hits + SHARED_CACHE.misses
@@ -152,6 +162,26 @@ def throughput_table(rows: list[dict[str, Any]]) -> list[str]:
             f"{row['cartpole_steps_per_s']:.0f} | {row['ratio']:.3g} | {verdict} |"
         )
     return lines
+
+
+def features_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown lines: each features row against structured mode of the same env and policy, timed
+    right after it in every round (the median of the per-round quotients of steps/s)."""
+    lines = [
+        "\n## Features against structured\n",
+        "`features`: the env made with `observation=\"features\"` (a float vector kept up to date step by step) in "
+        "place of structured mode's text observation, same structured actions and policy. In every round structured "
+        "mode is timed again right after the features row (same steps); features / structured: the median of the "
+        f"per-round quotients of steps/s (goal >= {FEATURES_TARGET}).\n",
+        "| env | policy | features steps/s | features / structured | goal |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        if "vs_structured" in row:
+            quotient = row["vs_structured"]
+            lines.append(f"| {row['env']} | {row['policy']} | {row['steps_per_s']:.0f} | {quotient:.2f} | "
+                         f">= {FEATURES_TARGET}: {'met' if quotient >= FEATURES_TARGET else 'NOT met'} |")
+    return lines if len(lines) > 4 else []
 
 
 def latency_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -194,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         "(random actions, `gym.make`) in the same process; steps/s are medians, the ratio is the median of "
         "the per-round ratios. Targets apply to the random-action rows.\n",
         *throughput_table(rows),
+        *features_table(rows),
         *latency_table(rows),
     ]
     out = Path(args.out)

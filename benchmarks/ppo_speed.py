@@ -1,8 +1,8 @@
 """Our PPO's training speed against SB3 PPO's: same network, same observation, same schedule,
 same env, same machine, one process run.
 
-Three trainers train CustomerSupport-v0 for ``--steps`` env steps each, interleaved in
-``--rounds`` rounds so that all see the same machine load:
+Five trainers train for ``--steps`` env steps each, interleaved in ``--rounds`` rounds so that
+all see the same machine load. On CustomerSupport-v0, on a bag of tokens:
 
 - **ours, MLP**: our PPO (``agentgym train --algo ppo --set observation=bag``) with CleanRL's
   MLP actor-critic (2 x 64 tanh, separate actor and critic, one categorical per action
@@ -12,7 +12,15 @@ Three trainers train CustomerSupport-v0 for ``--steps`` env steps each, interlea
 - **ours, token policy**: our PPO with its default transformer token policy on token ids (a
   bigger network: shown beside, not compared).
 
-All three use our PPO Config's schedule: 16 envs x 32 steps per rollout, 2 epochs, 4
+On CustomerSupport-L1-v0 (the main job's env), on the env's features observation with the flat
+masked actions (``FlatDiscreteAction``, admissible layout, capacity 32, repeated calls masked):
+
+- **ours, MLP on features**: our PPO with ``--set observation=features`` (the same 2 x 64 tanh
+  MLP, reading the joint mask ``info["action_mask"]``);
+- **SB3 MaskablePPO, MLP on features**: sb3-contrib's ``MaskablePPO("MlpPolicy")`` (2 x 64 tanh)
+  on the same env over a ``DummyVecEnv``, masks from ``get_action_masks`` (``action_masks()``).
+
+All five use our PPO Config's schedule: 16 envs x 32 steps per rollout, 2 epochs, 4
 minibatches of 128, the same learning rate and entropy coefficient, one torch thread. SPS =
 env steps / seconds of training (rollouts + updates; no evaluation, no checkpoint). Each
 trainer starts with empty token caches (the same tasks would otherwise come pre-tokenized to
@@ -25,7 +33,7 @@ around ``learn`` for SB3), which that load inflates less. Where our PPO's time g
 its ``perf/*`` scalars (env stepping, the rest of the rollout, the update). Writes
 ``benchmarks/results/ppo_speed.md``.
 
-    nice -n 10 python benchmarks/ppo_speed.py --steps 8192 --rounds 3
+    nice -n 10 python benchmarks/ppo_speed.py --steps 8192 --rounds 5
 """
 
 from __future__ import annotations
@@ -45,11 +53,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs.core import encode  # noqa: E402
-from agentgym_envs.wrappers import BagOfTokensObservation, tokens  # noqa: E402
+from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, tokens  # noqa: E402
 from trainers.lifecycle import TrainRequest, train  # noqa: E402
 from trainers.ppo import Config  # noqa: E402
 
 ENV = "AgentGym/CustomerSupport-v0"
+FEATURES_ENV = "AgentGym/CustomerSupport-L1-v0"  # the main job's env
 RESULTS = Path(__file__).resolve().parent / "results"
 PARTS = ("env", "rollout_policy", "update")
 WARMUP_STEPS = 1024  # one untimed run of each MLP trainer first, so that no timed round pays for first uses
@@ -61,7 +70,7 @@ def empty_token_caches() -> None:
         cached.cache_clear()
 
 
-def ours_sps(steps: int, seed: int, device: str, observation: str) -> tuple[float, float, dict[str, float]]:
+def ours_sps(steps: int, seed: int, device: str, observation: str, env_id: str = ENV) -> tuple[float, float, dict[str, float]]:
     """Our PPO's SPS, its env steps per CPU second, and where its time went: seconds of env
     stepping, of the rest of the rollouts (policy forward, storage) and of the updates, summed
     from its ``perf/*`` scalars."""
@@ -69,7 +78,7 @@ def ours_sps(steps: int, seed: int, device: str, observation: str) -> tuple[floa
 
     empty_token_caches()
     with tempfile.TemporaryDirectory() as root:
-        result = train(TrainRequest(ENV, algo="ppo", seed=seed, total_steps=steps, device=device, run_root=root,
+        result = train(TrainRequest(env_id, algo="ppo", seed=seed, total_steps=steps, device=device, run_root=root,
                                     eval_episodes=1, progress=False,
                                     overrides={"observation": observation, "eval_every_steps": 0, "checkpoint_every": 10**9}))
         events = EventAccumulator(result.run_dir)
@@ -97,6 +106,29 @@ def sb3_sps(steps: int, seed: int, device: str) -> tuple[float, float]:
     return model.num_timesteps / (time.time() - start), model.num_timesteps / (time.process_time() - cpu_start)
 
 
+def maskable_sps(steps: int, seed: int, device: str) -> tuple[float, float]:
+    """SB3 MaskablePPO's SPS and its env steps per CPU second, on the features observation with
+    the flat masked actions our PPO's ``observation=features`` acts through."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from trainers.torch_policy import FEATURES_ACTIONS, FEATURES_MASK_REPEATS
+
+    torch.set_num_threads(1)
+    ours = Config()
+    make = lambda: Monitor(FlatDiscreteAction(gym.make(FEATURES_ENV, split="train", observation="features",  # noqa: E731
+                                                       mask_repeats=FEATURES_MASK_REPEATS), **FEATURES_ACTIONS))
+    envs = DummyVecEnv([make] * ours.num_envs)
+    envs.seed(seed)
+    model = MaskablePPO("MlpPolicy", envs, n_steps=ours.num_steps, batch_size=ours.minibatch_size, n_epochs=ours.update_epochs,
+                        learning_rate=ours.learning_rate, ent_coef=ours.ent_coef, policy_kwargs={"net_arch": [64, 64]},
+                        seed=seed, device=device, verbose=0)
+    start, cpu_start = time.time(), time.process_time()
+    model.learn(total_timesteps=steps)
+    return model.num_timesteps / (time.time() - start), model.num_timesteps / (time.process_time() - cpu_start)
+
+
 def shares(split: dict[str, float]) -> str:
     total = sum(split.values())
     return " | ".join(f"{split[key]:.1f} s ({split[key] / total:.0%})" for key in PARTS)
@@ -111,34 +143,57 @@ def main() -> int:
     load_at_start = os.getloadavg()[0]
     ours_sps(WARMUP_STEPS, 0, args.device, "bag")  # first uses (imports, kernels, lazy caches) before any timed run
     sb3_sps(WARMUP_STEPS, 0, args.device)
-    rows = []
+    ours_sps(WARMUP_STEPS, 0, args.device, "features", FEATURES_ENV)
+    maskable_sps(WARMUP_STEPS, 0, args.device)
+    rows, feature_rows = [], []
     for round_ in range(args.rounds):
         mlp, mlp_cpu, mlp_split = ours_sps(args.steps, round_, args.device, "bag")
         sb3, sb3_cpu = sb3_sps(args.steps, round_, args.device)
+        features, features_cpu, features_split = ours_sps(args.steps, round_, args.device, "features", FEATURES_ENV)
+        maskable, maskable_cpu = maskable_sps(args.steps, round_, args.device)
         token, _, token_split = ours_sps(args.steps, round_, args.device, "tokens")
         rows.append((mlp, sb3, token, mlp_cpu, sb3_cpu, mlp_split, token_split))
+        feature_rows.append((features, maskable, features_cpu, maskable_cpu, features_split))
         print(f"round {round_}: ours MLP {mlp:.0f} SPS ({mlp_cpu:.0f} per CPU s), SB3 PPO MLP {sb3:.0f} SPS ({sb3_cpu:.0f} per CPU s), "
-              f"ours token policy {token:.0f} SPS", flush=True)
+              f"ours MLP on features {features:.0f} SPS ({features_cpu:.0f} per CPU s), SB3 MaskablePPO on features "
+              f"{maskable:.0f} SPS ({maskable_cpu:.0f} per CPU s), ours token policy {token:.0f} SPS", flush=True)
     ratio = float(np.mean([mlp / sb3 for mlp, sb3, *_ in rows]))
     cpu_ratio = float(np.mean([mlp_cpu / sb3_cpu for _, _, _, mlp_cpu, sb3_cpu, *_ in rows]))
     token_ratio = float(np.mean([token / sb3 for _, sb3, token, *_ in rows]))
+    features_ratio = float(np.mean([ours / sb3 for ours, sb3, *_ in feature_rows]))
+    features_cpu_ratio = float(np.mean([ours_cpu / sb3_cpu for _, _, ours_cpu, sb3_cpu, _ in feature_rows]))
     command = "python benchmarks/ppo_speed.py " + shlex.join(sys.argv[1:])
-    lines = ["# PPO speed: ours / SB3 PPO on CustomerSupport-v0, same MLP, same observation, same schedule (goal >= 1.5)", "",
+    met = lambda r: "met" if r >= 1.5 else "NOT met"  # noqa: E731
+    lines = ["# PPO speed: ours / SB3 with the same MLP, the same observation and actions, the same schedule (goal >= 1.5)", "",
              f"Command: `{command}`", "",
              f"Machine: {os.cpu_count()} CPU cores (shared with other jobs), device {args.device}, torch threads 1, load "
-             f"average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
-             "| round | ours, MLP SPS | SB3 PPO, MLP SPS | ours / SB3 | ours / SB3 in CPU time | ours, token policy SPS | token policy / SB3 |",
-             "|-|-|-|-|-|-|-|"]
+             f"average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+             f"{args.steps} env steps per trainer per round; the five trainers take turns within each round.", "",
+             "## Features observation, flat masked actions: CustomerSupport-L1-v0", "",
+             "Ours: our PPO with `--set observation=features`; SB3: sb3-contrib's `MaskablePPO(\"MlpPolicy\")`, 2 x 64 tanh, "
+             "on the same `FlatDiscreteAction` env (admissible layout, capacity 32, repeated calls masked), masks from `get_action_masks`.", "",
+             "| round | ours, MLP on features SPS | SB3 MaskablePPO, MLP SPS | ours / SB3 | ours / SB3 in CPU time |", "|-|-|-|-|-|"]
+    lines += [f"| {i} | {ours:.0f} | {sb3:.0f} | {ours / sb3:.2f} | {ours_cpu / sb3_cpu:.2f} |"
+              for i, (ours, sb3, ours_cpu, sb3_cpu, _) in enumerate(feature_rows)]
+    lines += ["", f"Mean ratio on features: **{features_ratio:.2f}** (goal >= 1.5: {met(features_ratio)}); in CPU time: {features_cpu_ratio:.2f}.", "",
+              "## Bag of tokens, per-dimension actions: CustomerSupport-v0", "",
+              "Ours: our PPO with `--set observation=bag` (masks unused); SB3: `PPO(\"MlpPolicy\")`; both on `BagOfTokensObservation`. "
+              "The token policy (our PPO's default, a transformer on token ids) is a bigger network, shown for reference.", "",
+              "| round | ours, MLP SPS | SB3 PPO, MLP SPS | ours / SB3 | ours / SB3 in CPU time | ours, token policy SPS | token policy / SB3 |",
+              "|-|-|-|-|-|-|-|"]
     lines += [f"| {i} | {mlp:.0f} | {sb3:.0f} | {mlp / sb3:.2f} | {mlp_cpu / sb3_cpu:.2f} | {token:.0f} | {token / sb3:.2f} |"
               for i, (mlp, sb3, token, mlp_cpu, sb3_cpu, *_) in enumerate(rows)]
-    lines += ["", f"Mean ratio, same MLP: **{ratio:.2f}** (goal >= 1.5: {'met' if ratio >= 1.5 else 'NOT met'}); in CPU time "
+    lines += ["", f"Mean ratio, same MLP: **{ratio:.2f}** (goal >= 1.5: {met(ratio)}); in CPU time "
               f"(env steps per CPU second of each training process, which other jobs' load inflates less): {cpu_ratio:.2f}; "
               f"token policy / SB3 MLP: {token_ratio:.2f} (a bigger network, shown for reference).", "",
-              "Where our PPO's training time goes (summed over the run: env stepping `perf/env_step_s`; the rest of the "
-              "rollout, policy forward and storage: `perf/rollout_s` minus env; the update: `perf/update_s`):", "",
+              "## Where our PPO's training time goes", "",
+              "Summed over each run: env stepping `perf/env_step_s` (with the features observation it includes "
+              "`FlatDiscreteAction`'s joint mask, computed every step); the rest of the rollout, policy forward and storage: "
+              "`perf/rollout_s` minus env; the update: `perf/update_s`.", "",
               "| round | policy | env stepping | policy in rollouts | updates |", "|-|-|-|-|-|"]
-    for i, (*_, mlp_split, token_split) in enumerate(rows):
-        lines += [f"| {i} | MLP | {shares(mlp_split)} |", f"| {i} | token policy | {shares(token_split)} |"]
+    for i, ((*_, mlp_split, token_split), (*_, features_split)) in enumerate(zip(rows, feature_rows)):
+        lines += [f"| {i} | MLP on features | {shares(features_split)} |", f"| {i} | MLP on bag | {shares(mlp_split)} |",
+                  f"| {i} | token policy | {shares(token_split)} |"]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "ppo_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -89,3 +89,70 @@ def test_product_layout_too_large_is_refused_with_the_way_out():
 def test_unknown_layout_is_refused_naming_the_layouts():
     with pytest.raises(ValueError, match="product"):
         FlatDiscreteAction(gym.make(CS), layout="bogus")
+
+
+def reference_joint_mask(env: FlatDiscreteAction) -> np.ndarray:
+    """The joint mask computed call by call, tool by tool (what ``action_masks`` must equal)."""
+    tools, argument = env.unwrapped.call_masks()
+    episode = env.unwrapped.episode
+    mask = np.zeros(env.action_space.n, dtype=bool)
+    for tool, arity in enumerate(env.arities):
+        if not tools[tool]:
+            continue
+        start = int(env.offsets[tool])
+        if env.layout == "admissible":
+            for number, rows in enumerate(env.call_table().calls[tool]):
+                mask[start + number] = all(argument[tool, position, row] for position, row in enumerate(rows))
+        else:
+            block = np.ones(1, dtype=bool)
+            for position in range(arity):
+                block = np.outer(block, argument[tool, position]).ravel()
+            mask[start : start + len(block)] = block
+        if episode.mask_repeats:
+            for rows in episode.made_rows[tool]:
+                structured = np.zeros(1 + max(env.arities), dtype=np.int64)
+                structured[0], structured[1 : 1 + arity] = tool, rows
+                index = env.index(structured)
+                if index is not None:
+                    mask[index] = False
+    return mask
+
+
+@pytest.mark.parametrize("family", ["customer_support", "math", "tau2_retail", "support_team"])
+@pytest.mark.parametrize("layout, capacity", [("admissible", 32), ("admissible", 3), ("product", 0)])
+@pytest.mark.parametrize("mask_repeats", [True, False])
+def test_joint_mask_equals_the_call_by_call_mask_in_every_state_of_random_play(family, layout, capacity, mask_repeats, benchmark_script):
+    if not NEEDS.get(family, True):
+        pytest.skip(f"{family} needs data that is not here")
+    make = benchmark_script("admissible_actions").env_makers(str(TAU2_DATA))[family]
+    try:
+        env = FlatDiscreteAction(make(mask_repeats=mask_repeats), layout=layout, capacity=capacity or 128)
+    except ValueError as exc:  # a product layout too large for the family
+        pytest.skip(str(exc))
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    states = episodes = 0
+    while states < 150:
+        mask = env.action_masks()
+        np.testing.assert_array_equal(mask, reference_joint_mask(env))
+        np.testing.assert_array_equal(info["action_mask"], mask)
+        assert info["action_mask"] is not mask and env.action_masks() is not mask  # fresh copies
+        mask[:] = False  # a caller changing its copy changes no later answer
+        assert env.action_masks().any() == info["action_mask"].any()
+        admitted = np.flatnonzero(info["action_mask"])
+        action = rng.choice(admitted) if len(admitted) and rng.random() < 0.9 else rng.integers(env.action_space.n)
+        _, _, terminated, truncated, info = env.step(int(action))
+        states += 1
+        if terminated or truncated:
+            _, info = env.reset()
+            episodes += 1
+    assert episodes >= 2
+
+
+def test_joint_mask_follows_steps_taken_under_the_wrapper():
+    env = FlatDiscreteAction(gym.make(CS, mask_repeats=True), layout="admissible", capacity=32)
+    env.reset(seed=1)
+    before = env.action_masks()
+    env.unwrapped.step(env.action(int(np.flatnonzero(before)[0])))  # the base env stepped directly
+    np.testing.assert_array_equal(env.action_masks(), reference_joint_mask(env))
+    assert not np.array_equal(env.action_masks(), before)

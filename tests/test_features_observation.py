@@ -82,3 +82,19 @@ def test_features_work_with_make_vec():
     obs, _ = envs.reset(seed=0)
     obs, *_ = envs.step(envs.action_space.sample())
     assert obs.shape == (2, *envs.single_observation_space.shape) and obs.dtype == np.float32
+
+
+def test_hashed_words_counts_each_word_in_its_crc32_bucket_at_unit_length():
+    import zlib
+
+    from agentgym_envs.core.features import hashed_words
+
+    for text, dim in (("Order 123: refund order 123 NOW", 16), ("", 8), ("!!! ...", 8), ("a b c d e f g h i j", 4)):
+        counts = np.zeros(dim, dtype=np.float32)
+        for word in text.lower().replace(":", " ").replace("!", " ").replace(".", " ").split():
+            counts[zlib.crc32(word.encode()) % dim] += 1.0
+        norm = float(np.linalg.norm(counts))
+        expected = counts / norm if norm else counts
+        got = hashed_words(text, dim)
+        assert got.dtype == np.float32 and not got.flags.writeable
+        np.testing.assert_array_equal(got, expected)

@@ -24,9 +24,8 @@ WORD = re.compile(r"[a-z0-9]+")
 def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
-    counts = np.zeros(dim, dtype=np.float32)
-    for word in WORD.findall(text.lower()):
-        counts[zlib.crc32(word.encode()) % dim] += 1.0
+    buckets = [zlib.crc32(word.encode()) % dim for word in WORD.findall(text.lower())]
+    counts = np.bincount(buckets, minlength=dim).astype(np.float32)
     norm = float(np.linalg.norm(counts))
     out = counts / norm if norm else counts
     out.flags.writeable = False
@@ -100,9 +99,13 @@ class FeatureEncoder:
 
     def _write_rows(self, episode: Episode) -> None:
         rows = episode.entities.rows
+        if len(rows) == self._rows:  # no row was added
+            return
         block = self._vector[self.slices["rows"]].reshape(self.max_entities, self.row_width)
-        other = len(self.kinds)
-        for i in range(self._rows, len(rows)):
-            block[i, 0] = block[i, 1 + self._kind_index.get(rows[i].kind, other)] = self._row_scale
-            block[i, 2 + other :] = self._row_scale * hashed_words(rows[i].text[: self._chars[2]], self.row_dim)
-        self._rows = len(rows)
+        other, start, end = len(self.kinds), self._rows, len(rows)
+        new = rows[start:end]
+        block[start:end, 0] = self._row_scale
+        block[np.arange(start, end), [1 + self._kind_index.get(row.kind, other) for row in new]] = self._row_scale
+        limit = self._chars[2]
+        block[start:end, 2 + other :] = self._row_scale * np.stack([hashed_words(row.text[:limit], self.row_dim) for row in new])
+        self._rows = end

@@ -32,6 +32,11 @@ class CallTable:
         self._rows_by_kind: dict[str, list[int]] = {}
         self._seen = 0  # entity rows already taken into account
 
+    @property
+    def seen(self) -> int:
+        """How many entity rows the numbering has taken into account."""
+        return self._seen
+
     def extend(self, row_kinds: Sequence[str]) -> None:
         """Number the calls that the rows from ``self._seen`` on make admissible."""
         seen = self._seen
@@ -77,6 +82,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
       row 0 in every argument (masked out, and usually an invalid call).
 
     With the env's ``mask_repeats``, calls identical to one already made are masked out too.
+    The joint mask is computed once per state (per episode and call: ``info["action_mask"]``
+    and :meth:`action_masks` asked after the same step share the work) and handed out as a
+    fresh copy each time.
     Works on any unwrapped env with a ``MultiDiscrete`` tool-call action space and
     ``call_masks()`` (:class:`~agentgym_envs.core.ToolUseEnv` in ``action_mode="structured"``
     and ``AgentGym/SupportTeam-v0``). Every ``info`` it returns holds the joint mask as
@@ -104,6 +112,17 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
         self._table: CallTable | None = None
         self._table_episode: Episode | None = None
+        if layout == "admissible":  # per flat action: its tool, and the rows of the call numbered there (_number_calls)
+            self._tool_of = np.repeat(np.arange(len(self.arities)), capacity)
+            self._slots = np.arange(self._n_slots)[None, :]
+            self._unused = self._slots >= np.array(self.arities, dtype=np.int64)[self._tool_of, None]  # slots past the arity
+            self._rows = np.zeros((self.action_space.n, self._n_slots), dtype=np.int64)
+            self._numbered = np.zeros(self.action_space.n, dtype=bool)
+            self._written: list[int] = [0] * len(self.arities)  # calls of each tool already in _rows
+            self._written_for: CallTable | None = None
+        # the joint mask of the state (episode, its number of calls) it was computed in
+        self._mask: np.ndarray | None = None
+        self._mask_state: tuple[Episode | None, int] | None = None
 
     @property
     def base(self) -> Any:
@@ -111,11 +130,14 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return self.env.unwrapped
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        self._mask_state = None
         observation, info = self.env.reset(**kwargs)
         return observation, self._with_mask(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = self.env.step(self.action(action))
+        structured = self.action(action)
+        self._mask_state = None
+        observation, reward, terminated, truncated, info = self.env.step(structured)
         return observation, reward, terminated, truncated, self._with_mask(info)
 
     def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
@@ -152,31 +174,67 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return None if number is None else int(self.offsets[tool]) + number
 
     def action_masks(self) -> np.ndarray:
-        """One bool per action: whether it is a valid call now (MaskablePPO's ``Discrete`` form)."""
-        tools, argument = self.base.call_masks()
+        """One bool per action: whether it is a valid call now (MaskablePPO's ``Discrete`` form).
+
+        Computed once per state: until the next step or reset (or, stepped underneath this
+        wrapper, until the episode or its number of calls changes) a copy of the same mask."""
         episode = self.base.episode
+        state = (episode, -1 if episode is None else episode.calls)
+        cached = self._mask_state
+        if self._mask is None or cached is None or cached[0] is not state[0] or cached[1] != state[1]:
+            self._mask = self._joint_mask(episode)
+            self._mask_state = state
+        return self._mask.copy()
+
+    def _joint_mask(self, episode: Episode) -> np.ndarray:
+        tools, argument = self.base.call_masks()
+        if self.layout == "admissible":
+            table = self.call_table()
+            self._number_calls(table)
+            # a numbered call is valid when its tool is open and every argument's row fits
+            fits = (argument[self._tool_of[:, None], self._slots, self._rows] | self._unused).all(axis=1)
+            mask = fits & tools[self._tool_of] & self._numbered
+            if episode.mask_repeats:
+                for tool, made in enumerate(episode.made_rows):
+                    numbers, start = table.numbers[tool], int(self.offsets[tool])
+                    for called in made:
+                        number = numbers.get(called)
+                        if number is not None:
+                            mask[start + number] = False
+            return mask
         mask = np.zeros(self.action_space.n, dtype=bool)
         for tool, arity in enumerate(self.arities):
             if not tools[tool]:
                 continue
             start = int(self.offsets[tool])
-            if self.layout == "admissible":
-                calls = self.call_table().calls[tool]
-                if calls:
-                    rows = np.array(calls, dtype=np.int64).reshape(len(calls), arity)
-                    fits = argument[tool, np.arange(arity), rows].all(axis=1)
-                    mask[start : start + len(calls)] = fits
-            else:
-                block = np.ones(1, dtype=bool)
-                for position in range(arity):
-                    block = np.outer(block, argument[tool, position]).ravel()
-                mask[start : start + len(block)] = block
+            block = np.ones(1, dtype=bool)
+            for position in range(arity):
+                block = np.outer(block, argument[tool, position]).ravel()
+            mask[start : start + len(block)] = block
             if episode.mask_repeats:
-                for rows in episode.made_rows[tool]:
-                    number = self._number(tool, rows)
+                for called in episode.made_rows[tool]:
+                    number = self._number(tool, called)
                     if number is not None:
                         mask[start + number] = False
         return mask
+
+    def _number_calls(self, table: CallTable) -> None:
+        """Write the calls ``table`` numbered since the last time into ``_rows`` and ``_numbered``
+        (the flat action of each call: its row indices per argument slot, row 0 past its arity)."""
+        if self._written_for is not table:
+            self._rows[:] = 0
+            self._numbered[:] = False
+            self._written = [0] * len(self.arities)
+            self._written_for = table
+        for tool, calls in enumerate(table.calls):
+            done = self._written[tool]
+            if done == len(calls):
+                continue
+            arity, start = self.arities[tool], int(self.offsets[tool])
+            if arity:
+                self._rows[start + done : start + len(calls), :arity] = calls[done:]
+            self._numbered[start + done : start + len(calls)] = True
+            self._written[tool] = len(calls)
 
     def call_table(self) -> CallTable:
         """The current episode's :class:`CallTable`, brought up to date with its entity rows."""
@@ -185,7 +243,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
         if self._table is None or episode is not self._table_episode:
             self._table = CallTable([tuple(arg.entity for arg in tool.args) for tool in episode.tools], self.capacity)
             self._table_episode = episode
-        self._table.extend([row.kind for row in episode.entities.rows])
+        rows = episode.entities.rows
+        if len(rows) != self._table.seen:
+            self._table.extend([row.kind for row in rows])
         return self._table
 
     def _number(self, tool: int, rows: tuple[int, ...]) -> int | None:
