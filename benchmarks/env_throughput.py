@@ -38,7 +38,7 @@ from agentgym_envs.policies import ExpertPolicy, RandomPolicy
 from agentgym_envs.scenarios.coding import SHARED_CACHE
 from agentgym_envs.wrappers import TokenIdsObservation
 
-# Minimum ratios to CartPole-v1 (issue 2), judged like for like: uniformly random actions
+# Minimum ratios to CartPole-v1, judged like for like: uniformly random actions
 # (within the action masks) against CartPole's random actions. Expert rows are reported too.
 TARGETS = {"structured": 0.2, "tokens": 0.1}
 # The features observation (``observation="features"``) against structured mode's text observation, same env, same policy

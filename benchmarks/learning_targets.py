@@ -1,6 +1,6 @@
 """Learning targets of our torch trainers on CustomerSupport-v0 (test split), algorithms x seeds.
 
-Targets (issue 3): PPO success >= 95% and tool reliability >= 95% on the test split within
+Targets: PPO success >= 95% and tool reliability >= 95% on the test split within
 200k environment steps, 3 seeds; GRPO the same (steps needed reported); BC alone and BC->PPO
 reported (and BC->GRPO, ``--algos bc-grpo``). Each finished (algo, seed) run is stored as JSON under
 ``benchmarks/results/learning_targets/``; the CSV and markdown table are rebuilt from every
