@@ -7,11 +7,13 @@ environment there and runs the probe programs in its sandbox; the child reports 
 JSON. Run as an ordinary user, the child keeps that user and home. The probes reach the
 interpreter only through the sandbox API, so the child needs no access to this checkout
 beyond what it inherited (the sandbox picks an interpreter that user can run). Afterwards
-no process of that uid is left.
+no process of that uid is left. Under pytest-xdist the tests of this module take a lock
+first, so one worker's check never counts another worker's programs.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -37,8 +39,20 @@ REPO = Path(__file__).resolve().parents[2]
 MARKER = "marker.txt"
 SECRET = ("AGENTGYM_TEST_SECRET", "s3cret-value")
 LIMITS = SandboxLimits(cpu_time_s=5, wall_time_s=30)
+LOCK = Path(tempfile.gettempdir()) / f"agentgym-unprivileged-tests-{USER}.lock"
 SMALL = SandboxLimits(cpu_time_s=0.5, wall_time_s=10, max_processes=8)
-pytestmark = pytest.mark.usefixtures("machine_unchanged")
+pytestmark = pytest.mark.usefixtures("one_worker_at_a_time", "machine_unchanged")
+
+
+@pytest.fixture
+def one_worker_at_a_time() -> Iterator[None]:
+    """Hold a lock shared by every pytest worker: the processes of ``USER`` are theirs alone."""
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture
