@@ -100,15 +100,17 @@ def test_coding_levels_draw_their_tiers_only():
 
 
 @pytest.mark.parametrize("split", ["train", "test"])
-def test_coding_level_zero_offers_twelve_programs_of_which_only_the_solution_passes_the_examples(split):
+def test_coding_level_zero_offers_thirteen_programs_of_which_only_the_solution_passes_the_examples(split):
+    """Every program a task of the split can draw as a distractor (the split's other
+    solutions) fails each easy problem's visible examples; the solution passes them."""
     env = gym.make("AgentGym/Coding-L0-v0", split=split)
     scenario, tasks = env.unwrapped.scenario, env.unwrapped.tasks
-    split_solutions = {display_program(p.solution) for p in tasks.pool}
     for problem in tasks.problems:
         task = tasks.get(f"{problem.id}#0")
-        assert len(task.programs) >= 12 and set(task.programs) - {task.solution} <= split_solutions | {
-            display_program(c.source) for c in problem.candidates if not c.passes_examples}
-        for program in task.programs:
+        caught = {display_program(c.source) for c in problem.candidates if not c.passes_examples}
+        pool = {display_program(p.solution) for p in tasks.pool if p.id != problem.id}
+        assert len(task.programs) >= 13 and set(task.programs) - {task.solution} <= pool | caught
+        for program in (task.solution, *caught, *pool):
             outcomes = scenario.judge.run(program, problem.examples, task.examples_digest)
             assert all(o.status is TestStatus.PASSED for o in outcomes) == (program == task.solution), problem.id
     env.close()

@@ -98,16 +98,16 @@ class CodingEnv(ToolUseEnv):
 
     `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets the arguments below; arguments
     given explicitly override them. Tools are those of `-v0` at every level, and each tier's
-    test problems are held out of train as in `-v0`. L0 offers 12-14 programs of which only the
+    test problems are held out of train as in `-v0`. L0 offers 13-15 programs of which only the
     solution passes the visible examples (its other candidates are ones the examples catch,
     the rest are solutions of other problems): a random pick rarely succeeds, while testing
-    until a program passes and submitting it always does. From L1 up the wrong candidates
+    until a program passes and submitting it always does, within its 20 turns. From L1 up the wrong candidates
     are the written ones (2-4, most passing every example), and a random policy's success is
     near 0.3.
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
-    | 0 (easy-distractors) | `AgentGym/Coding-L0-v0` | the easy problems (10 train, 4 test); 12-14 programs, only the solution passes the examples | 10 |
+    | 0 (easy-distractors) | `AgentGym/Coding-L0-v0` | the easy problems (10 train, 4 test); 13-15 programs, only the solution passes the examples | 20 |
     | 1 (easy-medium) | `AgentGym/Coding-L1-v0` | easy and medium problems (21 train, 9 test) | 10 |
     | v0 | `AgentGym/Coding-v0` | all 43 problems: easy, medium and hard | 10 |
 
