@@ -65,3 +65,17 @@ def test_the_folder_stays_small():
 
 def test_the_exemptions_name_existing_files():
     assert {RESULTS / n for n in LONG_ALLOWED | NO_COMMAND_ALLOWED} <= set(FILES)
+
+
+def test_every_benchmark_script_is_listed_with_its_command():
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    unlisted = [s.name for s in sorted((ROOT / "benchmarks").glob("*.py"))
+                if f"`{s.name}`" not in readme or f"python benchmarks/{s.name}" not in readme]
+    assert not unlisted, f"list these scripts in benchmarks/README.md with their command and cost: {unlisted}"
+
+
+def test_make_bench_quick_runs_scripts_that_exist():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nbench-quick:", 1)[1].split("\n\n", 1)[0]
+    scripts = [line.split()[1] for line in recipe.splitlines() if "benchmarks/" in line and ".py" in line]
+    assert scripts and all((ROOT / script).is_file() for script in scripts)
