@@ -10,7 +10,8 @@ at the preset's budget is not run again; an interrupted one continues from its c
 
 - ``<name>.csv``: one row per run: ``env,level,algorithm,seed,env_steps,train_success,
   test_success,test_return,wall_s``;
-- ``<name>_curves.csv``: every run's learning curve (greedy success on each split against env steps);
+- ``<name>_curves/<env>.csv``: every run's learning curves, one row per run and split: ``env,level,
+  algorithm,seed,split,points``, the points ``env_steps:success`` (greedy success) separated by spaces;
 - ``<name>_<env>.png``: per family, test and train success against env steps per level (mean and
   min-max band over seeds; random and expert as lines);
 - ``<name>.md``: the table (mean ± std over seeds, steps to 0.9 test success), the goals checked
@@ -43,7 +44,7 @@ from agentgym_envs.tables import mean_std  # noqa: E402
 from trainers.lifecycle import ALGORITHMS, TrainRequest, TrainResult, train  # noqa: E402
 
 FIELDS = ("env", "level", "algorithm", "seed", "env_steps", "train_success", "test_success", "test_return", "wall_s")
-CURVE_FIELDS = ("env", "level", "algorithm", "seed", "split", "env_steps", "success")
+CURVE_FIELDS = ("env", "level", "algorithm", "seed", "split", "points")
 REFERENCES = ("random", "expert")  # evaluated, not trained
 TARGET = 0.9  # the success rate "steps to" counts to
 FAMILIES = (*(entry.name for entry in ENVIRONMENTS), "support_team")
@@ -146,6 +147,30 @@ def write_rows(path: Path, fields: Sequence[str], rows: Iterable[dict[str, objec
         writer.writeheader()
         writer.writerows(rows)
     os.replace(temporary, path)
+
+
+def read_curves(folder: Path) -> list[dict[str, str]]:
+    """The learning-curve points of every family's file in ``folder``, one dict a point
+    (``env, level, algorithm, seed, split, env_steps, success``)."""
+    points = []
+    for path in sorted(folder.glob("*.csv")):
+        for row in read_rows(path):
+            run = {k: row[k] for k in CURVE_FIELDS[:-1]}
+            for point in row["points"].split():
+                step, success = point.split(":")
+                points.append({**run, "env_steps": step, "success": success})
+    return points
+
+
+def write_curves(folder: Path, points: list[dict[str, str]]) -> None:
+    """Write ``points`` (as :func:`read_curves` returns them) to one file per family in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    runs: dict[tuple[str, ...], list[str]] = {}
+    for point in points:
+        runs.setdefault(tuple(point[k] for k in CURVE_FIELDS[:-1]), []).append(f"{point['env_steps']}:{point['success']}")
+    for env in dict.fromkeys(key[0] for key in runs):
+        write_rows(folder / f"{env}.csv", CURVE_FIELDS,
+                   ({**dict(zip(CURVE_FIELDS, key)), "points": " ".join(run)} for key, run in runs.items() if key[0] == env))
 
 
 def row_key(row: dict[str, str]) -> tuple[str, str, str, int]:
@@ -370,8 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    table_path, curves_path = out / f"{args.name}.csv", out / f"{args.name}_curves.csv"
-    rows, curves = read_rows(table_path), read_rows(curves_path)
+    table_path, curves_folder = out / f"{args.name}.csv", out / f"{args.name}_curves"
+    rows, curves = read_rows(table_path), read_curves(curves_folder)
     done = {row_key(r): r for r in rows}
     planned = [c for c in cells(preset, args.envs) if not args.algos or c.algorithm in args.algos]
     command = "python benchmarks/suite.py " + shlex.join(sys.argv[1:] if argv is None else argv)
@@ -389,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = [r for r in rows if row_key(r) != cell.key] + [{k: str(v) for k, v in row.items()}]
         curves = [r for r in curves if row_key(r) != cell.key] + [{k: str(v) for k, v in r.items()} for r in curve]
         write_rows(table_path, FIELDS, rows)
-        write_rows(curves_path, CURVE_FIELDS, curves)
+        write_curves(curves_folder, curves)
         write_report(rows, curves, args, preset, command, out)
         print(f"  {name} test success {row['test_success']}, {row['wall_s']}s", flush=True)
     write_report(rows, curves, args, preset, command, out)

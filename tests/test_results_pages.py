@@ -20,11 +20,7 @@ HEAD_LINES = 15  # the command stands in a page's first lines
 MAX_FILES = 175  # half the folder's count before it was tidied
 
 # Exempt, with the reason. Nothing else is.
-LONG_ALLOWED = {
-    # the suite's learning curves: one CSV row per evaluation of every run (env x level x algorithm
-    # x seed), written by benchmarks/suite.py and read back by it; a data file no one reads as a page
-    "suite_curves.csv",
-}
+LONG_ALLOWED: set[str] = set()
 NO_COMMAND_ALLOWED = {
     # the summary of findings: each one links the page, headed by its command, that holds its figures
     "NOTES.md",
