@@ -42,8 +42,6 @@ class FeatureEncoder:
       (``n_tools * max_entities``);
     - ``turn``: calls so far over ``max_turns``; ``last``: whether the last call was valid,
       and correct (2);
-    - ``last_call``: the last valid call's tool (one-hot, ``n_tools``) and the rows it named
-      (``max_entities``), so the result below is tied to what it is the result of;
     - ``rows``: per entity row, filled, its kind one-hot (the kinds tools take, then "other")
       and a hashed bag of its text (``max_entities * (2 + n_kinds + row_dim)``), so rows of the
       same kind can be told apart;
@@ -69,7 +67,6 @@ class FeatureEncoder:
             "used": self.n_tools * self.max_entities,
             "turn": 1,
             "last": 2,
-            "last_call": self.n_tools + self.max_entities,
             "rows": self.max_entities * self.row_width,
             "result": result_dim,
         }
@@ -92,14 +89,10 @@ class FeatureEncoder:
     def step(self, episode: Episode, report: CallReport) -> np.ndarray:
         """The features after one call (the episode's :attr:`~Episode.last_call`)."""
         v = self._vector
-        v[self.slices["last_call"]] = 0.0
         if episode.last_call is not None:
             tool, rows = episode.last_call
-            named = np.array(rows, dtype=np.int64)
             v[self.slices["calls"].start + tool] += 1.0 / self.max_turns
-            v[self.slices["used"].start + tool * self.max_entities + named] = 1.0
-            v[self.slices["last_call"].start + tool] = 1.0
-            v[self.slices["last_call"].start + self.n_tools + named] = 1.0
+            v[self.slices["used"].start + tool * self.max_entities + np.array(rows, dtype=np.int64)] = 1.0
         v[self.slices["turn"]] = episode.calls / self.max_turns
         v[self.slices["last"]] = (report.valid, report.correct)
         v[self.slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
