@@ -19,7 +19,7 @@ import logging
 import time
 from typing import Any
 
-from fastapi import Body, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from openenv.core.env_server.exceptions import EnvironmentFactoryError, SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
@@ -59,8 +59,9 @@ class SessionServer(HTTPEnvServer):
                 await asyncio.sleep(interval)
                 now = time.time()
                 async with self._session_lock:
+                    attached = self._session_websocket_attachments
                     stale = [sid for sid, info in self._session_info.items()
-                             if sid not in self._session_websocket_attachments and now - info.last_activity_at > timeout]
+                             if sid not in attached and now - info.last_activity_at > timeout]
                 for sid in stale:
                     log.info("closing session %s: idle for more than %g s", sid, timeout)
                     await self._destroy_session(sid)
@@ -133,11 +134,12 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
         return {"session_id": session_id}
 
     @app.post("/sessions/{session_id}/reset", tags=["Sessions"])
-    async def session_reset(session_id: str, request: ResetRequest = Body(default_factory=ResetRequest)) -> Any:
+    async def session_reset(session_id: str, request: ResetRequest | None = None) -> Any:
         """Start an episode: ``seed``, ``task_id``, ``split`` as in process."""
         env = session(session_id)
         server._update_session_activity(session_id)
-        observation = await env.reset_async(**request.model_dump(exclude_unset=True))
+        arguments = request.model_dump(exclude_unset=True) if request is not None else {}
+        observation = await env.reset_async(**arguments)
         server._update_session_activity(session_id)
         return serialize_observation(observation)
 
@@ -148,8 +150,8 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
         try:
             action = deserialize_action(request.action, AgentGymAction)
         except ValidationError as exc:
-            return JSONResponse(status_code=422, content={"detail": exc.errors(include_url=False, include_context=False),
-                                                          "code": WSErrorCode.VALIDATION_ERROR.value})
+            errors = exc.errors(include_url=False, include_context=False)
+            return JSONResponse(status_code=422, content={"detail": errors, "code": WSErrorCode.VALIDATION_ERROR.value})
         server._update_session_activity(session_id)
         observation = await env.step_async(action)
         server._update_session_activity(session_id, increment_step=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 def parse_env_arg(item: str) -> tuple[str, Any]:
@@ -22,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("env", help="an env name (math, coding, tau2_retail, ...) or id (AgentGym/Math-v0)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--max-sessions", type=int, default=8, help="sessions at a time; the next is refused (default 8)")
+    parser.add_argument("--max-sessions", type=int, default=8,
+                        help="sessions at a time; the next is refused (default 8)")
     parser.add_argument("--idle-timeout", type=float, default=300.0,
                         help="seconds after which an idle session is closed (default 300; 0: never)")
     parser.add_argument("--step-timeout", type=float, default=30.0,
@@ -43,6 +45,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentgym_envs.serve", description="serve an agentgym env over OpenEnv")
+    parser = argparse.ArgumentParser(prog="python -m agentgym_envs.serve",
+                                     description="serve an agentgym env over OpenEnv")
     add_arguments(parser)
     return run_from_args(parser.parse_args(argv))

@@ -50,7 +50,8 @@ def request_json(base_url: str, path: str, body: dict[str, Any] | None = None, m
                  timeout: float = 30.0) -> Any:
     """One HTTP request to the server; the JSON answer (an error status raises ``HTTPError``)."""
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(http_url(base_url) + path, data=data, method=method or ("GET" if body is None else "POST"),
+    method = method or ("GET" if body is None else "POST")
+    request = urllib.request.Request(http_url(base_url) + path, data=data, method=method,
                                      headers={"content-type": "application/json"})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())

@@ -42,7 +42,8 @@ class AgentGymObservation(Observation):
     (``done`` = terminated or truncated); ``tool_schemas`` is filled on reset only."""
 
     text: str = Field(default="", description="the env's text observation (task, conversation, entity table)")
-    messages: list[dict[str, Any]] = Field(default_factory=list, description="the whole conversation, OpenAI chat format")
+    messages: list[dict[str, Any]] = Field(default_factory=list,
+                                           description="the whole conversation, OpenAI chat format")
     tool_schemas: list[dict[str, Any]] = Field(default_factory=list, description="the tools (on reset)")
     info: dict[str, Any] = Field(default_factory=dict,
                                  description="task_id, turn, tool_call, valid, correct, error, parse, tokens_used")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
@@ -181,7 +182,7 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
             return await future
         try:
             return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._broken = (f"a call overran the step timeout ({timeout:g} s); the session's env is in an unknown "
                             f"state: close this session and open another")
             raise StepTimeout(f"the step took longer than {timeout:g} s and was abandoned") from None
