@@ -92,8 +92,16 @@ class RemoteEnv:
         self.tool_schemas: list[dict[str, Any]] = []
 
     def _call(self, message: dict[str, Any]) -> dict[str, Any]:
-        self._ws.send(json.dumps(message))
-        answer = json.loads(self._ws.recv(timeout=self._timeout))
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            self._ws.send(json.dumps(message))
+        except ConnectionClosed:
+            pass  # the server closed the session; the reason is in the messages it sent first
+        try:
+            answer = json.loads(self._ws.recv(timeout=self._timeout))
+        except ConnectionClosed as exc:
+            raise RemoteEnvError("CONNECTION_CLOSED", f"the server closed the session ({exc})") from None
         if answer.get("type") == "error":
             data = answer.get("data", {})
             kind = CapacityReached if data.get("code") == "CAPACITY_REACHED" else RemoteEnvError
