@@ -4,9 +4,7 @@ that kill it). Every server is stopped by the test or module that started it."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +12,6 @@ import pytest
 pytest.importorskip("openenv", reason="the serve extra (openenv) is not installed")
 
 from agentgym_envs.serve.local import ServerProcess, free_port, thread_server  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[2]
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or REPO.parent / "shared" / "tau2")  # as tests/tau2/conftest.py
 
 
 @pytest.fixture
