@@ -4,8 +4,9 @@
   (``/ws``): ``reset(seed=, task_id=, split=) -> (text, info)`` and
   ``step(action) -> (text, reward, terminated, truncated, info)``, with ``info["messages"]``,
   ``info["metrics"]`` and ``tool_schemas`` as in process. One connection is one session.
-- :class:`AgentGymEnvClient`: OpenEnv's typed ``EnvClient`` for these envs, for code written
-  against OpenEnv's client API.
+
+It needs only ``websockets`` (no OpenEnv import, which takes seconds); OpenEnv's own typed client
+for these envs is :class:`agentgym_envs.serve.openenv_client.AgentGymEnvClient`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,6 @@ from __future__ import annotations
 import json
 import urllib.request
 from typing import Any
-
-from openenv.core.client_types import StepResult
-from openenv.core.env_client import EnvClient
-
-from .models import AgentGymAction, AgentGymObservation, AgentGymState
 
 
 class RemoteEnvError(RuntimeError):
@@ -68,7 +64,7 @@ def action_payload(action: Any) -> dict[str, Any]:
     as ``{"tool_call": ...}``; any other dict as its JSON text, which the env parses."""
     if isinstance(action, str):
         return {"text": action}
-    if isinstance(action, AgentGymAction):
+    if hasattr(action, "model_dump"):  # an AgentGymAction
         return action.model_dump(exclude_none=True, exclude={"metadata"})
     if isinstance(action, dict):
         call = action.get("function", action) if action.get("type") == "function" else action
@@ -153,23 +149,3 @@ class RemoteEnv:
 
     def __exit__(self, *_: Any) -> None:
         self.close()
-
-
-class AgentGymEnvClient(EnvClient[AgentGymAction, AgentGymObservation, AgentGymState]):
-    """OpenEnv's ``EnvClient`` for a served agentgym env::
-
-        with AgentGymEnvClient(base_url="http://127.0.0.1:8765").sync() as client:
-            result = client.reset(seed=0)
-            result = client.step(AgentGymAction(text='{"name": "submit_answer", "arguments": {"value": 3}}'))
-    """
-
-    def _step_payload(self, action: AgentGymAction) -> dict[str, Any]:
-        return action_payload(action)
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[AgentGymObservation]:
-        observation = AgentGymObservation(**{**payload["observation"], "reward": payload.get("reward"),
-                                             "done": payload.get("done", False)})
-        return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
-
-    def _parse_state(self, payload: dict[str, Any]) -> AgentGymState:
-        return AgentGymState(**payload)

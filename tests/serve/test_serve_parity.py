@@ -13,9 +13,10 @@ import pytest
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.policies.agents import expert_action
-from agentgym_envs.serve.client import AgentGymEnvClient, RemoteEnv
+from agentgym_envs.serve.client import RemoteEnv
 from agentgym_envs.serve.local import thread_server
 from agentgym_envs.serve.models import AgentGymAction
+from agentgym_envs.serve.openenv_client import AgentGymEnvClient
 from agentgym_envs.serve.sessions import jsonable
 
 SEEDS = range(8)
