@@ -11,6 +11,7 @@ for these envs is :class:`agentgym_envs.serve.openenv_client.AgentGymEnvClient`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.request
 from typing import Any
@@ -86,6 +87,7 @@ class RemoteEnv:
                            compression=None)
         self._timeout = timeout
         self.tool_schemas: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []  # the conversation as of the last reset or step
 
     def _call(self, message: dict[str, Any]) -> dict[str, Any]:
         from websockets.exceptions import ConnectionClosed
@@ -125,12 +127,15 @@ class RemoteEnv:
                 data[key] = value
         answer = self._call({"type": "reset", "data": data})
         self.tool_schemas = answer["observation"]["tool_schemas"] or self.tool_schemas
-        return self._unpack(answer)
+        text, info = self._unpack(answer)
+        self.messages = info["messages"]
+        return text, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One reply or tool call; the env's answer as ``env.step`` gives it."""
         answer = self._call({"type": "step", "data": action_payload(action)})
         text, info = self._unpack(answer)
+        self.messages = info["messages"]
         observation = answer["observation"]
         return text, float(answer["reward"]), bool(observation["terminated"]), bool(observation["truncated"]), info
 
@@ -143,6 +148,10 @@ class RemoteEnv:
         except Exception:  # the server may be gone already
             pass
         self._ws.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._ws.close()
 
     def __enter__(self) -> RemoteEnv:
         return self
