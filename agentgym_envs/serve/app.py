@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import time
 from typing import Any
 
@@ -77,12 +78,13 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JSONRe
 
 def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = "train", max_sessions: int = 8,
               idle_timeout_s: float | None = 300.0, step_timeout_s: float | None = 30.0,
-              max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+              max_body_bytes: int = MAX_BODY_BYTES, inline: bool = False) -> FastAPI:
     """The FastAPI app that serves ``env`` (a short name like ``math`` or a full id): one
     env instance per session, at most ``max_sessions`` at a time; a session idle for
     ``idle_timeout_s`` is closed; a step that runs longer than ``step_timeout_s`` is abandoned
-    (its session is then unusable). ``make_kwargs`` go to ``gym.make`` (e.g. ``data_dir``)."""
-    config = ServeConfig(resolve_env_id(env), dict(make_kwargs or {}), split, step_timeout_s)
+    (its session is then unusable); ``inline`` runs steps on the event loop instead (faster for
+    fast envs, no step timeout: see ``ServeConfig``). ``make_kwargs`` go to ``gym.make`` (e.g. ``data_dir``)."""
+    config = ServeConfig(resolve_env_id(env), dict(make_kwargs or {}), split, step_timeout_s, inline)
     AgentGymEnvironment(config).close()  # a bad env id or argument fails here, before the server listens
     app = FastAPI(title=f"agentgym {config.env_id} (OpenEnv)", version="0")
     server = SessionServer(functools.partial(AgentGymEnvironment, config), AgentGymAction, AgentGymObservation,
@@ -172,8 +174,13 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
 
 def serve(env: str, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning", **app_kwargs: Any) -> None:
     """Serve ``env`` with uvicorn until interrupted."""
+    import sys
+
     import uvicorn
 
+    # Each step hops from the event loop to its session's worker thread and back; with Python's
+    # default 5 ms GIL switch interval a busy loop can hold a finished worker's answer that long.
+    sys.setswitchinterval(float(os.environ.get("AGENTGYM_SERVE_SWITCH_INTERVAL", "0.0005")))
     app = build_app(env, **app_kwargs)
     max_body = app_kwargs.get("max_body_bytes", MAX_BODY_BYTES)
     uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=max_body, ws_ping_interval=20,

@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds after which an idle session is closed (default 300; 0: never)")
     parser.add_argument("--step-timeout", type=float, default=30.0,
                         help="seconds a reset or step may run before it is abandoned (default 30; 0: no limit)")
+    parser.add_argument("--inline", action="store_true",
+                        help="run steps on the event loop, not a worker thread per session: faster for envs with "
+                             "sub-millisecond steps (math, customer_support); no step timeout")
     parser.add_argument("--split", default="train", help="the split a reset without one uses (default train)")
     parser.add_argument("--env-arg", action="append", type=parse_env_arg, default=[], metavar="KEY=VALUE",
                         help="a gym.make argument (JSON value or string), e.g. --env-arg data_dir=/data/tau2")
@@ -40,7 +43,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     serve(args.env, host=args.host, port=args.port, log_level=args.log_level, make_kwargs=dict(args.env_arg),
           split=args.split, max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout or None,
-          step_timeout_s=args.step_timeout or None)
+          step_timeout_s=args.step_timeout or None, inline=args.inline)
     return 0
 
 
