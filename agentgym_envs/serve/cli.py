@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,7 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="warning")
 
 
+def skip_web_interface() -> None:
+    """Keep OpenEnv from importing gradio (seconds at start-up) for its web interface, which this
+    server does not mount: OpenEnv runs without it (``openenv.core.env_server`` treats a missing
+    gradio as no web interface). Only for a process that serves and has not imported gradio."""
+    if "gradio" not in sys.modules and os.environ.get("ENABLE_WEB_INTERFACE", "").lower() not in ("1", "true", "yes"):
+        sys.modules["gradio"] = None  # type: ignore[assignment]  # import gradio -> ModuleNotFoundError
+
+
 def run_from_args(args: argparse.Namespace) -> int:
+    skip_web_interface()
     from .app import serve
 
     serve(args.env, host=args.host, port=args.port, log_level=args.log_level, make_kwargs=dict(args.env_arg),

@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from agentgym_envs.serve.cli import skip_web_interface  # noqa: E402
+
+skip_web_interface()  # OpenEnv's gradio web interface is not served: seconds of import saved
 pytest.importorskip("openenv", reason="the serve extra (openenv) is not installed")
 
 from agentgym_envs.serve.local import ServerProcess, free_port, thread_server  # noqa: E402

@@ -66,7 +66,7 @@ def test_grpo_trainer_trains_against_the_served_env(micro_model, tmp_path, monke
             return instances[-1]
 
         args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=4, num_generations=4,
-                          max_completion_length=48, learning_rate=1e-2, seed=0, use_cpu=True, report_to=[],
+                          max_completion_length=24, learning_rate=1e-2, seed=0, use_cpu=True, report_to=[],
                           logging_steps=1, save_strategy="no", max_tool_calling_iterations=2)
         monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
         trainer = GRPOTrainer(model=str(micro_model), reward_funcs=env_return, args=args,
