@@ -93,6 +93,17 @@ def env_action(action: AgentGymAction) -> Any:
     return {"type": "function", "function": {"name": action.tool_call.name, "arguments": action.tool_call.arguments}}
 
 
+def observation_of(**fields: Any) -> AgentGymObservation:
+    """An observation built from plain JSON values without validating them again (the whole
+    conversation, every step, would cost more than the step). Every field is given: pydantic's
+    ``model_construct`` inspects a ``default_factory``'s signature for each default it fills in,
+    which costs more than the rest of the step's serving."""
+    values = {"text": "", "messages": [], "tool_schemas": [], "info": {}, "metrics": {}, "outcome": None,
+              "terminated": False, "truncated": False, "done": False, "reward": None, "metadata": {}}
+    values.update(fields)
+    return AgentGymObservation.model_construct(**values)
+
+
 class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, AgentGymState]):
     """One session's env, as OpenEnv serves it. ``reset(seed, task_id, split)`` starts the task
     the same call starts in process; ``step`` runs one reply or tool call."""
@@ -150,11 +161,8 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         self._env, self._ended, self._started = env, False, True
         self._state = AgentGymState(env_id=self.config.env_id, episode_id=episode_id, step_count=0,
                                     task_id=info["task_id"], split=split or self.config.split, episode_return=0.0)
-        # model_construct: every field is built here from plain JSON values; validating them again
-        # (the whole conversation, each step) would cost more than the step itself
-        return AgentGymObservation.model_construct(text=observation, messages=info["messages"],
-                                                   tool_schemas=env.unwrapped.tool_schemas, info=self._info(info),
-                                                   reward=None, done=False)
+        return observation_of(text=observation, messages=info["messages"], tool_schemas=env.unwrapped.tool_schemas,
+                              info=self._info(info), reward=None, done=False)
 
     def step(self, action: AgentGymAction, timeout_s: float | None = None, **kwargs: Any) -> AgentGymObservation:
         self._check_open()
@@ -168,10 +176,9 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         self._ended = done
         self._state.step_count += 1
         self._state.episode_return += float(reward)
-        return AgentGymObservation.model_construct(text=observation, messages=info["messages"], info=self._info(info),
-                                                   metrics=jsonable(info.get("metrics", {})),
-                                                   outcome=jsonable(info.get("outcome")), terminated=bool(terminated),
-                                                   truncated=bool(truncated), reward=float(reward), done=done)
+        return observation_of(text=observation, messages=info["messages"], info=self._info(info),
+                              metrics=jsonable(info.get("metrics", {})), outcome=jsonable(info.get("outcome")),
+                              terminated=bool(terminated), truncated=bool(truncated), reward=float(reward), done=done)
 
     @staticmethod
     def _info(info: dict[str, Any]) -> dict[str, Any]:
