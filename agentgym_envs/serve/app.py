@@ -48,7 +48,10 @@ class BodyTooLarge(ServeError):
 
 class SessionServer(HTTPEnvServer):
     """OpenEnv's server with an idle reaper that checks often enough for short timeouts
-    (OpenEnv's own checks every ``max(timeout / 4, 5)`` seconds)."""
+    (OpenEnv's own checks every ``max(timeout / 4, 5)`` seconds). This and the ``/sessions``
+    routes use the server's session table (``_sessions``, ``_create_session``, ``_destroy_session``,
+    ``_session_info``): private attributes of OpenEnv 0.10's ``HTTPEnvServer``, which the
+    ``serve`` extra pins; ``tests/serve`` breaks first if a release changes them."""
 
     async def _reap_idle_sessions(self) -> None:
         timeout = self._session_idle_timeout_s

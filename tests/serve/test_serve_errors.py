@@ -171,7 +171,7 @@ def test_an_idle_http_session_is_reclaimed(math_server):
     session_id = open_session(math_server)
     http(math_server, f"/sessions/{session_id}/reset", {"seed": 0})
     assert active_sessions(math_server) >= 1
-    assert wait_until(lambda: active_sessions(math_server) == 0, 5)  # idle timeout 1 s
+    assert wait_until(lambda: active_sessions(math_server) == 0, 6)  # idle timeout 2 s
     status, answer = http(math_server, f"/sessions/{session_id}/step", {"action": {"text": SUBMIT}})
     assert status == 404 and answer["code"] == "UNKNOWN_SESSION"
 
