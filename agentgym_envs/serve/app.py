@@ -96,6 +96,12 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
                            env_name=config.env_id.split("/")[-1], state_cls=AgentGymState)
     server.register_routes(app)
     app.state.openenv_server = server
+
+    async def close_all_sessions() -> None:  # at shutdown: every env closed (Coding's sandboxes stopped)
+        for session_id in list(server._sessions):
+            await server._destroy_session(session_id)
+
+    app.router.on_shutdown.append(close_all_sessions)
     app.state.serve_config = config
 
     @app.middleware("http")

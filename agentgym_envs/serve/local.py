@@ -61,7 +61,13 @@ def wait_until(condition: Any, timeout: float, interval: float = 0.05) -> bool:
 @contextlib.contextmanager
 def thread_server(env: str, **app_kwargs: Any) -> Iterator[str]:
     """The app for ``env`` under uvicorn in a thread; yields its base URL."""
-    app = build_app(env, **app_kwargs)
+    with serve_in_thread(build_app(env, **app_kwargs)) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on 127.0.0.1 and a free port, in a thread, until the block ends."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning",
                                            ws_max_size=MAX_BODY_BYTES))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -211,6 +211,11 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         return await self._on_worker(self.step, action)
 
     @property
+    def closed(self) -> bool:
+        """Whether the session's envs were closed (its session ended)."""
+        return self._closed
+
+    @property
     def state(self) -> AgentGymState:
         return self._state
 

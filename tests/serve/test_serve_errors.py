@@ -11,8 +11,9 @@ from urllib.parse import urlsplit
 import pytest
 from websockets.sync.client import connect
 
+from agentgym_envs.serve.app import build_app
 from agentgym_envs.serve.client import CapacityReached, RemoteEnv, RemoteEnvError, ws_url
-from agentgym_envs.serve.local import active_sessions, http, thread_server, wait_until
+from agentgym_envs.serve.local import active_sessions, http, serve_in_thread, thread_server, wait_until
 
 SUBMIT = '{"name": "submit_answer", "arguments": {"value": 1}}'
 
@@ -191,3 +192,13 @@ def test_a_step_over_the_step_timeout_is_abandoned_with_504():
         assert http(base, f"/sessions/{session_id}", method="DELETE")[0] == 200
         assert active_sessions(base) == 0
         assert_alive(base)
+
+
+def test_shutting_down_closes_the_sessions_left_open():
+    app = build_app("math")
+    with serve_in_thread(app) as base:
+        session_id = open_session(base)
+        http(base, f"/sessions/{session_id}/reset", {"seed": 0})
+        env = app.state.openenv_server._sessions[session_id]
+        assert not env.closed
+    assert env.closed and app.state.openenv_server.active_sessions == 0
