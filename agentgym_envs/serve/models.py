@@ -21,12 +21,27 @@ class ToolCallModel(BaseModel):
 
 class AgentGymAction(Action):
     """One agent turn: exactly one of ``text`` (the model's reply as it wrote it; the env
-    parses the tool call in it) or ``tool_call`` (``{"name": ..., "arguments": {...}}``)."""
+    parses the tool call in it) or ``tool_call`` (``{"name": ..., "arguments": {...}}``). A bare
+    tool call (``{"name", "arguments"}``, or OpenAI's ``{"type": "function", "function": {...}}``)
+    is read as ``tool_call``. The published schema names ``text`` as required, so that clients
+    that wrap a plain reply into an action's one required field (verifiers' OpenEnv taskset)
+    send replies as ``text``; ``tool_call`` alone is accepted all the same."""
+
+    model_config = ConfigDict(json_schema_extra={"required": ["text"]})
 
     text: str | None = Field(default=None, max_length=MAX_ACTION_CHARS,
                              description="the model's reply, parsed by the env (JSON, OpenAI tool_calls, fenced, "
                                          "Hermes <tool_call>, name(arg=value))")
     tool_call: ToolCallModel | None = Field(default=None, description="a structured tool call")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_tool_call(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "text" not in data and "tool_call" not in data:
+            call = data.get("function") if data.get("type") == "function" else data
+            if isinstance(call, dict) and "name" in call and set(call) <= {"name", "arguments"}:
+                return {"tool_call": call, **({"metadata": data["metadata"]} if "metadata" in data else {})}
+        return data
 
     @model_validator(mode="after")
     def _exactly_one(self) -> AgentGymAction:

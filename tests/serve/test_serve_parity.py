@@ -115,3 +115,41 @@ def test_openenvs_own_client_plays_an_episode(math_server):
         assert result.done and result.reward == record["steps"][-1][1]
         assert result.observation.metrics == record["metrics"]
         assert client.state().episode_return == pytest.approx(record["return"])
+
+
+def wrap_reply(reply: str, action_schema: dict) -> dict:
+    """What verifiers' OpenEnv taskset sends for a model reply: a JSON object as the action, any
+    other reply as the value of the action schema's one required field."""
+    try:
+        action = json.loads(reply)
+    except json.JSONDecodeError:
+        action = reply
+    if isinstance(action, dict):
+        return action
+    (field,) = action_schema["required"]
+    return {field: action}
+
+
+def test_openenvs_generic_client_with_replies_wrapped_by_the_schema_gets_the_in_process_return(math_server):
+    from openenv import GenericEnvClient
+
+    from agentgym_envs.serve.local import http
+
+    schema = http(math_server, "/schema")[1]["action"]
+    local = gym.make("AgentGym/Math-v0", action_mode="text")
+    with GenericEnvClient(base_url=math_server).sync() as client:
+        for seed in range(4):
+            local.reset(seed=seed)
+            client.reset(seed=seed)
+            local_return = remote_return = 0.0
+            for turn in range(32):
+                call = json.loads(expert_action(local.unwrapped.episode, "text"))
+                arguments = ", ".join(f"{k}={v!r}" for k, v in call["arguments"].items())
+                reply = f"Calling {call['name']}({arguments})" if turn == 0 else json.dumps(call)  # prose, then JSON
+                _, reward, terminated, truncated, _ = local.step(reply)
+                local_return += reward
+                result = client.step(wrap_reply(reply, schema))
+                remote_return += result.reward
+                if terminated or truncated:
+                    break
+            assert result.done and remote_return == local_return
