@@ -77,7 +77,8 @@ FAMILIES: tuple[Family, ...] = (
          {"problems": ("easy", "medium")}),
     ]),
     _ladder("Coding", "coding", "all 43 problems: easy, medium and hard", 10, [
-        ("easy", "the easy problems (10 train, 4 test)", {"difficulties": ("easy",)}),
+        ("easy-distractors", "the easy problems (10 train, 4 test); 13-15 programs, only the solution passes the examples",
+         {"difficulties": ("easy",), "subtle_candidates": False, "distractors": 12, "max_turns": 20}),
         ("easy-medium", "easy and medium problems (21 train, 9 test)", {"difficulties": ("easy", "medium")}),
     ]),
     _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40, [

@@ -15,6 +15,8 @@ from agentgym_envs import resolve_env_id
 from agentgym_envs.docs import DOCUMENTED, page
 from agentgym_envs.levels import family, level_ids, levels_table, with_level
 from agentgym_envs.policies import evaluate
+from agentgym_envs.scenarios.coding.runner import TestStatus
+from agentgym_envs.scenarios.coding.tasks import display_program
 
 # What a task's split must not share with the other split's tasks, per family.
 SPLIT_VALUES: dict[str, Callable[[Any], set[Any]]] = {
@@ -95,3 +97,20 @@ def test_coding_levels_draw_their_tiers_only():
     for env_id, tiers in (("AgentGym/Coding-L0-v0", {"easy"}), ("AgentGym/Coding-L1-v0", {"easy", "medium"})):
         for split in ("train", "test"):
             assert {p.difficulty for p in gym.make(env_id, split=split).unwrapped.tasks.problems} == tiers
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_coding_level_zero_offers_thirteen_programs_of_which_only_the_solution_passes_the_examples(split):
+    """Every program a task of the split can draw as a distractor (the split's other
+    solutions) fails each easy problem's visible examples; the solution passes them."""
+    env = gym.make("AgentGym/Coding-L0-v0", split=split)
+    scenario, tasks = env.unwrapped.scenario, env.unwrapped.tasks
+    for problem in tasks.problems:
+        task = tasks.get(f"{problem.id}#0")
+        caught = {display_program(c.source) for c in problem.candidates if not c.passes_examples}
+        pool = {display_program(p.solution) for p in tasks.pool if p.id != problem.id}
+        assert len(task.programs) >= 13 and set(task.programs) - {task.solution} <= pool | caught
+        for program in (task.solution, *caught, *pool):
+            outcomes = scenario.judge.run(program, problem.examples, task.examples_digest)
+            assert all(o.status is TestStatus.PASSED for o in outcomes) == (program == task.solution), problem.id
+    env.close()

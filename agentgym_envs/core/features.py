@@ -35,7 +35,8 @@ def hashed_words(text: str, dim: int) -> np.ndarray:
 class FeatureEncoder:
     """Episode -> ``Box(float32, (size,))``, the concatenation of (in this order):
 
-    - ``task``: the task text as a hashed bag of words (``task_dim``);
+    - ``task``: the task's request (:meth:`~.scenario.Scenario.request_text` of the prompt) as a
+      hashed bag of words (``task_dim``);
     - ``calls``: valid calls per tool so far, over ``max_turns`` (``n_tools``);
     - ``used``: per tool and entity row, whether a valid call of that tool named the row
       (``n_tools * max_entities``);
@@ -55,6 +56,7 @@ class FeatureEncoder:
 
     def __init__(self, scenario: Scenario, max_turns: int, task_dim: int = 128, row_dim: int = 16, result_dim: int = 64) -> None:
         self.max_turns, self.task_dim, self.row_dim, self.result_dim = max_turns, task_dim, row_dim, result_dim
+        self.scenario = scenario
         self.n_tools, self.max_entities = len(scenario.tools), scenario.max_entities
         self.kinds = sorted({arg.entity for tool in scenario.tools for arg in tool.args})
         self._kind_index = {kind: i for i, kind in enumerate(self.kinds)}
@@ -79,7 +81,7 @@ class FeatureEncoder:
     def reset(self, episode: Episode) -> np.ndarray:
         """The features of a fresh episode."""
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
-        self._vector[self.slices["task"]] = hashed_words(episode.prompt[: self._chars[0]], self.task_dim)
+        self._vector[self.slices["task"]] = hashed_words(self.scenario.request_text(episode.prompt), self.task_dim)
         self._rows = 0
         self._write_rows(episode)
         return self._vector.copy()

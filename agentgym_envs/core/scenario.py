@@ -69,6 +69,13 @@ class Scenario(ABC):
     def prompt(self, task: Any) -> str:
         """The opening text the agent reads (the ticket, the problem statement)."""
 
+    def request_text(self, prompt: str) -> str:
+        """The part of an opening ``prompt`` that tells one task from another: the features
+        observation hashes it. By default the whole prompt; a scenario whose prompt carries a
+        long text shared by every task (a policy) returns the rest, since a bag of words
+        normalised over that text would leave the request a vanishing weight."""
+        return prompt
+
     @abstractmethod
     def initial_entities(self, task: Any) -> Iterable[tuple[str, Any]]:
         """``(kind, value)`` rows of this task, added after :attr:`static_entities`."""

@@ -71,7 +71,10 @@ class CodingEnv(ToolUseEnv):
     ## Arguments
 
     `partial_credit` (False), `candidates` (True: offer the candidate programs as entities;
-    False for a text agent writing its own code), `limits` (per-test `SandboxLimits`: 1 s
+    False for a text agent writing its own code), `subtle_candidates` (True: offer the wrong
+    candidates that pass every visible example; False: only those the examples catch),
+    `distractors` (0: this many more wrong programs, solutions of other problems of the split,
+    each failing the examples; the entity table grows by as many rows), `limits` (per-test `SandboxLimits`: 1 s
     CPU, 4 s wall, 256 MB, 8 MB per file, 16 tasks, 64 KiB output), `cache_results` (True:
     identical runs are answered from a bounded, process-wide cache), `sandbox` (`"auto"`:
     namespaces, as root or in a user namespace, else an error at the first run; `"strict"`:
@@ -93,14 +96,18 @@ class CodingEnv(ToolUseEnv):
 
     ## Levels
 
-    `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets `difficulties` as below; arguments
-    given explicitly override it. Tools and spaces are those of `-v0` at every level, and each
-    tier's test problems are held out of train as in `-v0`. A random policy submits one of the
-    2-4 candidates, so its success stays near 0.3 at every level.
+    `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets the arguments below; arguments
+    given explicitly override them. Tools are those of `-v0` at every level, and each tier's
+    test problems are held out of train as in `-v0`. L0 offers 13-15 programs of which only the
+    solution passes the visible examples (its other candidates are ones the examples catch,
+    the rest are solutions of other problems): a random pick rarely succeeds, while testing
+    until a program passes and submitting it always does, within its 20 turns. From L1 up the wrong candidates
+    are the written ones (2-4, most passing every example), and a random policy's success is
+    near 0.3.
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
-    | 0 (easy) | `AgentGym/Coding-L0-v0` | the easy problems (10 train, 4 test) | 10 |
+    | 0 (easy-distractors) | `AgentGym/Coding-L0-v0` | the easy problems (10 train, 4 test); 13-15 programs, only the solution passes the examples | 20 |
     | 1 (easy-medium) | `AgentGym/Coding-L1-v0` | easy and medium problems (21 train, 9 test) | 10 |
     | v0 | `AgentGym/Coding-v0` | all 43 problems: easy, medium and hard | 10 |
 
@@ -121,11 +128,15 @@ class CodingEnv(ToolUseEnv):
         cache_results: bool = True,
         sandbox: str = "auto",
         difficulties: Sequence[str] | None = None,
+        subtle_candidates: bool | None = None,
+        distractors: int | None = None,
         level: int | None = None,
         **kwargs: Any,
     ) -> None:
-        kwargs = with_level("coding", level, {**kwargs, **({} if difficulties is None else {"difficulties": difficulties})})
+        given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors}
+        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
         difficulties = kwargs.pop("difficulties", None)
+        subtle_candidates, distractors = kwargs.pop("subtle_candidates", True), kwargs.pop("distractors", 0)
         if kwargs.get("action_mode", "structured") == "structured":
             if kwargs.get("task_file") is not None:
                 raise ValueError(
@@ -137,7 +148,9 @@ class CodingEnv(ToolUseEnv):
                     "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
-        super().__init__(CodingScenario(partial_credit, candidates, limits, cache_results, sandbox, difficulties), **kwargs)
+        scenario = CodingScenario(partial_credit, candidates, limits, cache_results, sandbox, difficulties,
+                                  subtle_candidates, distractors)
+        super().__init__(scenario, **kwargs)
         self.level = level
 
     def close(self) -> None:

@@ -50,6 +50,11 @@ class CodingScenario(Scenario):
             construction; ``"none"`` runs them without isolation, with a warning (see
             :mod:`.sandbox`).
         difficulties: the built-in problems' tiers drawn from (None: all).
+        subtle_candidates: offer the wrong candidates that pass every visible example and
+            fail only hidden tests (False: only those the examples catch).
+        distractors: offer this many more wrong programs, solutions of other problems of the
+            split, which fail the visible examples: a pick at random rarely succeeds, a test
+            tells them apart.
     """
 
     name = "coding"
@@ -76,10 +81,16 @@ class CodingScenario(Scenario):
         cache_results: bool = True,
         sandbox: str = "auto",
         difficulties: Sequence[str] | None = None,
+        subtle_candidates: bool = True,
+        distractors: int = 0,
     ) -> None:
         if difficulties is not None and (not difficulties or set(difficulties) - set(self.difficulties)):
             raise ValueError(f"difficulties must be a non-empty subset of {list(self.difficulties)}, got {difficulties!r}")
+        if distractors < 0:
+            raise ValueError(f"distractors must be >= 0, got {distractors!r}")
         self.tiers = difficulties
+        self.subtle_candidates, self.distractors = subtle_candidates, distractors
+        self.max_entities = MAX_PROGRAMS + distractors
         self.partial_credit = partial_credit
         self.candidates = candidates
         self.sandbox = Sandbox(sandbox)
@@ -90,7 +101,7 @@ class CodingScenario(Scenario):
         self.sandbox.close()
 
     def task_source(self, split: str) -> TaskSource:
-        return BuiltinTasks(split, self.candidates, self.tiers)
+        return BuiltinTasks(split, self.candidates, self.tiers, self.subtle_candidates, self.distractors)
 
     def task_from_dict(self, data: dict[str, Any]) -> CodingTask:
         return task_from_row(data)
@@ -112,6 +123,11 @@ class CodingScenario(Scenario):
         if call.name == "submit":
             return world.solved
         return world.last_test_new
+
+    def progress(self, task: CodingTask, world: CodingWorld, correct_calls: int) -> float:
+        """Half for having tested a program that passes every visible example, all of it for a
+        solved task: the potential of ``RewardConfig(mode="potential")``."""
+        return 1.0 if world.solved else 0.5 * bool(world.passing)
 
     def grade(self, task: CodingTask, world: CodingWorld) -> Outcome:
         if world.submission is None:

@@ -48,30 +48,46 @@ def _digests(problem_id: str) -> tuple[str, str]:
     return digest_tests(problem.examples), digest_tests(problem.hidden)
 
 
-def builtin_task(problem: Problem, shuffle: int, candidates: bool = True) -> CodingTask:
-    """The task of a built-in problem with its solution and wrong candidates in the order
-    that ``shuffle`` gives (or with no candidates)."""
+def builtin_task(problem: Problem, shuffle: int, candidates: bool = True, subtle: bool = True,
+                 distractors: Sequence[str] = ()) -> CodingTask:
+    """The task of a built-in problem with its solution, its wrong candidates (without the
+    ``subtle`` ones that pass every visible example, when False) and ``distractors`` (programs
+    written for other problems) in the order that ``shuffle`` gives (or with no candidates)."""
     solution = display_program(problem.solution or "")
     programs: tuple[str, ...] = ()
     if candidates:
-        canonical = [solution, *(display_program(c.source) for c in problem.candidates)]
+        wrong = [c.source for c in problem.candidates if subtle or not c.passes_examples]
+        canonical = [solution, *(display_program(source) for source in (*wrong, *distractors))]
         order = np.random.default_rng([zlib.crc32(problem.id.encode()), shuffle]).permutation(len(canonical))
         programs = tuple(canonical[i] for i in order)
     return CodingTask(f"{problem.id}#{shuffle}", problem, programs, solution, *_digests(problem.id))
 
 
+def distractor_programs(problem: Problem, pool: Sequence[Problem], shuffle: int, count: int) -> tuple[str, ...]:
+    """``count`` solutions of other problems of ``pool`` (one split's), drawn by ``shuffle``:
+    programs that fail the problem's visible examples, so only a test tells them apart."""
+    others = [p.solution for p in pool if p.id != problem.id and p.solution]
+    if count > len(others):
+        raise ValueError(f"{count} distractors asked for, but the split has {len(others)} other solutions")
+    picks = np.random.default_rng([zlib.crc32(problem.id.encode()), shuffle, 1]).choice(len(others), count, replace=False)
+    return tuple(others[i] for i in sorted(picks))
+
+
 class BuiltinTasks(TaskSource):
     """The built-in problems of one split (of ``difficulties`` only, when given); ``get``
-    accepts any built-in problem's task id."""
+    accepts any built-in problem's task id. ``subtle`` and ``distractors``: see
+    :func:`builtin_task` (the distractors come from the same split's other problems)."""
 
-    def __init__(self, split: str, candidates: bool = True, difficulties: Sequence[str] | None = None) -> None:
+    def __init__(self, split: str, candidates: bool = True, difficulties: Sequence[str] | None = None,
+                 subtle: bool = True, distractors: int = 0) -> None:
         problems = builtin_problems(split)  # raises ValueError for an unknown split
         self.problems = tuple(p for p in problems if difficulties is None or p.difficulty in difficulties)
-        self.candidates = candidates
+        self.pool = problems
+        self.candidates, self.subtle, self.distractors = candidates, subtle, distractors
 
     def sample(self, rng: Any) -> CodingTask:
         problem = self.problems[int(rng.integers(len(self.problems)))]
-        return builtin_task(problem, int(rng.integers(SHUFFLES)), self.candidates)
+        return self._task(problem, int(rng.integers(SHUFFLES)))
 
     def get(self, task_id: str) -> CodingTask:
         problem_id, _, shuffle = str(task_id).partition("#")
@@ -82,7 +98,11 @@ class BuiltinTasks(TaskSource):
             raise ValueError(f"unknown task_id {task_id!r}: built-in task ids look like '<problem-id>#<shuffle>', e.g. {some}") from None
         if shuffle and not (shuffle.isdigit() and int(shuffle) < SHUFFLES):
             raise ValueError(f"task_id {task_id!r}: the shuffle after '#' must be an integer in [0, {SHUFFLES})")
-        return builtin_task(problem, int(shuffle or 0), self.candidates)
+        return self._task(problem, int(shuffle or 0))
+
+    def _task(self, problem: Problem, shuffle: int) -> CodingTask:
+        distractors = distractor_programs(problem, self.pool, shuffle, self.distractors) if self.distractors else ()
+        return builtin_task(problem, shuffle, self.candidates, self.subtle, distractors)
 
 
 def task_from_row(row: dict[str, Any]) -> CodingTask:

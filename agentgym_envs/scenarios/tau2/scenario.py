@@ -27,6 +27,7 @@ from .upstream.tasks import Tau2Task, parse_tasks
 from .user import AGENT_MESSAGES, ASK_IDENTITY, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
 
 SOURCES = ("generated", "real")
+POLICY_HEADING = "\n\nPOLICY\n"  # between the ticket and the domain policy in every prompt
 USERS = ("rule", "llm")
 _ADDRESS_WRITES = ("modify_pending_order_address", "modify_user_address")
 _ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
@@ -213,7 +214,11 @@ class Tau2Scenario(Scenario):
             if opening is None:
                 opening = opening_message(task.id, _instruction(task, "reason_for_call"))
             ticket = f"CUSTOMER: {opening}"
-        return f"{ticket}\n\nPOLICY\n{self.policy}"
+        return f"{ticket}{POLICY_HEADING}{self.policy}"
+
+    def request_text(self, prompt: str) -> str:
+        """The ticket, without the domain policy every task shares."""
+        return prompt.split(POLICY_HEADING, 1)[0]
 
     def initial_entities(self, task: Tau2Task) -> Iterable[tuple[str, Any]]:
         yield from (("message", m) for m in AGENT_MESSAGES)

@@ -10,7 +10,7 @@ from agentgym_envs.core import ToolCall
 
 from ..episode_tools import episode_tools, wrap_domain_tool
 from ..expert import device_request_message
-from ..scenario import Tau2Scenario
+from ..scenario import POLICY_HEADING, Tau2Scenario
 from ..upstream.domain import TELECOM
 from ..upstream.tasks import Tau2Task
 from ..upstream.telecom.user_models import NETWORK_MODES
@@ -89,6 +89,6 @@ class Tau2TelecomScenario(Tau2Scenario):
 
     def prompt(self, task: Tau2Task) -> str:
         if self.solo and task.raw.get("ticket"):
-            return f"TICKET (act on the customer's behalf, with the phone's tools as well):\n{task.raw['ticket']}\n\nPOLICY\n{self.policy}"
+            return f"TICKET (act on the customer's behalf, with the phone's tools as well):\n{task.raw['ticket']}{POLICY_HEADING}{self.policy}"
         return super().prompt(task)
 
