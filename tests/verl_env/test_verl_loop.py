@@ -246,7 +246,8 @@ def instantiate_loop(worker: Any) -> Any:
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap, _agent_loop_registry
 
     return hydra.utils.instantiate(config=_agent_loop_registry["agentgym"],
-                                   trainer_config=DictConfigWrap(worker.config), server_manager=worker.llm_client, tokenizer=worker.tokenizer,
+                                   trainer_config=DictConfigWrap(worker.config), server_manager=worker.llm_client,
+                                   tokenizer=worker.tokenizer,
                                    processor=worker.processor, hf_model_type=worker.hf_model_type,
                                    dataset_cls=worker.dataset_cls, data_config=DictConfigWrap(worker.config.data),
                                    tools=ToolListWrap(worker.tools))
