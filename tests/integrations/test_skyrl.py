@@ -241,3 +241,34 @@ def test_skyrl_generator_with_the_micro_model(micro_model) -> None:
         assert 1 <= len(generated) <= 3
         check_masks(output, index, generated, tokenizer)
         assert sum(output["loss_masks"][index]) == sum(len(turn) for turn in generated)
+
+
+def test_documented_skyrl_command_names_keys_of_skyrl_config() -> None:
+    """Every override of docs/skyrl.md's training command (but ``+`` additions) is a key of
+    skyrl-train's ``ppo_base_config.yaml``."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    spec = importlib.util.find_spec("skyrl_train")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("skyrl-train is not installed (make setup installs it, --no-deps)")
+    config = OmegaConf.load(Path(spec.submodule_search_locations[0]) / "config" / "ppo_base_config.yaml")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "skyrl.md").read_text(encoding="utf-8")
+    command = next(block for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) if "skyrl_main" in block)
+    keys = [line.strip().split("=", 1)[0] for line in command.splitlines()[1:] if "=" in line]
+    assert "environment.env_class" in keys and "generator.max_turns" in keys
+    missing = [key for key in keys if not key.startswith("+") and key not in _paths(OmegaConf.to_container(config))]
+    assert not missing
+
+
+def _paths(tree: Any, prefix: str = "") -> set[str]:
+    paths: set[str] = set()
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            path = f"{prefix}{key}"
+            paths.add(path)
+            paths |= _paths(value, path + ".")
+    return paths

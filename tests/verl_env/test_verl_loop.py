@@ -251,3 +251,22 @@ def instantiate_loop(worker: Any) -> Any:
                                    processor=worker.processor, hf_model_type=worker.hf_model_type,
                                    dataset_cls=worker.dataset_cls, data_config=DictConfigWrap(worker.config.data),
                                    tools=ToolListWrap(worker.tools))
+
+
+def test_documented_training_command_composes(micro_model: str) -> None:
+    """Every override of docs/verl.md's training command is a key of verl's ``ppo_trainer`` config."""
+    import re
+
+    import verl
+    from hydra import compose, initialize_config_dir
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "verl.md").read_text(encoding="utf-8")
+    command = next(block for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL) if "main_ppo" in block)
+    overrides = [line.strip().rstrip("\\").strip() for line in command.splitlines()[1:] if "=" in line]
+    overrides = [o.replace("'", "") for o in overrides if not o.startswith("actor_rollout_ref.model.path=")]
+    assert any(o.startswith("actor_rollout_ref.rollout.agent.agent_loop_config_path=") for o in overrides)
+    overrides.append(f"actor_rollout_ref.model.path={micro_model}")
+    with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
+        config = compose(config_name="ppo_trainer", overrides=overrides)
+    assert config.actor_rollout_ref.rollout.agent.agent_loop_config_path.endswith("verl_agent_loop.yaml")
+    assert config.algorithm.adv_estimator == "grpo"
