@@ -36,14 +36,14 @@ def micro_model() -> str:
     return path
 
 
-def verl_config(model: str, **rollout: Any) -> Any:
+def verl_config(model: str, response_length: int = RESPONSE_LENGTH, **rollout: Any) -> Any:
     """verl's own trainer config (``ppo_trainer.yaml``, composed by Hydra) for the micro model."""
     import verl
     from hydra import compose, initialize_config_dir
 
     overrides = [f"actor_rollout_ref.model.path={model}", "actor_rollout_ref.rollout.name=vllm",
                  f"actor_rollout_ref.rollout.prompt_length={PROMPT_LENGTH}",
-                 f"actor_rollout_ref.rollout.response_length={RESPONSE_LENGTH}",
+                 f"actor_rollout_ref.rollout.response_length={response_length}",
                  "actor_rollout_ref.rollout.calculate_log_probs=true",
                  f"actor_rollout_ref.rollout.agent.agent_loop_config_path={LOOP_YAML}",
                  f"data.max_prompt_length={PROMPT_LENGTH}", "data.return_raw_chat=true"]
@@ -131,8 +131,9 @@ def rendered_replies(tokenizer: Any, before: list[dict[str, Any]], replies: list
     return full[len(prefix):]
 
 
-def unpadded(output: Any, index: int) -> tuple[list[int], list[int], list[float]]:
-    attention = output.batch["attention_mask"][index, -RESPONSE_LENGTH:]
+def unpadded(output: Any, index: int,
+             response_length: int = RESPONSE_LENGTH) -> tuple[list[int], list[int], list[float]]:
+    attention = output.batch["attention_mask"][index, -response_length:]
     length = int(attention.sum())
     return (output.batch["responses"][index, :length].tolist(), output.batch["response_mask"][index, :length].tolist(),
             output.batch["rollout_log_probs"][index, :length].tolist())
@@ -183,6 +184,33 @@ def test_expert_through_verl_agent_loop_worker(name: str, micro_model: str, tmp_
             before = messages + [{"role": "assistant", "content": action}]
             assert tokenizer.decode(span) == rendered_replies(tokenizer, before, replies, tools)
             messages = before + replies
+
+
+@pytest.mark.parametrize(("limit", "response_length"), [("turns", RESPONSE_LENGTH), ("length", 48)])
+def test_loop_stops_at_turn_limit_and_response_length(limit: str, response_length: int, micro_model: str,
+                                                      tmp_path: Path) -> None:
+    """An episode cut short (``max_assistant_turns``, or ``response_length`` reached) keeps the
+    rewards of the turns played, says it did not finish, and never exceeds the response length."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+
+    rollout = {"multi_turn.max_assistant_turns": 1} if limit == "turns" else {}
+    config = verl_config(micro_model, response_length=response_length, **rollout)
+    references = [play_in_process("customer_support", seed) for seed in range(2)]
+    probe = AgentLoopWorker(config, llm_client=None)
+    worker = AgentLoopWorker(config, llm_client=ScriptedServer(probe.tokenizer, references))
+    output = asyncio.run(worker.generate_sequences(batch_of(verl_rows("customer_support", 2), config,
+                                                            worker.tokenizer, tmp_path)))
+    for index, reference in enumerate(references):
+        played = output.non_tensor_batch["agentgym"][index]
+        scores = list(output.non_tensor_batch["turn_scores"][index])
+        assert not played["ended"] and output.non_tensor_batch["finished"][index] == 0.0
+        assert output.non_tensor_batch["success"][index] == 0.0
+        assert scores == pytest.approx(reference["rewards"][:len(scores)]) and len(scores) < len(reference["rewards"])
+        if limit == "turns":
+            assert len(scores) == 1
+        assert output.batch["rm_scores"][index].sum().item() == pytest.approx(sum(scores), abs=1e-5)
+        response, mask, _ = unpadded(output, index, response_length)
+        assert len(response) <= response_length and mask[0] == 1
 
 
 def turns_of(reference: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
