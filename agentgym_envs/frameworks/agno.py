@@ -89,11 +89,14 @@ def trace_model_calls(agent: Any, session: EnvSession, output: Any, returned_ns:
     ``returned_ns``) to :meth:`EnvSession.model_call`, from what Agno keeps of them: each
     assistant message's token usage and duration. A call ends where the first tool it asked for
     started (the tool executions' clock), or, for the run's last answer, when the run returned."""
+    from agno.models.openai.chat import OpenAIChat  # OpenAILike too, whatever its provider's name
+
     model = agent.model
     tools_started = {tool.tool_call_id: tool.metrics.start_time for tool in output.tools or []
                      if tool.metrics is not None and tool.metrics.start_time is not None}
     options = {key: getattr(model, key, None) for key in ("temperature", "max_tokens", "top_p")}
     base_url = str(getattr(model, "base_url", None) or "")
+    provider = "openai" if isinstance(model, OpenAIChat) else str(getattr(model, "provider", "") or "").lower() or None
     for reply in output.messages or []:
         if reply.role != "assistant" or reply.from_history:
             continue
@@ -102,4 +105,4 @@ def trace_model_calls(agent: Any, session: EnvSession, output: Any, returned_ns:
         metrics = reply.metrics
         start_ns = end_ns - int((metrics.duration or 0.0) * 1e9)
         session.model_call(getattr(model, "id", None), start_ns, end_ns=end_ns, base_url=base_url, options=options,
-                           input_tokens=metrics.input_tokens, output_tokens=metrics.output_tokens)
+                           provider=provider, input_tokens=metrics.input_tokens, output_tokens=metrics.output_tokens)

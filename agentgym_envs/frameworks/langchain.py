@@ -104,13 +104,14 @@ def model_calls(session: EnvSession) -> Any:
             info = {**(getattr(message, "response_metadata", None) or {}), **(getattr(generation, "generation_info",
                                                                                        None) or {})}
             session.model_call(metadata.get("ls_model_name"), start, options=_options(metadata),
-                               input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
-                               finish_reason=info.get("finish_reason"))
+                               provider=metadata.get("ls_provider"), input_tokens=usage.get("input_tokens"),
+                               output_tokens=usage.get("output_tokens"), finish_reason=info.get("finish_reason"))
 
         def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
             if run_id in self.started:
                 start, metadata = self.started.pop(run_id)
-                session.model_call(metadata.get("ls_model_name"), start, options=_options(metadata), error=error)
+                session.model_call(metadata.get("ls_model_name"), start, options=_options(metadata),
+                                   provider=metadata.get("ls_provider"), error=error)
 
     return ModelCalls()
 

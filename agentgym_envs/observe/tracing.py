@@ -513,19 +513,19 @@ def record_generations(parents: Sequence[Any], model: str, start_ns: int, end_ns
 def record_chat(parent: Any, model: str | None, start_ns: int, end_ns: int | None = None, *,
                 base_url: str | None = None, options: Mapping[str, Any] | None = None,
                 input_tokens: int | None = None, output_tokens: int | None = None, finish_reason: str | None = None,
-                error: BaseException | str | None = None, provider: str = "openai") -> None:
+                error: BaseException | str | None = None, provider: str | None = None) -> None:
     """One ``chat`` span, after the fact, for a model call an agent framework made (its own hook
     reports the call): the attributes of :func:`chat_span`, the usage of :func:`record_usage`
     where the framework gives it, and ``error`` (the call failed) as its status. ``parent``: an
     OpenTelemetry context (an episode's, :func:`episode_context`; None: the current one);
-    times in ns since the epoch (``end_ns`` None: now)."""
+    times in ns since the epoch (``end_ns`` None: now); ``provider`` None: ``openai``."""
     if _tracer is None:
         return
     server = urlsplit(base_url or "")
     options = options or {}
-    attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.request.model": model,
-                  "server.address": server.hostname, "server.port": server.port, "openinference.span.kind": "LLM",
-                  "llm.model_name": model}
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider or "openai",
+                  "gen_ai.request.model": model, "server.address": server.hostname, "server.port": server.port,
+                  "openinference.span.kind": "LLM", "llm.model_name": model}
     attributes.update({f"gen_ai.request.{key}": options[key] for key in ("temperature", "max_tokens", "top_p")
                        if options.get(key) is not None})
     span = _tracer.start_span(f"chat {model}", context=parent, kind=_otel.CLIENT, start_time=start_ns,

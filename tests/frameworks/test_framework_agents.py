@@ -18,6 +18,7 @@ import pytest
 from agentgym_envs.cli import main
 from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
 from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
+from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunStore
 from agentgym_envs.policies import ModelSpec
 from agentgym_envs.policies.evaluation import ShardEvaluation
@@ -160,13 +161,29 @@ def test_each_model_call_of_a_framework_agent_is_a_chat_span_under_its_episode(f
     for span in chats:
         attributes = span["attributes"]
         assert span["parent_id"] == episode["span_id"] and span["name"] == f"chat {calling_model}"
-        assert attributes["gen_ai.operation.name"] == "chat" and attributes["openinference.span.kind"] == "LLM"
+        assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "openai"
         assert attributes["gen_ai.request.model"] == attributes["llm.model_name"] == str(calling_model)
         assert attributes["gen_ai.request.max_tokens"] == 64 and attributes["gen_ai.request.temperature"] == 0
         assert attributes["gen_ai.usage.input_tokens"] > 0 and attributes["gen_ai.usage.output_tokens"] > 0
         assert attributes["llm.token_count.total"] == (attributes["gen_ai.usage.input_tokens"]
                                                        + attributes["gen_ai.usage.output_tokens"])
         assert span["status_code"] != "ERROR"
+
+
+@pytest.mark.parametrize("framework", ["langchain", "strands"])
+def test_a_model_call_that_fails_is_an_error_chat_span_under_its_episode(framework, phoenix, free_port):
+    """LangChain's and Strands' hooks report a failed call too (the SDK's and Agno's only the answered ones)."""
+    needs(framework)
+    endpoint = Endpoint("m", f"http://127.0.0.1:{free_port}/v1", max_retries=0, timeout=5)
+    with tracing.session(f"{phoenix.url}/v1/traces"), tracing.run_span("eval", {}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        episode = run_agent(framework, "math", seed=0, endpoint=endpoint)
+    assert episode.error
+    spans = phoenix.spans(trace_id, 3)
+    [episode_span] = [span for span in spans if span["span_kind"] == "AGENT"]
+    [chat] = [span for span in spans if span["span_kind"] == "LLM"]
+    assert chat["parent_id"] == episode_span["context"]["span_id"] and chat["name"] == "chat m"
+    assert chat["status_code"] == "ERROR" and chat["attributes"]["gen_ai.request.model"] == "m"
 
 
 def test_a_ray_workers_shard_plays_framework_episodes(calling_model, calling_server):
