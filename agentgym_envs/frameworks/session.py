@@ -117,9 +117,10 @@ class EnvSession:
 
     def model_call(self, model: str | None, start_ns: int, **details: Any) -> None:
         """Trace one model call the framework's hook reported (started at ``start_ns``, ns since
-        the epoch, ended now) as a ``chat`` span of this episode: ``details`` are
-        :func:`~agentgym_envs.observe.tracing.record_chat`'s (``base_url``, ``options``, token
-        counts, ``finish_reason``, ``error``). Nothing while tracing is off."""
+        the epoch) as a ``chat`` span of this episode: ``details`` are
+        :func:`~agentgym_envs.observe.tracing.record_chat`'s (``end_ns``, else now; ``base_url``,
+        ``options``, ``provider``, token counts, ``finish_reason``, ``error``). Nothing while
+        tracing is off."""
         if tracing.enabled():
             tracing.record_chat(tracing.episode_context(self.env), model, start_ns, **details)
 

@@ -91,8 +91,8 @@ def trace_model_calls(agent: Any, session: EnvSession) -> None:
         usage = ((response.message.get("metadata") or {}).get("usage") or {}) if response is not None else {}
         provider = type(event.agent.model).__module__.rpartition(".")[2]  # strands.models.openai: openai
         session.model_call(config.get("model_id"), started[0] or time.time_ns(), base_url=base_url, options=params,
-                           provider=provider,
-                           input_tokens=usage.get("inputTokens"), output_tokens=usage.get("outputTokens"),
+                           provider=provider, input_tokens=usage.get("inputTokens"),
+                           output_tokens=usage.get("outputTokens"),
                            finish_reason=None if response is None else str(response.stop_reason),
                            error=event.exception)
 
