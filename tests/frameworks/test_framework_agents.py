@@ -9,6 +9,7 @@ import re
 import threading
 import urllib.error
 import urllib.request
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -137,30 +138,32 @@ def counting_proxy(calling_server):
 @pytest.mark.parametrize("framework", list(FRAMEWORKS))
 def test_each_model_call_of_a_framework_agent_is_a_chat_span_under_its_episode(framework, calling_model, counting_proxy,
                                                                                phoenix, tmp_path):
-    """``agentgym eval --policy FRAMEWORK --otlp-endpoint``: the framework's own hook reports each
-    request its client sent to the server as a ``chat`` span, a child of the episode span."""
+    """``agentgym eval --policy FRAMEWORK --otlp-endpoint``, two episodes at once: the framework's
+    own hook reports each request its client sent to the server as a ``chat`` span, a child of
+    its episode's span, itself a child of the run's."""
     needs(framework)
     base_url, requests = counting_proxy
     store_path = tmp_path / "runs.db"
     assert main(["eval", "math", "--policy", framework, "--model", str(calling_model), "--base-url", base_url,
-                 "--temperature", "0", "--max-tokens", "64", "--episodes", "1", "--split", "train", "--max-turns", "2",
-                 "--output", str(tmp_path / "episodes.jsonl"), "--store", str(store_path),
-                 "--otlp-endpoint", f"{phoenix.url}/v1/traces"]) == 0
+                 "--temperature", "0", "--max-tokens", "64", "--episodes", "1", "--trials", "2", "--concurrency", "2",
+                 "--split", "train", "--max-turns", "2", "--output", str(tmp_path / "episodes.jsonl"),
+                 "--store", str(store_path), "--otlp-endpoint", f"{phoenix.url}/v1/traces"]) == 0
     with RunStore(store_path) as store:
         [run] = store.runs()
-        [episode] = store.episodes(run["id"])
-    assert episode["error"] is None and episode["span_id"] and requests
-    turns = int(episode["metrics"]["turns"])
-    spans = phoenix.spans(run["trace_id"], 2 + turns + len(requests))
-    [episode_span] = [span for span in spans if span["span_kind"] == "AGENT"]
-    assert episode_span["context"]["span_id"] == episode["span_id"] and episode_span["parent_id"] == run["span_id"]
-    tools = [span for span in spans if span["span_kind"] == "TOOL"]
-    assert len(tools) == turns and {span["parent_id"] for span in tools} == {episode["span_id"]}
+        episodes = store.episodes(run["id"])
+    assert len(episodes) == 2 and requests and all(episode["error"] is None for episode in episodes)
+    turns = {episode["span_id"]: int(episode["metrics"]["turns"]) for episode in episodes}
+    spans = phoenix.spans(run["trace_id"], 1 + len(turns) + sum(turns.values()) + len(requests))
+    assert sorted(span["context"]["span_id"] for span in spans if span["span_kind"] == "AGENT") == sorted(turns)
+    assert {span["parent_id"] for span in spans if span["span_kind"] == "AGENT"} == {run["span_id"]}
+    tools = Counter(span["parent_id"] for span in spans if span["span_kind"] == "TOOL")
+    assert tools == turns
     chats = [span for span in spans if span["span_kind"] == "LLM"]
     assert len(chats) == len(requests)  # one span per request the server got
+    assert set(Counter(span["parent_id"] for span in chats)) == set(turns)  # each under its own episode
     for span in chats:
         attributes = span["attributes"]
-        assert span["parent_id"] == episode["span_id"] and span["name"] == f"chat {calling_model}"
+        assert span["name"] == f"chat {calling_model}"
         assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "openai"
         assert attributes["gen_ai.request.model"] == attributes["llm.model_name"] == str(calling_model)
         assert attributes["gen_ai.request.max_tokens"] == 64 and attributes["gen_ai.request.temperature"] == 0
