@@ -14,7 +14,7 @@ RLLIB_VENV ?= .venv-rllib
 PHOENIX_VENV ?= .venv-phoenix
 PHOENIX ?= arize-phoenix==20.26.1
 
-.PHONY: setup run test test-rllib clean
+.PHONY: setup run test test-rllib bench-quick clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,18 @@ run: setup
 
 test: setup
 	$(VENV)/bin/python -m pytest -n 2
+
+# The cheap benchmarks and checking tools, a few minutes on 2 cores: each writes under runs/bench-quick/,
+# so the committed results stay as they are (benchmarks/README.md: every script, its command and cost).
+QUICK ?= runs/bench-quick
+bench-quick: setup
+	mkdir -p $(QUICK)
+	$(VENV)/bin/python benchmarks/coding_verdicts.py --out $(QUICK)/coding_verdicts.json --compare benchmarks/results/coding_verdicts.json
+	$(VENV)/bin/python benchmarks/admissible_actions.py --states 200
+	$(VENV)/bin/python benchmarks/env_throughput.py --envs AgentGym/CustomerSupport-v0 AgentGym/Math-v0 --steps 1000 --rounds 1 --out $(QUICK)
+	$(VENV)/bin/python benchmarks/coding_reference.py --episodes 10 --out $(QUICK)
+	$(VENV)/bin/python benchmarks/support_team_reference.py --episodes 20 --out $(QUICK)/support_team_reference
+	$(VENV)/bin/python benchmarks/tracing_overhead.py --steps 200 --rounds 10 --out $(QUICK)
 
 # RLlib pins an older gymnasium: a second environment with it runs the whole suite, RLlib's tests included.
 test-rllib:

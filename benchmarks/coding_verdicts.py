@@ -35,6 +35,12 @@ def verdicts() -> dict[str, dict[str, list[str]]]:
     return table
 
 
+def render(table: dict[str, dict[str, list[str]]]) -> str:
+    """The table as JSON, one problem a line (a diff then names the problem that changed)."""
+    lines = [f"{json.dumps(problem)}: {json.dumps(table[problem], sort_keys=True)}" for problem in sorted(table)]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def differences(mine: dict, other: dict) -> list[str]:
     found = []
     for problem in sorted(mine.keys() | other.keys()):
@@ -51,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare")
     args = parser.parse_args(argv)
     table = verdicts()
-    Path(args.out).write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    Path(args.out).write_text(render(table))
     runs = sum(len(programs) for programs in table.values())
     tests = sum(len(v) for programs in table.values() for v in programs.values())
     print(f"{len(table)} problems, {runs} programs, {tests} verdicts written to {args.out}")

@@ -203,6 +203,12 @@ def latency_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines if len(lines) > 4 else []
 
 
+def rows_json(command: str, rows: list[dict]) -> str:
+    """``{"command": ..., "rows": [...]}`` as JSON, one row a line."""
+    body = ",\n".join("  " + json.dumps(row) for row in rows)
+    return "{\"command\": " + json.dumps(command) + ",\n \"rows\": [\n" + body + "\n]}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10_000)
@@ -230,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    (out / f"{args.name}.json").write_text(json.dumps({"command": command.strip(), "rows": rows}, indent=2) + "\n")
+    (out / f"{args.name}.json").write_text(rows_json(command.strip(), rows))
     print("\n".join(lines))
     return 0
 

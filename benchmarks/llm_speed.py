@@ -158,7 +158,8 @@ def write(out: Path, row: dict) -> None:
         writer.writerows(rows)
     shown = [f for f in FIELDS if f != "command"]
     lines = ["# LLM tokens per second by device", "",
-             "Rows from `benchmarks/llm_speed.py` (each row's command is in `llm_speed.csv`). `generation` and "
+             "Command: `python benchmarks/llm_speed.py --model M --device D` appends a row (each row's full command is in "
+             "`llm_speed.csv`). `generation` and "
              "`rollout` are the `generate` engine (`transformers`' `generate`), `engine_*` the project's `cached` "
              "engine, measured in the same run, interleaved; `load` is the machine's 1-minute load average before "
              "the run (a shared machine).", "",

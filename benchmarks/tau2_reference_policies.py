@@ -44,6 +44,12 @@ def play(env: gym.Env, policy: str, episodes: list[dict[str, Any]]) -> dict[str,
             "inexpressible": inexpressible}
 
 
+def rows_json(command: str, rows: list[dict]) -> str:
+    """``{"command": ..., "rows": [...]}`` as JSON, one row a line."""
+    body = ",\n".join("  " + json.dumps(row) for row in rows)
+    return "{\"command\": " + json.dumps(command) + ",\n \"rows\": [\n" + body + "\n]}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tau2-data-dir", help="the tau2 data folder (default $TAU2_DATA_DIR)")
@@ -81,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "tau2_reference_policies.md").write_text("\n".join(lines) + "\n")
-    (out / "tau2_reference_policies.json").write_text(json.dumps({"command": command.strip(), "rows": rows}, indent=2) + "\n")
+    (out / "tau2_reference_policies.json").write_text(rows_json(command.strip(), rows))
     print("\n".join(lines))
     return 0
 

@@ -166,7 +166,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def benchmark_script(monkeypatch: pytest.MonkeyPatch):
-    """Import a script of ``benchmarks/`` by name (``benchmark_script("llm_failures")``), listed
+    """Import a script of ``benchmarks/`` by name (``benchmark_script("llm_analysis")``), listed
     in ``sys.modules`` while the test runs (a dataclass looks its module up there)."""
 
     def load(name: str):

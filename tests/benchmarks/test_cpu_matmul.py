@@ -11,9 +11,9 @@ pytest.importorskip("transformers")
 
 @pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs torch built with oneDNN")
 def test_the_table_has_a_timed_row_per_product_and_row_count(tmp_path, monkeypatch, benchmark_script):
-    module = benchmark_script("cpu_matmul")
+    module = benchmark_script("llm_analysis").subcommand("matmul")
     threads = torch.get_num_threads()
-    monkeypatch.setattr(sys, "argv", ["cpu_matmul.py", "--threads", "1", "--seconds", "0.001", "--out", str(tmp_path)])
+    monkeypatch.setattr(sys, "argv", ["llm_analysis.py", "matmul", "--threads", "1", "--seconds", "0.001", "--out", str(tmp_path)])
     try:
         module.main()
     finally:

@@ -11,7 +11,7 @@ pytest.importorskip("transformers")
 
 @pytest.fixture
 def coverage(benchmark_script):
-    return benchmark_script("llm_coverage")
+    return benchmark_script("llm_analysis").subcommand("coverage")
 
 
 def test_pass_at_k_counts_the_tasks_that_one_sampled_episode_solves(coverage):
@@ -30,6 +30,6 @@ def test_the_page_holds_its_command_and_one_table_per_split(coverage, micro_mode
     greedy, sampled = results["AgentGym/Math-v0, test"]
     assert greedy.shape == (2,) and sampled.shape == (2, 3)
     page = out.read_text()
-    assert f"Command: `python benchmarks/llm_coverage.py {' '.join(argv)}`" in page
+    assert f"Command: `python benchmarks/llm_analysis.py coverage {' '.join(argv)}`" in page
     assert page.count("| task family | tasks | greedy | pass@1 | pass@3 |") == 2
     assert page.count("| **all** | 2 |") == 2

@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 
 @pytest.fixture
 def failures(benchmark_script):
-    return benchmark_script("llm_failures")
+    return benchmark_script("llm_analysis").subcommand("failures")
 
 
 class ScriptedAgent:

@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 
 @pytest.fixture
 def gap(benchmark_script):
-    return benchmark_script("llm_phrasing_gap")
+    return benchmark_script("llm_analysis").subcommand("phrasing-gap")
 
 
 def test_crossed_tickets_are_a_task_file_the_env_plays(gap, tmp_path):
@@ -41,5 +41,5 @@ def test_the_page_holds_its_command_and_all_four_crossings(gap, micro_model, tmp
     assert set(success) == {(v, w) for v in ("train", "test") for w in ("train", "test")}
     assert all(values.shape == (2,) for values in success.values())
     page = out.read_text()
-    assert f"Command: `python benchmarks/llm_phrasing_gap.py {' '.join(argv)}`" in page
+    assert f"Command: `python benchmarks/llm_analysis.py phrasing-gap {' '.join(argv)}`" in page
     assert "| **all** |" in page and "train values, test words" in page

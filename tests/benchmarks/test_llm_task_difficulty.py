@@ -12,11 +12,11 @@ pytest.importorskip("transformers")
 
 @pytest.fixture
 def difficulty(benchmark_script):
-    return benchmark_script("llm_task_difficulty")
+    return benchmark_script("llm_analysis").subcommand("task-difficulty")
 
 
 def run(difficulty, monkeypatch, *argv: str) -> None:
-    monkeypatch.setattr(sys, "argv", ["llm_task_difficulty.py", *argv])
+    monkeypatch.setattr(sys, "argv", ["llm_analysis.py", "task-difficulty", *argv])
     difficulty.main()
 
 

@@ -34,8 +34,10 @@ def test_a_sitting_writes_rows_curves_table_and_plot(suite, tmp_path):
     by_algorithm = {r["algorithm"]: r for r in rows}
     assert float(by_algorithm["expert"]["test_success"]) == 1.0
     assert int(by_algorithm["sb3-maskable-ppo"]["env_steps"]) >= 256 and int(by_algorithm["ppo"]["env_steps"]) >= 256
-    curves = read_csv(results / "suite_quick_curves.csv")
+    curves = read_csv(results / "suite_quick_curves" / "customer_support.csv")
     assert {(r["algorithm"], r["split"]) for r in curves} >= {("sb3-maskable-ppo", "test"), ("sb3-maskable-ppo", "train")}
+    assert all(len(r["points"].split()) >= 1 for r in curves)
+    assert suite.read_curves(results / "suite_quick_curves")[0]["env_steps"].isdigit()
     table = (results / "suite_quick.md").read_text(encoding="utf-8")
     assert "Command: `python benchmarks/suite.py --preset quick`" in table
     assert "python benchmarks/suite.py " + " ".join(tiny(tmp_path)) in table

@@ -36,7 +36,7 @@ from .model import DEFAULT_ENVS, SIZES, build_base
 # of the expert episodes; benchmarks/results/llm_model.md; ``--corrections TASKS`` turns it
 # on). micro is sized to seconds (it only has to exist, load and run); tiny to 20 minutes of
 # the 2-core CPU at light load (a job on the other core can make a step 3-6x slower); small to
-# one GPU (what its stages took on an H100: benchmarks/results/llm_grpo.md). Drills at lr 1e-3:
+# one GPU (what its stages took on an H100: the history of benchmarks/results/llm_grpo.md in git). Drills at lr 1e-3:
 # at 3e-3 the tiny network did not learn to copy; tiny's episodes at 8 a step and lr 2e-3: one
 # epoch of 16 a step at 1e-3 left them under-fitted, and twice the updates at 8 a step cost a
 # sixth more time, where a second epoch or the corrections round cost 18-24 minutes more

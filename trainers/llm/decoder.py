@@ -9,8 +9,8 @@ output and down projections added to the residual in the product, ``rms_norm`` i
 rotary embeddings from the model's own rotary module. On a CPU, float32 products go through
 oneDNN with each matrix packed once into its preferred layout (``torch.ops.mkldnn``, as
 ``torch.compile`` does for frozen weights): 2-3x the speed of ``torch.nn.functional.linear``
-(MKL) at every shape of the ``small`` model on the AMD CPU measured (``benchmarks/cpu_matmul.py``,
-``benchmarks/results/cpu_matmul.md``). Its log-probs equal ``transformers``' forward to float
+(MKL) at every shape of the ``small`` model on the AMD CPU measured (``benchmarks/llm_analysis.py matmul``,
+``benchmarks/results/llm_speed.md``). Its log-probs equal ``transformers``' forward to float
 tolerance (``tests/llm/test_decoder.py``).
 
 The fused weights are copies taken when a :class:`LeanDecoder` is made: make one per

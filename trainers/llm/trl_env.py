@@ -31,6 +31,11 @@ and generates again, until a reply calls no tool. This module makes any agentgym
                           environment_factory=environment_class("math"), args=GRPOConfig(...))
 
 ``python -m trainers.llm.trl_grpo`` is the runnable example.
+
+- **Served envs.** With ``base_url=`` (``environment_class("math", base_url="http://127.0.0.1:8765")``,
+  the same for ``task_dataset``), each instance plays in a session of an env served by
+  ``agentgym serve`` (OpenEnv, agentgym_envs/serve) instead of an env in this process; the server
+  decides the env and its arguments, and must allow as many sessions as TRL makes instances.
 """
 
 from __future__ import annotations
@@ -105,9 +110,10 @@ class AgentGymEnvironment:
     env_id: ClassVar[str]
     split: ClassVar[str]
     make_kwargs: ClassVar[dict[str, Any]]
+    base_url: ClassVar[str | None] = None
 
     def __init__(self) -> None:
-        self._env = make_env(self.env_id, self.split, {**self.make_kwargs, "action_mode": "text"})
+        self._env = make_text_env(self.env_id, self.split, self.make_kwargs, self.base_url)
         self._return = 0.0
         self._steps = 0
         self._tool_steps = 0
@@ -119,7 +125,7 @@ class AgentGymEnvironment:
         """Start the task drawn by ``seed`` (a dataset row's columns arrive as keyword
         arguments; ``task_id``, when given, must be the task the seed draws). The prompt is the
         row's own, so nothing is appended to it."""
-        _, info = self._env.reset(seed=int(seed))
+        _, info = self._env.reset(seed=int(seed), **({"split": self.split} if self.base_url else {}))
         if task_id is not None and info["task_id"] != task_id:
             raise RuntimeError(f"seed {seed} drew task {info['task_id']!r}, the dataset row says {task_id!r}: "
                                f"the dataset was built for other env arguments")
@@ -128,7 +134,7 @@ class AgentGymEnvironment:
 
     @property
     def env(self) -> gym.Env:
-        """The agentgym env this instance plays in."""
+        """The agentgym env this instance plays in (a ``RemoteEnv`` session with ``base_url``)."""
         return self._env
 
     @property
@@ -178,32 +184,50 @@ class AgentGymEnvironment:
         return "\n".join(m["content"] if isinstance(m["content"], str) else compact_json(m["content"]) for m in replies)
 
 
-def environment_class(env: str, split: str = "train", **make_kwargs: Any) -> type[AgentGymEnvironment]:
+def make_text_env(env_id: str, split: str, make_kwargs: dict[str, Any], base_url: str | None = None) -> Any:
+    """The env in text mode on ``split``: in this process, or a session of the env served at ``base_url``."""
+    if base_url is not None:
+        from agentgym_envs.serve.client import RemoteEnv
+
+        return RemoteEnv(base_url)
+    return make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
+
+
+def environment_class(env: str, split: str = "train", base_url: str | None = None,
+                      **make_kwargs: Any) -> type[AgentGymEnvironment]:
     """A TRL environment class for an agentgym name or env id (made with ``make_kwargs``,
     e.g. ``reward_config``, ``max_turns``, ``data_dir``) on ``split``: one tool method per
-    entry of the env's ``tool_schemas``. Pass the class as ``environment_factory``."""
+    entry of the env's ``tool_schemas``. Pass the class as ``environment_factory``. With
+    ``base_url``, the instances play the env served there (``make_kwargs`` are the server's)."""
     env_id = canonical_env_id(env)
-    probe = make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
-    try:
-        schemas = list(probe.unwrapped.tool_schemas)
-    finally:
-        probe.close()
+    if base_url is not None:
+        from agentgym_envs.serve.client import tool_schemas
+
+        schemas = tool_schemas(base_url)
+    else:
+        probe = make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
+        try:
+            schemas = list(probe.unwrapped.tool_schemas)
+        finally:
+            probe.close()
     methods = {tool.__name__: tool for tool in map(tool_method, schemas)}
     return type(env_id.split("/")[-1].replace("-", "_"), (AgentGymEnvironment,),
-                {**methods, "env_id": env_id, "split": split, "make_kwargs": dict(make_kwargs),
+                {**methods, "env_id": env_id, "split": split, "make_kwargs": dict(make_kwargs), "base_url": base_url,
                  "__doc__": f"{env_id} ({split} split) for TRL: tools {', '.join(methods)}."})
 
 
-def task_dataset(env: str, tasks: int, seed: int = 0, split: str = "train", **make_kwargs: Any) -> Any:
+def task_dataset(env: str, tasks: int, seed: int = 0, split: str = "train", base_url: str | None = None,
+                 **make_kwargs: Any) -> Any:
     """A ``datasets.Dataset`` of ``tasks`` rows seeded ``seed, seed + 1, ...`` on ``split``:
-    ``prompt`` (the env's opening messages), ``seed`` and ``task_id``."""
+    ``prompt`` (the env's opening messages), ``seed`` and ``task_id`` (with ``base_url``, read
+    from the env served there)."""
     from datasets import Dataset
 
-    made = make_env(canonical_env_id(env), split, {**make_kwargs, "action_mode": "text"})
+    made = make_text_env(canonical_env_id(env), split, make_kwargs, base_url)
     rows = []
     try:
         for task_seed in range(seed, seed + tasks):
-            _, info = made.reset(seed=task_seed)
+            _, info = made.reset(seed=task_seed, **({"split": split} if base_url else {}))
             prompt = [{"role": m["role"], "content": m["content"]} for m in info["messages"]]
             rows.append({"prompt": prompt, "seed": task_seed, "task_id": info["task_id"]})
     finally:

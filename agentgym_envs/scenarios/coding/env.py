@@ -97,7 +97,8 @@ class CodingEnv(ToolUseEnv):
     ## Levels
 
     `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets the arguments below; arguments
-    given explicitly override them. Tools are those of `-v0` at every level, and each tier's
+    given explicitly override them. Tools are those of `-v0` at every level (L0's entity rows,
+    hence its spaces, are more: 18), and each tier's
     test problems are held out of train as in `-v0`. L0 offers 13-15 programs of which only the
     solution passes the visible examples (its other candidates are ones the examples catch,
     the rest are solutions of other problems): a random pick rarely succeeds, while testing

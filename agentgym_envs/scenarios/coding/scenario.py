@@ -124,6 +124,11 @@ class CodingScenario(Scenario):
             return world.solved
         return world.last_test_new
 
+    def progress(self, task: CodingTask, world: CodingWorld, correct_calls: int) -> float:
+        """Half for having tested a program that passes every visible example, all of it for a
+        solved task: the potential of ``RewardConfig(mode="potential")``."""
+        return 1.0 if world.solved else 0.5 * bool(world.passing)
+
     def grade(self, task: CodingTask, world: CodingWorld) -> Outcome:
         if world.submission is None:
             return Outcome(False, 0.0, "no program submitted")

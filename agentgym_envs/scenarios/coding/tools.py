@@ -8,7 +8,7 @@ import re
 
 from agentgym_envs.core import Arg, Tool, ToolError
 
-from .runner import format_outcomes
+from .runner import TestStatus, format_outcomes
 from .sandbox import SandboxError
 from .world import CodingWorld
 
@@ -54,6 +54,8 @@ def run_tests(world: CodingWorld, program: str) -> str:
     world.tested.add(program)
     world.run_tests_calls += 1
     world.verdicts.update(outcome.status for outcome in outcomes)
+    if all(outcome.status is TestStatus.PASSED for outcome in outcomes):
+        world.passing.add(program)
     return _named(world, program, format_outcomes(outcomes, reveal=True))
 
 

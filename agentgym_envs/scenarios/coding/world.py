@@ -16,8 +16,8 @@ class CodingWorld:
 
     ``judge`` runs programs (the scenario's limits and cache); ``labels`` maps each candidate
     program (stripped) to its name in tool results, ``"program [i]"`` for entity row ``i``;
-    ``tested`` holds every program run_tests ran; ``last_test_new`` whether the latest one was
-    new; ``verdicts`` counts the verdicts of every example run; ``submitted`` and
+    ``tested`` holds every program run_tests ran, ``passing`` those that passed every visible
+    example; ``last_test_new`` whether the latest one was new; ``verdicts`` counts the verdicts of every example run; ``submitted`` and
     ``submission`` are the submitted program and its hidden-test outcomes (None until then).
     """
 
@@ -25,6 +25,7 @@ class CodingWorld:
     judge: Judge
     labels: dict[str, str]
     tested: set[str] = field(default_factory=set)
+    passing: set[str] = field(default_factory=set)
     last_test_new: bool = False
     run_tests_calls: int = 0
     verdicts: Counter[TestStatus] = field(default_factory=Counter)

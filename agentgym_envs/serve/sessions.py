@@ -1,0 +1,240 @@
+"""One served session: an agentgym env in text mode behind OpenEnv's ``Environment`` interface.
+
+Each session owns its own env instances (one per split, made on first use) and a single
+worker thread that runs them, so that a slow step never blocks another session and a step that
+overruns ``step_timeout_s`` is answered with an error instead of a hang. Errors are
+:class:`ServeError` subclasses carrying the HTTP status the app answers with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+
+from .models import AgentGymAction, AgentGymObservation, AgentGymState
+
+
+class ServeError(Exception):
+    """An error the server answers with ``status`` and a ``code`` the client can test for."""
+
+    status = 400
+    code = "BAD_REQUEST"
+
+
+class EpisodeNotStarted(ServeError):
+    status, code = 409, "EPISODE_NOT_STARTED"
+
+
+class EpisodeEnded(ServeError):
+    status, code = 409, "EPISODE_ENDED"
+
+
+class SessionBroken(ServeError):
+    status, code = 409, "SESSION_BROKEN"
+
+
+class SessionClosed(ServeError):
+    status, code = 410, "SESSION_CLOSED"
+
+
+class StepTimeout(ServeError):
+    status, code = 504, "STEP_TIMEOUT"
+
+
+class BadReset(ServeError):
+    status, code = 400, "BAD_RESET"
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What every session of one server shares: the env id, ``gym.make`` arguments, the
+    default split and the per-step timeout (seconds; None: no timeout). ``inline``: run resets
+    and steps on the server's event loop instead of the session's worker thread: no thread hop
+    per step (faster for envs whose steps take well under a millisecond, like Math and
+    CustomerSupport), but no step timeout, and a slow step holds up every session."""
+
+    env_id: str
+    make_kwargs: dict[str, Any] = field(default_factory=dict)
+    split: str = "train"
+    step_timeout_s: float | None = 30.0
+    inline: bool = False
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON types (tool calls as ``{"name", "arguments"}``, numpy scalars as
+    numbers, anything else as its string)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "name") and hasattr(value, "arguments"):
+        return {"name": value.name, "arguments": jsonable(value.arguments)}
+    if hasattr(value, "item"):
+        return value.item()
+    return json.loads(json.dumps(value, default=str))
+
+
+def env_action(action: AgentGymAction) -> Any:
+    """The text-mode action an :class:`AgentGymAction` stands for: the reply text as it is, or
+    the structured call as one OpenAI tool call (the env parses both)."""
+    if action.text is not None:
+        return action.text
+    assert action.tool_call is not None
+    return {"type": "function", "function": {"name": action.tool_call.name, "arguments": action.tool_call.arguments}}
+
+
+def observation_of(**fields: Any) -> AgentGymObservation:
+    """An observation built from plain JSON values without validating them again (the whole
+    conversation, every step, would cost more than the step). Every field is given: pydantic's
+    ``model_construct`` inspects a ``default_factory``'s signature for each default it fills in,
+    which costs more than the rest of the step's serving."""
+    values = {"text": "", "messages": [], "tool_schemas": [], "info": {}, "metrics": {}, "outcome": None,
+              "terminated": False, "truncated": False, "done": False, "reward": None, "metadata": {}}
+    values.update(fields)
+    return AgentGymObservation.model_construct(**values)
+
+
+class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, AgentGymState]):
+    """One session's env, as OpenEnv serves it. ``reset(seed, task_id, split)`` starts the task
+    the same call starts in process; ``step`` runs one reply or tool call."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, config: ServeConfig, on_close: Callable[[AgentGymEnvironment], None] | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self._envs: dict[str, gym.Env] = {}
+        self._env: gym.Env | None = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentgym-session")
+        self._state = AgentGymState(env_id=config.env_id)
+        self._ended = True
+        self._started = False
+        self._broken: str | None = None
+        self._closed = False
+        self._on_close = on_close
+        self.make(config.split)  # a bad env id or argument fails the session now, not its first reset
+
+    # ------------------------------------------------------------------ env instances
+    def make(self, split: str) -> gym.Env:
+        if split not in self._envs:
+            try:
+                self._envs[split] = gym.make(self.config.env_id, split=split, action_mode="text",
+                                             **self.config.make_kwargs)
+            except (ValueError, KeyError) as exc:
+                raise BadReset(f"cannot make {self.config.env_id} on split {split!r}: {exc}") from None
+        return self._envs[split]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosed("the session was closed (idle timeout or close); open a new one")
+        if self._broken is not None:
+            raise SessionBroken(self._broken)
+
+    # ------------------------------------------------------------------ sync API (run on the worker)
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,
+              split: str | None = None, **kwargs: Any) -> AgentGymObservation:
+        self._check_open()
+        if kwargs:
+            raise BadReset(f"unknown reset arguments {sorted(kwargs)}: reset takes seed, task_id, split, episode_id")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+            raise BadReset(f"seed must be a non-negative integer, got {seed!r}")
+        if task_id is not None and not isinstance(task_id, str):
+            raise BadReset(f"task_id must be a string, got {task_id!r}")
+        if split is not None and not isinstance(split, str):
+            raise BadReset(f"split must be a string, got {split!r}")
+        env = self.make(split or self.config.split)
+        options = {"task_id": task_id} if task_id is not None else None
+        try:
+            observation, info = env.reset(seed=seed, options=options)
+        except (ValueError, KeyError) as exc:
+            raise BadReset(str(exc.args[0]) if exc.args else str(exc)) from None
+        self._env, self._ended, self._started = env, False, True
+        self._state = AgentGymState(env_id=self.config.env_id, episode_id=episode_id, step_count=0,
+                                    task_id=info["task_id"], split=split or self.config.split, episode_return=0.0)
+        return observation_of(text=observation, messages=info["messages"], tool_schemas=env.unwrapped.tool_schemas,
+                              info=self._info(info), reward=None, done=False)
+
+    def step(self, action: AgentGymAction, timeout_s: float | None = None, **kwargs: Any) -> AgentGymObservation:
+        self._check_open()
+        if not self._started or self._env is None:
+            raise EpisodeNotStarted("no episode has started in this session: reset first (POST /step is stateless "
+                                    "in OpenEnv; keep an episode over /ws or /sessions/{id})")
+        if self._ended:
+            raise EpisodeEnded("the episode has ended: reset to start another")
+        observation, reward, terminated, truncated, info = self._env.step(env_action(action))
+        done = bool(terminated or truncated)
+        self._ended = done
+        self._state.step_count += 1
+        self._state.episode_return += float(reward)
+        return observation_of(text=observation, messages=info["messages"], info=self._info(info),
+                              metrics=jsonable(info.get("metrics", {})), outcome=jsonable(info.get("outcome")),
+                              terminated=bool(terminated), truncated=bool(truncated), reward=float(reward), done=done)
+
+    @staticmethod
+    def _info(info: dict[str, Any]) -> dict[str, Any]:
+        return {key: jsonable(info.get(key)) for key in ("task_id", "turn", "tool_call", "valid", "correct", "error",
+                                                          "parse", "tokens_used")}
+
+    # ------------------------------------------------------------------ async API (what the server awaits)
+    async def _on_worker(self, function: Callable[..., AgentGymObservation], *args: Any,
+                         **kwargs: Any) -> AgentGymObservation:
+        self._check_open()
+        if self.config.inline:
+            return function(*args, **kwargs)
+        future = asyncio.get_running_loop().run_in_executor(self._worker, lambda: function(*args, **kwargs))
+        timeout = self.config.step_timeout_s
+        if timeout is None:
+            return await future
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._broken = (f"a call overran the step timeout ({timeout:g} s); the session's env is in an unknown "
+                            f"state: close this session and open another")
+            raise StepTimeout(f"the step took longer than {timeout:g} s and was abandoned") from None
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          **kwargs: Any) -> AgentGymObservation:
+        return await self._on_worker(self.reset, seed=seed, episode_id=episode_id, **kwargs)
+
+    async def step_async(self, action: AgentGymAction, timeout_s: float | None = None,
+                         **kwargs: Any) -> AgentGymObservation:
+        return await self._on_worker(self.step, action)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session's envs were closed (its session ended)."""
+        return self._closed
+
+    @property
+    def state(self) -> AgentGymState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name=self.config.env_id, version="0",
+                                   description=f"agentgym {self.config.env_id} in text mode, one env per session")
+
+    def close(self) -> None:
+        """Close the envs on the worker without waiting (a step that overran may still hold it)."""
+        if self._closed:
+            return
+        self._closed = True
+        envs = list(self._envs.values())
+
+        def close_all() -> None:
+            for env in envs:
+                env.close()
+
+        self._worker.submit(close_all)
+        self._worker.shutdown(wait=False)
+        if self._on_close is not None:
+            self._on_close(self)
