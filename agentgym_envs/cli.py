@@ -348,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", nargs="+", default=["expert", "random"], type=policy_name, metavar="POLICY",
                    help=f"reference policies ({', '.join(POLICIES)}), or one language model: openai (an OpenAI-compatible "
                    "endpoint), hf (a local model), an agent framework's built-in agent on the endpoint (langchain, "
-                   "openai-agents, strands), or module:factory (a factory building a framework agent; docs/agents.md)")
+                   "openai-agents, strands, agno), or module:factory (a factory building a framework agent; docs/agents.md)")
     p.add_argument("--episodes", type=int, default=100, help="tasks, seeded --seed, --seed+1, ...")
     p.add_argument("--split", default="test")
     p.add_argument("--seed", type=int, default=0)

@@ -1,11 +1,11 @@
 """Agents written in agent frameworks, played on every agentgym environment.
 
 The env's tools become the framework's own tools (LangChain ``StructuredTool``s, OpenAI
-Agents SDK function tools, Strands tools); calling one steps the env in text mode and returns
+Agents SDK function tools, Strands tools, Agno functions); calling one steps the env in text mode and returns
 its result text, and the tool call that ends the episode stops the framework's loop.
 :func:`run_agent` plays an episode with an agent factory; ``agentgym eval ENV --policy
-langchain|openai-agents|strands|module:factory`` evaluates one. Each framework is an optional
-extra (``agentgym[langchain]``, ``[openai-agents]``, ``[strands]``), imported when used.
+langchain|openai-agents|strands|agno|module:factory`` evaluates one. Each framework is an optional
+extra (``agentgym[langchain]``, ``[openai-agents]``, ``[strands]``, ``[agno]``), imported when used.
 """
 
 from .runner import FRAMEWORKS, AgentFactory, FrameworkPolicy, resolve_factory, run_agent

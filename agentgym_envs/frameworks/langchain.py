@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from .runner import converse
@@ -57,9 +58,10 @@ def owns(agent: Any) -> bool:
 
 def play(agent: Any, session: EnvSession, turns: int) -> None:
     """Invoke ``agent`` on the task (and on the env's replies, see :func:`~.runner.converse`);
-    ``turns`` bounds the graph's steps (two per tool call)."""
+    ``turns`` bounds the graph's steps (two per tool call). Each call of its chat model is a
+    ``chat`` span of the episode (a LangChain callback, :func:`model_calls`)."""
     messages: list[Any] = []
-    config = {"recursion_limit": 2 * turns + 5}
+    config = {"recursion_limit": 2 * turns + 5, "callbacks": [model_calls(session)]}
 
     def ask(text: str) -> str:
         messages.append({"role": "user", "content": text})
@@ -78,3 +80,42 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(block.get("text", "") if isinstance(block, dict) else str(block) for block in content)
+
+
+def model_calls(session: EnvSession) -> Any:
+    """A LangChain callback handler that reports each chat model call (model, settings, token
+    usage, finish reason, or the error) to :meth:`EnvSession.model_call`."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class ModelCalls(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.started: dict[Any, tuple[int, dict[str, Any]]] = {}
+
+        def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any, **kwargs: Any) -> None:
+            self.started[run_id] = (time.time_ns(), kwargs.get("metadata") or {})
+
+        def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
+            if run_id not in self.started:
+                return
+            start, metadata = self.started.pop(run_id)
+            generation = response.generations[0][0] if response.generations and response.generations[0] else None
+            message = getattr(generation, "message", None)
+            usage = getattr(message, "usage_metadata", None) or {}
+            info = {**(getattr(message, "response_metadata", None) or {}), **(getattr(generation, "generation_info",
+                                                                                       None) or {})}
+            session.model_call(metadata.get("ls_model_name"), start, options=_options(metadata),
+                               provider=metadata.get("ls_provider"), input_tokens=usage.get("input_tokens"),
+                               output_tokens=usage.get("output_tokens"), finish_reason=info.get("finish_reason"))
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            if run_id in self.started:
+                start, metadata = self.started.pop(run_id)
+                session.model_call(metadata.get("ls_model_name"), start, options=_options(metadata),
+                                   provider=metadata.get("ls_provider"), error=error)
+
+    return ModelCalls()
+
+
+def _options(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The request settings LangChain's ``ls_*`` metadata names."""
+    return {"temperature": metadata.get("ls_temperature"), "max_tokens": metadata.get("ls_max_tokens")}

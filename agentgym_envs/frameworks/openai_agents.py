@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 from .runner import converse
@@ -64,7 +65,8 @@ def owns(agent: Any) -> bool:
 def play(agent: Any, session: EnvSession, turns: int) -> None:
     """Run ``agent`` with ``Runner`` on the task (and on the env's replies, see
     :func:`~.runner.converse`). The run stops at the tool call that ends the episode (the
-    agent's ``tool_use_behavior`` is replaced for it); ``turns`` bounds its model calls."""
+    agent's ``tool_use_behavior`` is replaced for it); ``turns`` bounds its model calls. Each
+    model call is a ``chat`` span of the episode (the SDK's run hooks, :func:`model_calls`)."""
     from agents import RunConfig, Runner, ToolsToFinalOutputResult
 
     def stop_when_ended(context: Any, results: list[Any]) -> ToolsToFinalOutputResult:
@@ -74,11 +76,38 @@ def play(agent: Any, session: EnvSession, turns: int) -> None:
     playing = agent.clone(tool_use_behavior=stop_when_ended)
     history: list[Any] = []
     run_config = RunConfig(tracing_disabled=True)
+    hooks = model_calls(session)
 
     def ask(text: str) -> str:
         history.append({"role": "user", "content": text})
-        result = Runner.run_sync(playing, list(history), max_turns=turns + 1, run_config=run_config)
+        result = Runner.run_sync(playing, list(history), max_turns=turns + 1, run_config=run_config,
+                                 hooks=hooks)
         history[:] = result.to_input_list()
         return "" if session.ended else str(result.final_output or "")
 
     converse(ask, session)
+
+
+def model_calls(session: EnvSession) -> Any:
+    """The SDK's ``RunHooks`` that report each model call of a run (model, settings, endpoint,
+    token usage) to :meth:`EnvSession.model_call`."""
+    from agents import RunHooks
+
+    class ModelCalls(RunHooks):
+        def __init__(self) -> None:
+            self.started = 0
+
+        async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+            self.started = time.time_ns()
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            model = agent.model if isinstance(agent.model, str) else getattr(agent.model, "model", None)
+            client = getattr(agent.model, "_client", None)  # OpenAIChatCompletionsModel's / OpenAIResponsesModel's
+            settings = agent.model_settings
+            usage = response.usage
+            session.model_call(model, self.started or time.time_ns(), base_url=str(getattr(client, "base_url", "")),
+                               options={"temperature": settings.temperature, "max_tokens": settings.max_tokens,
+                                        "top_p": settings.top_p},
+                               input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+
+    return ModelCalls()

@@ -1,5 +1,5 @@
 """Playing an episode with an agent built in an agent framework, and evaluating such agents
-like any policy (``agentgym eval ENV --policy langchain|openai-agents|strands|module:factory``).
+like any policy (``agentgym eval ENV --policy langchain|openai-agents|strands|agno|module:factory``).
 
 A *factory* ``factory(session) -> agent`` builds the framework's agent for one episode from
 an :class:`~.session.EnvSession` (the env's instructions, task, tools and the endpoint);
@@ -24,7 +24,7 @@ from .session import Endpoint, EnvSession, FrameworkEpisode
 AgentFactory = Callable[[EnvSession], Any]
 
 # policy name -> the module of agentgym_envs.frameworks that plays that framework's agents
-FRAMEWORKS = {"langchain": "langchain", "openai-agents": "openai_agents", "strands": "strands"}
+FRAMEWORKS = {"langchain": "langchain", "openai-agents": "openai_agents", "strands": "strands", "agno": "agno"}
 
 
 def framework_module(name: str) -> ModuleType:
@@ -35,7 +35,7 @@ def framework_module(name: str) -> ModuleType:
 
 
 def resolve_factory(spec: str) -> AgentFactory:
-    """A framework's built-in agent (``langchain``, ``openai-agents``, ``strands``) or a
+    """A framework's built-in agent (``langchain``, ``openai-agents``, ``strands``, ``agno``) or a
     ``module:factory`` spec, imported."""
     if spec in FRAMEWORKS:
         module = framework_module(spec)

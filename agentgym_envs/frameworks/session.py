@@ -1,7 +1,7 @@
 """One episode of an agentgym env driven by an agent framework: the env's tools as plain calls
 that step the env in text mode, and what the episode came to.
 
-Each framework module (:mod:`.langchain`, :mod:`.openai_agents`, :mod:`.strands`) wraps
+Each framework module (:mod:`.langchain`, :mod:`.openai_agents`, :mod:`.strands`, :mod:`.agno`) wraps
 :meth:`EnvSession.call_tool` as that framework's tools; :func:`~.runner.run_agent` plays an
 episode with them.
 """
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+
+from agentgym_envs.observe import tracing
 
 ENDED = "The episode has ended: no further tool calls run."
 
@@ -112,6 +114,15 @@ class EnvSession:
         self.total_reward += float(reward)
         answer = [m["content"] for m in self.info["messages"][seen + 1:] if m.get("content")]  # after the agent's turn
         return "\n".join(answer)
+
+    def model_call(self, model: str | None, start_ns: int, **details: Any) -> None:
+        """Trace one model call the framework's hook reported (started at ``start_ns``, ns since
+        the epoch) as a ``chat`` span of this episode: ``details`` are
+        :func:`~agentgym_envs.observe.tracing.record_chat`'s (``end_ns``, else now; ``base_url``,
+        ``options``, ``provider``, token counts, ``finish_reason``, ``error``). Nothing while
+        tracing is off."""
+        if tracing.enabled():
+            tracing.record_chat(tracing.episode_context(self.env), model, start_ns, **details)
 
     def result(self, error: str | None = None) -> FrameworkEpisode:
         """The episode as it stands: an unfinished one (cut by ``error``) has no metrics but

@@ -4,6 +4,7 @@ played on the env. Needs ``pip install "agentgym[strands]"``."""
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from .runner import converse
@@ -60,9 +61,40 @@ def owns(agent: Any) -> bool:
 def play(agent: Any, session: EnvSession, turns: int) -> None:
     """Call ``agent`` on the task (and on the env's replies, see :func:`~.runner.converse`);
     the agent keeps its own conversation between calls. ``turns`` is the env's limit, which
-    ends the episode and so the loop."""
+    ends the episode and so the loop. Each model call is a ``chat`` span of the episode (the
+    agent's model-call hooks, :func:`trace_model_calls`)."""
+    trace_model_calls(agent, session)
+
     def ask(text: str) -> str:
         result = agent(text)
         return "" if session.ended else str(result)
 
     converse(ask, session)
+
+
+def trace_model_calls(agent: Any, session: EnvSession) -> None:
+    """Report each of ``agent``'s model calls (model, settings, endpoint, token usage, stop
+    reason, or the error) to :meth:`EnvSession.model_call`, through Strands' hooks
+    (``BeforeModelCallEvent`` / ``AfterModelCallEvent``)."""
+    from strands.hooks import AfterModelCallEvent, BeforeModelCallEvent
+
+    started = [0]
+
+    def before(event: Any) -> None:
+        started[0] = time.time_ns()
+
+    def after(event: Any) -> None:
+        config = getattr(event.agent.model, "config", None) or {}
+        params = config.get("params") or {}
+        base_url = (getattr(event.agent.model, "client_args", None) or {}).get("base_url")
+        response = event.stop_response
+        usage = ((response.message.get("metadata") or {}).get("usage") or {}) if response is not None else {}
+        provider = type(event.agent.model).__module__.rpartition(".")[2]  # strands.models.openai: openai
+        session.model_call(config.get("model_id"), started[0] or time.time_ns(), base_url=base_url, options=params,
+                           provider=provider, input_tokens=usage.get("inputTokens"),
+                           output_tokens=usage.get("outputTokens"),
+                           finish_reason=None if response is None else str(response.stop_reason),
+                           error=event.exception)
+
+    agent.hooks.add_callback(BeforeModelCallEvent, before)
+    agent.hooks.add_callback(AfterModelCallEvent, after)

@@ -113,7 +113,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
                           CLIENT=trace.SpanKind.CLIENT, SpanContext=trace.SpanContext,
                           NonRecordingSpan=trace.NonRecordingSpan, current_span=trace.get_current_span,
-                          current_context=context.get_current,
+                          current_context=context.get_current, Status=trace.Status, StatusCode=trace.StatusCode,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
     _provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
@@ -508,3 +508,42 @@ def record_generations(parents: Sequence[Any], model: str, start_ns: int, end_ns
                                   kind=_otel.CLIENT, start_time=start_ns, attributes=attributes)
         record_usage(span, input_tokens, output_tokens)
         span.end(end_time=end_ns)
+
+
+def record_chat(parent: Any, model: str | None, start_ns: int, end_ns: int | None = None, *,
+                base_url: str | None = None, options: Mapping[str, Any] | None = None,
+                input_tokens: int | None = None, output_tokens: int | None = None, finish_reason: str | None = None,
+                error: BaseException | str | None = None, provider: str | None = None) -> None:
+    """One ``chat`` span, after the fact, for a model call an agent framework made (its own hook
+    reports the call): the attributes of :func:`chat_span`, the usage of :func:`record_usage`
+    where the framework gives it, and ``error`` (the call failed) as its status. ``parent``: an
+    OpenTelemetry context (an episode's, :func:`episode_context`; None: the current one);
+    times in ns since the epoch (``end_ns`` None: now); ``provider`` None: ``openai``."""
+    if _tracer is None:
+        return
+    server = urlsplit(base_url or "")
+    options = options or {}
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider or "openai",
+                  "gen_ai.request.model": model, "server.address": server.hostname, "server.port": server.port,
+                  "openinference.span.kind": "LLM", "llm.model_name": model}
+    attributes.update({f"gen_ai.request.{key}": options[key] for key in ("temperature", "max_tokens", "top_p")
+                       if options.get(key) is not None})
+    span = _tracer.start_span(f"chat {model}", context=parent, kind=_otel.CLIENT, start_time=start_ns,
+                              attributes=_clean(attributes))
+    if input_tokens is not None and output_tokens is not None:
+        record_usage(span, int(input_tokens), int(output_tokens), finish_reason)
+    elif finish_reason:
+        span.set_attribute("gen_ai.response.finish_reasons", (finish_reason,))
+    if error is not None:
+        span.set_status(_otel.Status(_otel.StatusCode.ERROR, str(error)))
+        if isinstance(error, BaseException):
+            span.record_exception(error)
+    span.end(end_time=end_ns or time.time_ns())
+
+
+def episode_context(env: Any) -> Any:
+    """The OpenTelemetry context of the episode ``env`` is playing (None: tracing is off or the
+    episode is not traced): the parent to give :func:`record_chat`."""
+    if _tracer is None:
+        return None
+    return getattr(episode_trace(env), "context", None)

@@ -8,6 +8,7 @@ are evaluated the same way."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import threading
 from collections import Counter, deque
@@ -295,8 +296,9 @@ def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[
                 if bar is not None:
                     bar.update()
 
+    here = contextvars.copy_context()  # the run's span, current here: each thread's episodes are its children
     with ThreadPoolExecutor(len(envs), thread_name_prefix="episode") as pool:
-        list(pool.map(play_on, envs))
+        list(pool.map(lambda env: here.copy().run(play_on, env), envs))
 
 
 def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, store: ResultsFile, bar: tqdm) -> None:

@@ -1,11 +1,17 @@
-"""Agents built in LangChain, the OpenAI Agents SDK and Strands play agentgym envs in their own
-loops, against a real ``transformers serve`` (``calling_server``: a model that writes tool calls)."""
+"""Agents built in LangChain, the OpenAI Agents SDK, Strands and Agno play agentgym envs in their
+own loops, against a real ``transformers serve`` (``calling_server``: a model that writes tool
+calls), and their model calls are traced under their episodes (read back from a real Phoenix)."""
 
 from __future__ import annotations
 
 import json
 import re
+import threading
+import urllib.error
+import urllib.request
+from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import gymnasium as gym
 import pytest
@@ -13,6 +19,7 @@ import pytest
 from agentgym_envs.cli import main
 from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
 from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
+from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunStore
 from agentgym_envs.policies import ModelSpec
 from agentgym_envs.policies.evaluation import ShardEvaluation
@@ -20,7 +27,7 @@ from agentgym_envs.policies.evaluation import ShardEvaluation
 MATH = "AgentGym/Math-v0"
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
 EXAMPLES = re.findall(r"^```python\n(.*?)^```$", DOCS, re.DOTALL | re.MULTILINE)
-MODULES = {"langchain": "langchain", "openai-agents": "agents", "strands": "strands"}
+MODULES = {"langchain": "langchain", "openai-agents": "agents", "strands": "strands", "agno": "agno"}
 
 
 def needs(framework: str) -> None:
@@ -85,6 +92,101 @@ def test_agentgym_eval_runs_a_module_factory_and_records_its_episodes(calling_mo
         [episode] = store.episodes(run["id"])
     assert episode["split"] == "train" and episode["error"] is None
     assert any(message.get("tool_calls") for message in episode["messages"])  # the framework's call, as the env saw it
+
+
+@pytest.fixture
+def counting_proxy(calling_server):
+    """A proxy in front of ``calling_server`` that counts the chat-completions requests it
+    forwards, whatever client sends them; its ``/v1`` URL and the requests' paths."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    target = urlsplit(calling_server)
+    seen: list[str] = []
+
+    class Forward(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.endswith("/chat/completions"):
+                seen.append(self.path)
+            request = urllib.request.Request(f"{target.scheme}://{target.netloc}{self.path}", data=body, method="POST",
+                                             headers={"Content-Type": self.headers.get("Content-Type") or "text/plain"})
+            try:
+                with urllib.request.urlopen(request, timeout=300) as response:
+                    status, kind, data = response.status, response.headers.get("Content-Type"), response.read()
+            except urllib.error.HTTPError as error:
+                status, kind, data = error.code, error.headers.get("Content-Type"), error.read()
+            self.send_response(status)
+            self.send_header("Content-Type", kind or "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{proxy.server_port}{target.path}", seen
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
+def test_each_model_call_of_a_framework_agent_is_a_chat_span_under_its_episode(framework, calling_model, counting_proxy,
+                                                                               phoenix, tmp_path):
+    """``agentgym eval --policy FRAMEWORK --otlp-endpoint``, two episodes at once: the framework's
+    own hook reports each request its client sent to the server as a ``chat`` span, a child of
+    its episode's span, itself a child of the run's."""
+    needs(framework)
+    base_url, requests = counting_proxy
+    store_path = tmp_path / "runs.db"
+    assert main(["eval", "math", "--policy", framework, "--model", str(calling_model), "--base-url", base_url,
+                 "--temperature", "0", "--max-tokens", "64", "--episodes", "1", "--trials", "2", "--concurrency", "2",
+                 "--split", "train", "--max-turns", "2", "--output", str(tmp_path / "episodes.jsonl"),
+                 "--store", str(store_path), "--otlp-endpoint", f"{phoenix.url}/v1/traces"]) == 0
+    with RunStore(store_path) as store:
+        [run] = store.runs()
+        episodes = store.episodes(run["id"])
+    assert len(episodes) == 2 and requests and all(episode["error"] is None for episode in episodes)
+    turns = {episode["span_id"]: int(episode["metrics"]["turns"]) for episode in episodes}
+    spans = phoenix.spans(run["trace_id"], 1 + len(turns) + sum(turns.values()) + len(requests))
+    assert sorted(span["context"]["span_id"] for span in spans if span["span_kind"] == "AGENT") == sorted(turns)
+    assert {span["parent_id"] for span in spans if span["span_kind"] == "AGENT"} == {run["span_id"]}
+    tools = Counter(span["parent_id"] for span in spans if span["span_kind"] == "TOOL")
+    assert tools == turns
+    chats = [span for span in spans if span["span_kind"] == "LLM"]
+    assert len(chats) == len(requests)  # one span per request the server got
+    assert set(Counter(span["parent_id"] for span in chats)) == set(turns)  # each under its own episode
+    for span in chats:
+        attributes = span["attributes"]
+        assert span["name"] == f"chat {calling_model}"
+        assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "openai"
+        assert attributes["gen_ai.request.model"] == attributes["llm.model_name"] == str(calling_model)
+        assert attributes["gen_ai.request.max_tokens"] == 64 and attributes["gen_ai.request.temperature"] == 0
+        assert attributes["gen_ai.usage.input_tokens"] > 0 and attributes["gen_ai.usage.output_tokens"] > 0
+        assert attributes["llm.token_count.total"] == (attributes["gen_ai.usage.input_tokens"]
+                                                       + attributes["gen_ai.usage.output_tokens"])
+        assert span["status_code"] != "ERROR"
+
+
+@pytest.mark.parametrize("framework", ["langchain", "strands"])
+def test_a_model_call_that_fails_is_an_error_chat_span_under_its_episode(framework, phoenix, free_port):
+    """LangChain's and Strands' hooks report a failed call too (the SDK's and Agno's only the answered ones)."""
+    needs(framework)
+    endpoint = Endpoint("m", f"http://127.0.0.1:{free_port}/v1", max_retries=0, timeout=5)
+    with tracing.session(f"{phoenix.url}/v1/traces"), tracing.run_span("eval", {}) as span:
+        trace_id, _ = tracing.span_ids(span)
+        episode = run_agent(framework, "math", seed=0, endpoint=endpoint)
+    assert episode.error
+    spans = phoenix.spans(trace_id, 3)
+    [episode_span] = [span for span in spans if span["span_kind"] == "AGENT"]
+    [chat] = [span for span in spans if span["span_kind"] == "LLM"]
+    assert chat["parent_id"] == episode_span["context"]["span_id"] and chat["name"] == "chat m"
+    assert chat["status_code"] == "ERROR" and chat["attributes"]["gen_ai.request.model"] == "m"
 
 
 def test_a_ray_workers_shard_plays_framework_episodes(calling_model, calling_server):
