@@ -11,8 +11,6 @@ from typing import Sequence
 
 import gymnasium as gym
 
-from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no torch at import
-
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
 from .levels import FAMILIES, base_env_id, family, level_of
@@ -120,6 +118,8 @@ def parse_override(item: str) -> tuple[str, object]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from trainers.lifecycle import RUN_FILE  # the trainers above the envs: imported by the commands that train
+
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
         if args.num_workers is not None or args.ray_address is not None:
             raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")
@@ -296,6 +296,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS  # no torch at import
     from trainers.llm.build import add_arguments as add_llm_build_arguments
     from trainers.llm.corrections import add_arguments as add_llm_corrections_arguments
 

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from trainers.llm.decoder import Projection
+from agentgym_envs.inference.decoder import Projection
 
 SHAPES = {"query, key, value": (768, 256), "gate and up": (2048, 256), "down": (256, 1024), "vocabulary": (3015, 256)}
 ROWS = (16, 64, 1024)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 from tqdm import tqdm
 
-from agentgym_envs.policies.agents import expert_action
+from agentgym_envs.core.agent import expert_action
 
 from .env import ToolTeamParallelEnv
 

@@ -23,7 +23,8 @@ from agentgym_envs.frameworks.session import Endpoint
 
 from ..observe import tracing
 from ..observe.store import EpisodeRow, RunRecorder
-from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
+from ..core.agent import Agent, BatchPolicy, Turn, run_episode, tool_env
+from .agents import ExpertPolicy, RandomPolicy
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
 from .results import Key, ResultsFile, summarize
@@ -99,17 +100,6 @@ class ShardEvaluation:
         finally:
             getattr(policy, "close", lambda: None)()
         return [store.records[tuple(key)] for key in keys]
-
-
-def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
-    """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
-    observation, info = env.reset(seed=seed, options=options)
-    total, done = 0.0, False
-    while not done:
-        observation, reward, terminated, truncated, info = env.step(agent(observation, info))
-        total += float(reward)
-        done = terminated or truncated
-    return total, info.get("metrics", {})
 
 
 @dataclass
@@ -301,7 +291,7 @@ def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[
 
 def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, store: ResultsFile, bar: tqdm) -> None:
     """Play ``keys`` on Ray workers, recording each shard's episodes in ``store`` as it returns."""
-    from agentgym_envs.scale import fan_out
+    from agentgym_envs.scale import fan_out  # Ray, imported when an evaluation fans out
 
     def record(records: list[dict[str, Any]]) -> None:
         for entry in records:

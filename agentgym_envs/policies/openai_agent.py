@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from ..observe import tracing
 from .agents import Turn
-from .chat_client import ChatClient, EndpointError
+from ..inference.chat_client import ChatClient, EndpointError
 
 
 class OpenAIChatAgent:

@@ -48,7 +48,7 @@ from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, hyperparameter_tab
 from ..torch_policy import EPISODE_METRICS
 from . import runtime
 from .chat import ChatFormat
-from .engine import ENGINES
+from agentgym_envs.inference.engine import ENGINES
 from .rollout import Sampling, Trajectory, evaluate_model, play, summarize
 
 LOSS_AGGREGATIONS = ("token-mean", "sequence-mean", "constant")

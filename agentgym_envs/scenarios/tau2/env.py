@@ -187,7 +187,7 @@ class Tau2Env(ToolUseEnv):
             raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
         user_client = nl_judge = None
         if user == "llm" or nl_judge_model is not None:
-            from agentgym_envs.policies.chat_client import ChatClient
+            from agentgym_envs.inference.chat_client import ChatClient
 
             from .llm_user import NLJudge
 
