@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import gymnasium as gym
 
@@ -68,7 +68,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     """Without an env: versions and devices. With one: its doc page (the env class's
     docstring and tools) and the spaces of the env as built here."""
     if not args.env:
-        import numpy, stable_baselines3, tiktoken, torch  # noqa: E401
+        import numpy  # noqa: E401
+        import stable_baselines3
+        import tiktoken
+        import torch
 
         print(f"agentgym {__version__}")
         for module in (gym, stable_baselines3, torch, numpy, tiktoken):

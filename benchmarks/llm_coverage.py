@@ -32,9 +32,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benchmark scripts
 
-from agentgym_envs import resolve_env_id  # noqa: E402
 from llm_failures import RESULTS, task_families  # noqa: E402
 from llm_task_difficulty import sampled_success  # noqa: E402
+
+from agentgym_envs import resolve_env_id  # noqa: E402
 from trainers.checkpoints import seed_everything  # noqa: E402
 from trainers.lifecycle import resolve_device  # noqa: E402
 

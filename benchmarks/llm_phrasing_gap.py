@@ -15,7 +15,6 @@ import json
 import shlex
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +23,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benchmark scripts
 
-from agentgym_envs.scenarios.customer_support import generate_ticket  # noqa: E402
 from llm_failures import RESULTS  # noqa: E402
 from llm_task_difficulty import task_file_success  # noqa: E402
+
+from agentgym_envs.scenarios.customer_support import generate_ticket  # noqa: E402
 from trainers.checkpoints import seed_everything  # noqa: E402
 from trainers.lifecycle import resolve_device  # noqa: E402
 

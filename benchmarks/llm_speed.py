@@ -46,11 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 import gymnasium as gym  # noqa: E402
 
 import agentgym_envs  # noqa: E402,F401  (registers the env ids)
+from agentgym_envs.inference.engine import CachedEngine, Sampling, complete, left_padded  # noqa: E402
 from trainers.checkpoints import seed_everything  # noqa: E402
 from trainers.lifecycle import resolve_device  # noqa: E402
 from trainers.llm import runtime, sft  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
-from agentgym_envs.inference.engine import CachedEngine, Sampling, complete, left_padded  # noqa: E402
 from trainers.llm.model import read_trajectories, record_expert_trajectories  # noqa: E402
 from trainers.llm.rollout import play  # noqa: E402
 

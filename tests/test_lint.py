@@ -32,3 +32,8 @@ def run(command: list[str]) -> subprocess.CompletedProcess:
 def test_imports_keep_to_the_layers():
     result = run([tool("lint-imports"), "--no-cache"])
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_finds_nothing():
+    result = run([tool("ruff"), "check", "--no-cache", "agentgym_envs", "trainers", "benchmarks", "tests"])
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -56,9 +56,10 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import gymnasium as gym
 from tqdm import tqdm

@@ -25,8 +25,18 @@ from . import augment, checkpoints
 from .flat_parameters import FlatParameters
 from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
-from .torch_policy import TRAINER_INFO_KEYS, EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
-    kl_to_reference, trained_policy, write_scalars
+from .torch_policy import (
+    TRAINER_INFO_KEYS,
+    EpisodeStats,
+    batch_masks,
+    clipped_surrogate,
+    env_factory,
+    frozen_copy,
+    initial_policy,
+    kl_to_reference,
+    trained_policy,
+    write_scalars,
+)
 
 
 @dataclass
@@ -231,7 +241,7 @@ def train(run: Run) -> Trained:
             Masks(action_masks.flatten(0, 1), None if argument_masks is None else argument_masks.flatten(0, 1))
         clipfracs = []
         weights.set_trainable(-1, update > config.critic_warmup_updates)  # while frozen, the loss reaches the value head alone
-        for epoch in range(config.update_epochs):
+        for _epoch in range(config.update_epochs):
             order = torch.randperm(config.batch_size, device=device)
             for start in range(0, config.batch_size, config.minibatch_size):
                 mb = order[start : start + config.minibatch_size]

@@ -18,9 +18,10 @@ Networks by space (never by env identity):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -31,7 +32,7 @@ from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, T
 
 from . import checkpoints
 from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, make_env
-from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+from .policy import Masks, MLPPolicy, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
 
 MASK_KEYS = ("action_mask", "argument_mask")
 # observation="features": the flat admissible actions (FlatDiscreteAction's layout and capacity), repeated calls masked

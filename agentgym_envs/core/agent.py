@@ -8,8 +8,9 @@ model serves several environments and a failed call ends an episode instead of a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import gymnasium as gym
 

@@ -15,7 +15,8 @@ overwrites it). On a CPU the same step runs without capture (what the tests chec
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

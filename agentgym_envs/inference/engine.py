@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 import torch
 

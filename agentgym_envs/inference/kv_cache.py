@@ -27,8 +27,9 @@ for attention implementations that take a 4D mask (``sdpa``, ``eager``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 

@@ -24,9 +24,10 @@ import secrets
 import socket
 import sqlite3
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 STORE_FILE = "agentgym.db"
 STORE_VARIABLE = "AGENTGYM_RUN_STORE"
@@ -155,7 +156,7 @@ class RunStore:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -61,4 +61,4 @@ class RandomPolicy:
         if self.env.action_mode == "structured":
             return action
         call, problem = episode.decode(action)
-        return call.to_json() if call is not None else '{"name": "%s", "arguments": {}}' % self.env.tool_names[action[0]]
+        return call.to_json() if call is not None else f'{{"name": "{self.env.tool_names[action[0]]}", "arguments": {{}}}}'

@@ -11,9 +11,10 @@ import contextlib
 import functools
 import threading
 from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import gymnasium as gym
 from tqdm import tqdm
@@ -21,9 +22,9 @@ from tqdm import tqdm
 from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
 from agentgym_envs.frameworks.session import Endpoint
 
+from ..core.agent import Agent, BatchPolicy, Turn, tool_env
 from ..observe import tracing
 from ..observe.store import EpisodeRow, RunRecorder
-from ..core.agent import Agent, BatchPolicy, Turn, run_episode, tool_env
 from .agents import ExpertPolicy, RandomPolicy
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..observe import tracing
 from .agents import Turn

@@ -20,8 +20,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from agentgym_envs.observe import tracing
 from agentgym_envs.core.agent import Agent, run_episode
+from agentgym_envs.observe import tracing
 
 from .runtime import init_ray, ray
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from agentgym_envs.inference import decoder
-from trainers.llm.chat import ChatFormat
 from agentgym_envs.inference.engine import CachedEngine, Sampling, complete
 from agentgym_envs.inference.kv_cache import RaggedCache
+from trainers.llm.chat import ChatFormat
 from trainers.llm.model import load
 
 # Passes over a cache of three rows: (rows fed, None for all; tokens fed to each).

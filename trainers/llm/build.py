@@ -19,8 +19,8 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .corpus import copy_drills
 from .model import DEFAULT_ENVS, SIZES, build_base

@@ -30,9 +30,10 @@ import json
 import random
 import re
 import string
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -147,7 +148,7 @@ def random_shape(rng: random.Random, operands: tuple[int, int] = (2, 4)) -> str:
     """A random arithmetic expression over placeholders ``{a}``, ``{b}``, ... (+ - * on a random
     binary tree, parenthesised only where precedence needs it, as people write them): what an
     easy problem shows and the expert copies into ``evaluate_expression``."""
-    nodes: list[tuple[str, int]] = [("{%s}" % name, 3) for name in string.ascii_lowercase[:rng.randint(*operands)]]
+    nodes: list[tuple[str, int]] = [(f"{{{name}}}", 3) for name in string.ascii_lowercase[:rng.randint(*operands)]]
     while len(nodes) > 1:
         at = rng.randrange(len(nodes) - 1)
         (left, left_rank), (right, right_rank) = nodes[at], nodes[at + 1]

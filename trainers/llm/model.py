@@ -18,9 +18,10 @@ results as a user turn holding ``<tool_response>...</tool_response>``: Qwen2.5's
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import gymnasium as gym
 
@@ -134,7 +135,7 @@ def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_E
         def counted(observation: Any, info: dict[str, Any]) -> Any:
             nonlocal played
             played += 1
-            return expert(observation, info)
+            return expert(observation, info)  # noqa: B023 (played before the next episode makes another)
 
         while (played < steps) if steps is not None else (episode < episodes):
             run_episode(env, counted, seed=seed + episode)

@@ -7,9 +7,10 @@ loads it). Shared by APO (:mod:`trainers.llm.apo`) and the GEPA adapter
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentgym_envs.policies import BatchPolicy, ModelSpec, Turn, episode_records
 

@@ -17,15 +17,17 @@ has, and ``context_overflow`` says so (a warning names how many).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 
-from .chat import ChatFormat
 from agentgym_envs.inference.engine import Sampling, make_engine
+
+from .chat import ChatFormat
 
 __all__ = ["Episode", "Sampling", "Trajectory", "evaluate_model", "play", "summarize"]
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-import random
 
 from agentgym_envs.core import TaskFormatError
 from agentgym_envs.core.tasks import require
@@ -52,7 +51,7 @@ class Ticket:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Ticket":
+    def from_dict(cls, data: dict[str, Any]) -> Ticket:
         """Parse the JSONL task-file form (see the README); raise TaskFormatError."""
         task_id = require(data, "task_id", str)
         kind = require(data, "kind", str)

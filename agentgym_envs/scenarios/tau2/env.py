@@ -4,7 +4,8 @@ scenarios run by the core :class:`ToolUseEnv`."""
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.levels import with_level
