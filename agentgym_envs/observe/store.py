@@ -121,7 +121,8 @@ def _number(value: Any) -> float | None:
 
 @dataclass
 class EpisodeRow:
-    """One finished episode as the store keeps it."""
+    """One finished episode: what the run store keeps of it, and (:meth:`result`) the line an
+    evaluation's results file (:mod:`agentgym_envs.policies.results`) keeps, both from this object."""
 
     task: int | str
     trial: int
@@ -137,6 +138,16 @@ class EpisodeRow:
     tools: Sequence[Mapping[str, Any]] | None = None
     trace_id: str | None = None
     span_id: str | None = None
+    outcome: Mapping[str, Any] | None = None  # the grader's success, score and reason (None: an error ended it)
+
+    def result(self, keep_messages: bool = False) -> dict[str, Any]:
+        """The episode's line of a results file: ``task``, ``trial``, ``return``, ``metrics``,
+        ``error``, ``outcome`` and, with ``keep_messages``, ``messages``."""
+        line = {"task": self.task, "trial": self.trial, "return": self.ret, "metrics": self.metrics,
+                "error": self.error, "outcome": self.outcome}
+        if keep_messages:
+            line["messages"] = list(self.messages)
+        return line
 
 
 class RunStore:
