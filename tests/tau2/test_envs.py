@@ -78,6 +78,7 @@ def test_expert_solves_every_real_train_task(env_domain):
 STRUCTURED_REAL_FLOOR = {"retail": 46, "airline": 24}  # measured; see docs/tau2.md
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_structured_expert_fails_real_tasks_only_where_entities_cannot_express_its_calls(domain, data_dir):
     env = make(domain, data_dir, source="real", split="train")
     expert = ExpertPolicy(env)
@@ -93,6 +94,7 @@ def test_structured_expert_fails_real_tasks_only_where_entities_cannot_express_i
     assert solved >= STRUCTURED_REAL_FLOOR[domain]
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_tasks_not_fully_scorable_offline_are_the_retail_ones_with_nl_assertions(domain, data_dir):
     env = make(domain, data_dir, source="real", split="train", action_mode="text")
     expert = ExpertPolicy(env)
