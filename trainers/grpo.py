@@ -37,8 +37,8 @@ import torch
 from torch import nn
 
 from . import checkpoints
-from .lifecycle import Run, Trained
 from .policy import Masks, TokenPolicyFields
+from .run import Run, Trained
 from .torch_policy import (
     EpisodeStats,
     batch_masks,

@@ -23,8 +23,8 @@ import torch
 
 from . import augment, checkpoints
 from .flat_parameters import FlatParameters
-from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
+from .run import Run, Trained, hyperparameter_table
 from .torch_policy import (
     TRAINER_INFO_KEYS,
     EpisodeStats,
@@ -48,7 +48,7 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
 
     num_envs: int = 16
     num_steps: int = 32  # steps per env per rollout
-    vectorization: str = "sync"  # "sync" | "async" | "ray": how the num_envs envs run (trainers.lifecycle.make_vector_env)
+    vectorization: str = "sync"  # "sync" | "async" | "ray": how the num_envs envs run (trainers.run.make_vector_env)
     learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.99

@@ -52,7 +52,7 @@ from torch import nn
 
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .lifecycle import (
+from .run import (
     EPISODE_METRICS,
     TRAINING_RETURN_TAG,
     CheckpointError,
@@ -62,7 +62,7 @@ from .lifecycle import (
     run_info,
     write_json_atomic,
 )
-from .lifecycle import make_env as make_base_env
+from .run import make_env as make_base_env
 
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
@@ -231,7 +231,7 @@ class TokenFeaturesExtractor(BaseFeaturesExtractor):
 # ------------------------------------------------------------------- environments
 def baseline_env(make_base: Callable[[], gym.Env], config: SB3Config, flat_actions: bool) -> gym.Env:
     """The env a baseline acts in: the base env from ``make_base`` (made with the features
-    observation where ``config`` asks for it: :func:`~trainers.lifecycle.features_kwargs`),
+    observation where ``config`` asks for it: :func:`~trainers.run.features_kwargs`),
     ``FlatDiscreteAction`` for DQN and for the features observation, then a ``Text``
     observation as ``config.observation`` says (a vector observation as it is)."""
     env = make_base()
@@ -285,7 +285,7 @@ class SB3Agent:
 
 @dataclass
 class SB3Policy:
-    """A trained SB3 model as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+    """A trained SB3 model as a :class:`~trainers.run.TrainedPolicy`."""
 
     env_id: str
     model: BaseAlgorithm
@@ -389,7 +389,7 @@ class BaselineCallback(BaseCallback):
 
 
 class BaselineRun:
-    """One training run of a baseline inside the lifecycle's :class:`~trainers.lifecycle.Run`."""
+    """One training run of a baseline inside the lifecycle's :class:`~trainers.run.Run`."""
 
     def __init__(self, run: Run) -> None:
         self.run = run

@@ -57,12 +57,20 @@ def expert_action(episode: Episode, action_mode: str) -> Any:
     return action
 
 
-def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
-    """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
+def play_episode(env: gym.Env, agent: Agent, seed: int | None = None,
+                 options: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
+    """Play one episode; return its return and the last ``info`` (metrics, outcome, messages)."""
     observation, info = env.reset(seed=seed, options=options)
     total, done = 0.0, False
     while not done:
         observation, reward, terminated, truncated, info = env.step(agent(observation, info))
         total += float(reward)
         done = terminated or truncated
+    return total, info
+
+
+def run_episode(env: gym.Env, agent: Agent, seed: int | None = None,
+                options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
+    """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
+    total, info = play_episode(env, agent, seed, options)
     return total, info.get("metrics", {})

@@ -41,7 +41,7 @@ import numpy as np
 
 from agentgym_envs.policies import BatchPolicy, ChatClient, EndpointError, episode_records, tool_env
 
-from ..lifecycle import Trained, make_env, write_json_atomic
+from ..run import Trained, make_env, write_json_atomic
 from . import runtime
 from .prompting import STATE_FILE, Prompt, PromptPolicy, agent_spec, play_prompt, render_demo
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from agentgym_envs.policies import ExpertPolicy, run_episode
 from agentgym_envs.scenarios.customer_support import phrasings as support_pools
-from agentgym_envs.scenarios.customer_support.tickets import API_ISSUES, KIND_DIFFICULTY, Ticket, _logs
+from agentgym_envs.scenarios.customer_support.tickets import API_ISSUES, KIND_DIFFICULTY, Ticket, ticket_logs
 from agentgym_envs.scenarios.math.arithmetic import SOLUTION_FUNCTIONS, evaluate
 from agentgym_envs.scenarios.math.problems import MathProblem
 from agentgym_envs.scenarios.math.templates import NAMES, TEMPLATES, Draw, Redraw, Template, uniform
@@ -300,7 +300,7 @@ def support_task(index: int, rng: random.Random, vocabulary: Sequence[str], augm
     if kind == "refund_request":
         invoices.append({**latest, "invoice_id": f"INV-{_digits(rng)}", "status": "duplicate",
                          "description": latest["description"] + " (charged twice)"})
-    logs = _logs(kind, issue, endpoint, migration_source, latest["date"], rng)
+    logs = ticket_logs(kind, issue, endpoint, migration_source, latest["date"], rng)
     phrasing = perturb(rng.choice(support_pools.PHRASINGS[kind]["train"]), vocabulary, rng, augment)
     text = phrasing.format(name=customer["name"], email=customer["email"], plan=plan, amount=f"${amount:.2f}",
                            date=latest["date"], month=latest["date"][:7], endpoint=endpoint, source=migration_source)
@@ -386,14 +386,21 @@ def write_tasks(path: str | Path, tasks: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
+def task_ids(task_file: str | Path) -> list[str]:
+    """The ``task_id`` of every line of a task file (the envs' ``task_file`` JSONL), in order."""
+    lines = Path(task_file).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["task_id"] for line in lines if line.strip()]
+
+
 def record_tasks(path: str | Path, env_id: str, task_file: str | Path) -> int:
-    """Play the scripted expert in text mode once on every task of ``task_file`` and append
-    the episodes to ``path``; return how many it solved."""
+    """Play the scripted expert in text mode once on every task of ``task_file`` (each drawn by
+    its id: ``reset(options={"task_id": ...})``) and append the episodes to ``path``; return how
+    many it solved."""
     env = TrajectoryRecorder(gym.make(env_id, action_mode="text", task_file=str(task_file)), path)
     expert = ExpertPolicy(env)
     solved = 0
-    for task in env.unwrapped.tasks.tasks:
-        _, metrics = run_episode(env, expert, seed=0, options={"task_id": task.task_id})
+    for task_id in task_ids(task_file):
+        _, metrics = run_episode(env, expert, seed=0, options={"task_id": task_id})
         solved += metrics.get("success", 0.0) == 1.0
     env.close()
     return solved
@@ -404,7 +411,7 @@ def build_corpus(out: str | Path, envs: Sequence[str], episodes: int, seed: int 
     """Write ``<out>/tasks/<env>.jsonl`` (``episodes`` augmented tasks per env) and the expert's
     episodes on them to ``<out>/expert_train.jsonl``, then ``drills`` copy drills
     (:func:`copy_drills`), replacing an earlier file; return its path."""
-    from ..lifecycle import canonical_env_id
+    from ..run import canonical_env_id
 
     out = Path(out)
     data = out / "expert_train.jsonl"

@@ -24,7 +24,7 @@ import gymnasium as gym
 from agentgym_envs import resolve_env_id
 from agentgym_envs.wrappers.corrections import ExpertCorrections
 
-from ..lifecycle import canonical_env_id, resolve_device
+from ..run import canonical_env_id, resolve_device
 from .corpus import TASKS, Augment, write_tasks
 
 

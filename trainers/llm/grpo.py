@@ -46,7 +46,7 @@ from agentgym_envs.observe import store
 
 from .. import checkpoints
 from ..grpo import draw_task, group_advantages
-from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, hyperparameter_table, resolve_device, run_dir_for
+from ..run import EVAL_SEED, Trained, canonical_env_id, hyperparameter_table, resolve_device, run_dir_for
 from ..torch_policy import EPISODE_METRICS
 from . import runtime
 from .chat import ChatFormat

@@ -119,7 +119,7 @@ def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_E
     :class:`TrajectoryRecorder`) to ``path``, replacing any earlier file: ``episodes`` episodes
     per env seeded ``seed, seed + 1, ...``, or, given ``steps``, whole episodes until each env
     has recorded at least that many env steps."""
-    from ..lifecycle import canonical_env_id
+    from ..run import canonical_env_id
 
     path = Path(path)
     path.unlink(missing_ok=True)

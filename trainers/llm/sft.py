@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from .. import checkpoints
-from ..lifecycle import Run, Trained, resolve_device
+from ..run import Run, Trained, resolve_device
 from . import runtime
 from .chat import ChatFormat
 from .model import env_steps, read_trajectories, record_expert_trajectories

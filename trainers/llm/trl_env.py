@@ -44,7 +44,7 @@ import gymnasium as gym
 
 from agentgym_envs.core.parsing import compact_json
 
-from ..lifecycle import canonical_env_id, make_env
+from ..run import canonical_env_id, make_env
 from .model import CHAT_TEMPLATE, RESPONSE_TEMPLATE
 
 ONE_LINE = re.compile(r"\s*\n+\s*")

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..lifecycle import canonical_env_id
+from ..run import canonical_env_id
 
 
 @dataclass
