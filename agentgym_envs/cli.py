@@ -269,14 +269,14 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_llm_build_model(args: argparse.Namespace) -> int:
-    from trainers.llm.build import run_from_args
+    from trainers.llm.recipe.build import run_from_args
 
     run_from_args(args)
     return 0
 
 
 def cmd_llm_corrections(args: argparse.Namespace) -> int:
-    from trainers.llm.corrections import run_from_args
+    from trainers.llm.recipe.corrections import run_from_args
 
     run_from_args(args)
     return 0
@@ -300,8 +300,8 @@ def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS  # no torch at import
-    from trainers.llm.build import add_arguments as add_llm_build_arguments
-    from trainers.llm.corrections import add_arguments as add_llm_corrections_arguments
+    from trainers.llm.recipe.build import add_arguments as add_llm_build_arguments
+    from trainers.llm.recipe.corrections import add_arguments as add_llm_corrections_arguments
 
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")

@@ -1,6 +1,6 @@
 """The rollout engine's matrix products on this CPU: torch's ``linear`` (MKL on x86 builds)
 against oneDNN on a matrix packed once (``torch.ops.mkldnn``, what the lean decoder uses on a
-CPU: ``trainers/llm/decoder.py``), at the shapes of the project's ``small`` model (hidden 256,
+CPU: ``agentgym_envs/inference/decoder.py``), at the shapes of the project's ``small`` model (hidden 256,
 MLP 1024, vocabulary about 3,000) for the rows a decode step (16, 64) and a prefill pass
 (1,024) feed. The gap was measured on an AMD CPU; MKL's speed differs between CPUs, so run it on
 yours. Writes ``benchmarks/results/cpu_matmul.md``.

@@ -57,7 +57,7 @@ def micro_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the micro chat model, warm-started on a few expert episodes
     (built once per test session, seconds)."""
     pytest.importorskip("transformers")
-    from trainers.llm.build import build_model
+    from trainers.llm.recipe.build import build_model
 
     return build_model(tmp_path_factory.mktemp("llm") / "micro", size="micro", device="cpu")
 
