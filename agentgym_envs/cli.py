@@ -6,12 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import gymnasium as gym
-
-from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS, RUN_FILE  # no torch at import
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
@@ -70,7 +68,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     """Without an env: versions and devices. With one: its doc page (the env class's
     docstring and tools) and the spaces of the env as built here."""
     if not args.env:
-        import numpy, stable_baselines3, tiktoken, torch  # noqa: E401
+        import numpy  # noqa: E401
+        import stable_baselines3
+        import tiktoken
+        import torch
 
         print(f"agentgym {__version__}")
         for module in (gym, stable_baselines3, torch, numpy, tiktoken):
@@ -120,6 +121,8 @@ def parse_override(item: str) -> tuple[str, object]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from trainers.lifecycle import RUN_FILE  # the trainers above the envs: imported by the commands that train
+
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
         if args.num_workers is not None or args.ray_address is not None:
             raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")
@@ -266,14 +269,14 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_llm_build_model(args: argparse.Namespace) -> int:
-    from trainers.llm.build import run_from_args
+    from trainers.llm.recipe.build import run_from_args
 
     run_from_args(args)
     return 0
 
 
 def cmd_llm_corrections(args: argparse.Namespace) -> int:
-    from trainers.llm.corrections import run_from_args
+    from trainers.llm.recipe.corrections import run_from_args
 
     run_from_args(args)
     return 0
@@ -302,8 +305,9 @@ def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from trainers.llm.build import add_arguments as add_llm_build_arguments
-    from trainers.llm.corrections import add_arguments as add_llm_corrections_arguments
+    from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS  # no torch at import
+    from trainers.llm.recipe.build import add_arguments as add_llm_build_arguments
+    from trainers.llm.recipe.corrections import add_arguments as add_llm_corrections_arguments
 
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")

@@ -7,9 +7,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import ENVIRONMENTS, EnvEntry
 

@@ -8,9 +8,10 @@ This module is pure data: the env classes read it, it imports none of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 NAMESPACE = "AgentGym"
 

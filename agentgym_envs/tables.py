@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 DEFAULT_COLUMNS = ("success", "tool_reliability", "tokens_used", "cost_reduction", "time_savings", "turns", "invalid_calls", "return")
 

@@ -24,9 +24,9 @@ import shlex
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -34,8 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 from agentgym_envs import ENVIRONMENTS, resolve_env_id  # noqa: E402
 from agentgym_envs.tables import mean_std  # noqa: E402
-from trainers.lifecycle import ALGORITHMS, RESULT_FILE, TARGET_SUCCESS, TrainRequest, TrainResult, load_result, run_dir_for, \
-    train  # noqa: E402
+from trainers.lifecycle import (
+    ALGORITHMS,
+    RESULT_FILE,
+    TARGET_SUCCESS,
+    TrainRequest,
+    TrainResult,
+    load_result,
+    run_dir_for,
+    train,  # noqa: E402
+)
 
 REFERENCE_ALGOS = ("random", "expert")  # evaluated, not trained: drawn as horizontal lines
 CSV_FIELDS = (
@@ -133,7 +141,7 @@ def markdown(outcomes: Sequence[Outcome], args: argparse.Namespace, command: str
             if not results:
                 lines.append(f"| {algo} | 0 | " + " | ".join(["-"] * (len(columns) - 2)) + " |")
                 continue
-            test = lambda key: [r.test_metrics[key] for r in results]  # noqa: E731
+            test = lambda key: [r.test_metrics[key] for r in results]  # noqa: E731, B023 (called in this iteration)
             lines.append("| " + " | ".join([
                 algo, str(len(results)), mean_std(test("success"), 3), mean_std(test("tool_reliability"), 3),
                 mean_std(test("tokens_used"), 1), steps_to_target_cell(results),

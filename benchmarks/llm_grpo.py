@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 from agentgym_envs import resolve_env_id  # noqa: E402
 from trainers.checkpoints import seed_everything  # noqa: E402
+from trainers.lifecycle import EVAL_SEED, resolve_device  # noqa: E402
 from trainers.llm import grpo, runtime  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
 from trainers.llm.rollout import evaluate_model  # noqa: E402
-from trainers.lifecycle import EVAL_SEED, resolve_device  # noqa: E402
 
 COLUMNS = ("success", "tool_reliability", "parse_error_rate", "response_length", "context_overflow")
 
@@ -168,7 +168,8 @@ def write(out: Path, name: str, rows: list[dict], args: argparse.Namespace) -> N
     """``llm_grpo_<name>.csv`` and a markdown table with the goals checked."""
     out.mkdir(parents=True, exist_ok=True)
     keys = write_csv(out / f"llm_grpo_{name}.csv", rows)
-    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)
+    def fmt(v):
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
     lines = [f"# LLM SFT -> GRPO on {name} (text mode)", "",
              f"`python benchmarks/llm_grpo.py {shlex.join(sys.argv[1:])}` on {platform.machine()} "
              f"({platform.processor() or 'cpu'}), device {args.device}", "",

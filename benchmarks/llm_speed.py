@@ -12,7 +12,7 @@ fixed so that a CPU and a GPU run the same work and their figures compare:
   GRPO group; 1: every episode its own task); tokens/s counts sampled tokens per second of
   decoding (env steps excluded), as ``llm/rollout_tokens_per_s`` does.
 
-Generation and rollout run on both rollout engines (``trainers.llm.engine``): ``generate``
+Generation and rollout run on both rollout engines (``agentgym_envs.inference.engine``): ``generate``
 (``transformers``' ``generate``, the path before the engine) and ``cached`` (the project's
 engine), interleaved round by round so that both see the same machine load; the load
 average before the run is recorded with the row.
@@ -46,11 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 import gymnasium as gym  # noqa: E402
 
 import agentgym_envs  # noqa: E402,F401  (registers the env ids)
+from agentgym_envs.inference.engine import CachedEngine, Sampling, complete, left_padded  # noqa: E402
 from trainers.checkpoints import seed_everything  # noqa: E402
 from trainers.lifecycle import resolve_device  # noqa: E402
 from trainers.llm import runtime, sft  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
-from trainers.llm.engine import CachedEngine, Sampling, complete, left_padded  # noqa: E402
 from trainers.llm.model import read_trajectories, record_expert_trajectories  # noqa: E402
 from trainers.llm.rollout import play  # noqa: E402
 

@@ -74,7 +74,8 @@ def main() -> int:
              "episode means; CleanRL's measure is the last 20 episodes, about one per update at this return); "
              "greedy eval: 20 seeded episodes of the argmax policy.", "",
              "| seed | final episodic return | greedy eval return | SPS | wall time (s) |", "|-|-|-|-|-|"]
-    lines += [f"| {r['seed']} ({r['total_steps']} steps) | {r['final_episodic_return']:.1f} | {r['greedy_eval_return']:.1f} | {r['sps']:.0f} | {r['wall_time_s']:.0f} |" for r in rows]
+    lines += [f"| {r['seed']} ({r['total_steps']} steps) | {r['final_episodic_return']:.1f} | "
+              f"{r['greedy_eval_return']:.1f} | {r['sps']:.0f} | {r['wall_time_s']:.0f} |" for r in rows]
     lines += ["", f"Mean over {len(rows)} seeds: **{mean:.1f} +/- {std:.1f}** -> gate {verdict} (CleanRL: 490 +/- 6)."]
     (RESULTS / "ppo_cartpole.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

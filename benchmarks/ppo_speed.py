@@ -167,7 +167,8 @@ def main() -> int:
     lines = ["# PPO speed: ours / SB3 with the same MLP, the same observation and actions, the same schedule (goal >= 1.5)", "",
              f"Command: `{command}`", "",
              f"Machine: {os.cpu_count()} CPU cores (shared with other jobs), device {args.device}, torch threads 1, load "
-             f"average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+             f"average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; "
+             f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
              f"{args.steps} env steps per trainer per round; the five trainers take turns within each round.", "",
              "## Features observation, flat masked actions: CustomerSupport-L1-v0", "",
              "Ours: our PPO with `--set observation=features`; SB3: sb3-contrib's `MaskablePPO(\"MlpPolicy\")`, 2 x 64 tanh, "

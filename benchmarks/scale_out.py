@@ -11,7 +11,8 @@ one, the same sub-env count as sync and async). Coding-v0 runs with its result c
 every step runs a program in the sandbox, as fresh programs do in training.
 
 Driver CPU time per worker call is ``time.process_time`` of the driver (all its threads) over
-the timed steps, divided by the worker calls (vector steps x workers; for sync, per vector step); it bounds how many workers one driver can keep busy. The projection to N
+the timed steps, divided by the worker calls (vector steps x workers; for sync, per vector step);
+it bounds how many workers one driver can keep busy. The projection to N
 machines of ``--cores`` cores each (one worker per core) is
 ``min(N * cores * r1, envs_per_worker / driver_cpu_per_call)``, with ``r1`` the measured 1-worker
 Ray rate: linear in workers until the one driver is saturated. It is a projection from these
@@ -31,8 +32,8 @@ import platform
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import gymnasium as gym
 import numpy as np

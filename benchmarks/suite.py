@@ -28,11 +28,10 @@ import os
 import platform
 import shlex
 import sys
-import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -296,7 +295,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         for (group_env, level, algorithm), group in groups.items():
             if group_env != env:
                 continue
-            value = lambda name: [float(r[name]) for r in group]  # noqa: E731
+            value = lambda name: [float(r[name]) for r in group]  # noqa: E731, B023 (called in this iteration)
             lines.append("| " + " | ".join([
                 level, algorithm, str(len(group)), mean_std(value("test_success")), mean_std(value("train_success")),
                 mean_std(value("test_return"), 1), steps_cell(curves, group), mean_std(value("wall_s"), 0)]) + " |")

@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import gymnasium as gym
 import pytest
@@ -56,7 +57,7 @@ def micro_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the micro chat model, warm-started on a few expert episodes
     (built once per test session, seconds)."""
     pytest.importorskip("transformers")
-    from trainers.llm.build import build_model
+    from trainers.llm.recipe.build import build_model
 
     return build_model(tmp_path_factory.mktemp("llm") / "micro", size="micro", device="cpu")
 

@@ -11,10 +11,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 from agentgym_envs.wrappers import FlatDiscreteAction
 
 CS = "AgentGym/CustomerSupport-v0"
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "tau2")
+SHARED_TAU2 = Path(__file__).resolve().parents[1].parent / "shared" / "tau2"
+# the retail and airline data: $TAU2_DATA_DIR, else the reference copy ../shared/tau2, else the installed tau2 package's
+TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or (SHARED_TAU2 if SHARED_TAU2.is_dir() else installed_package_data() or SHARED_TAU2))
 NEEDS = {
     "tau2_retail": TAU2_DATA.is_dir(),
     "tau2_airline": TAU2_DATA.is_dir(),

@@ -4,7 +4,8 @@ on both splits, train/test disjointness, and the Levels table of each doc page."
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -12,9 +12,12 @@ import pytest
 
 from agentgym_envs.core import RewardConfig
 from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 
 CS = "AgentGym/CustomerSupport-v0"
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "tau2")
+SHARED_TAU2 = Path(__file__).resolve().parents[1].parent / "shared" / "tau2"
+# the retail and airline data: $TAU2_DATA_DIR, else the reference copy ../shared/tau2, else the installed tau2 package's
+TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or (SHARED_TAU2 if SHARED_TAU2.is_dir() else installed_package_data() or SHARED_TAU2))
 FAMILIES = {
     "customer_support": (CS, {}),
     "math": ("AgentGym/Math-v0", {}),

@@ -2,7 +2,6 @@
 
 import gymnasium as gym
 import numpy as np
-import pytest
 
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction
 

@@ -6,7 +6,13 @@ import pytest
 
 from agentgym_envs.core import encode
 from agentgym_envs.policies import ExpertPolicy, run_episode
-from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation, TrajectoryRecorder
+from agentgym_envs.wrappers import (
+    PAD_ID,
+    BagOfTokensObservation,
+    FlatDiscreteAction,
+    TokenIdsObservation,
+    TrajectoryRecorder,
+)
 from agentgym_envs.wrappers.tokens import bag_counts
 
 CS = "AgentGym/CustomerSupport-v0"

@@ -29,8 +29,8 @@ from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.wrappers import FlatDiscreteAction
 
 from . import augment, checkpoints
-from .lifecycle import Run, Trained
 from .policy import Masks, TokenPolicyFields
+from .run import Run, Trained
 from .torch_policy import env_factory, initial_policy, trained_policy
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .lifecycle import CheckpointError, current_umask
+from .run import CheckpointError, current_umask
 
 
 def save(path: str | Path, payload: dict[str, Any]) -> None:

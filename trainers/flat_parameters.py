@@ -14,7 +14,8 @@ into a gradient that exists), so the flat gradients are zeroed, never set to Non
 
 from __future__ import annotations
 
-from typing import Any, Collection, Iterable
+from collections.abc import Collection, Iterable
+from typing import Any
 
 import torch
 from torch import nn

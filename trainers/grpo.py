@@ -37,10 +37,18 @@ import torch
 from torch import nn
 
 from . import checkpoints
-from .lifecycle import Run, Trained
 from .policy import Masks, TokenPolicyFields
-from .torch_policy import EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
-    kl_to_reference, trained_policy
+from .run import Run, Trained
+from .torch_policy import (
+    EpisodeStats,
+    batch_masks,
+    clipped_surrogate,
+    env_factory,
+    frozen_copy,
+    initial_policy,
+    kl_to_reference,
+    trained_policy,
+)
 
 
 @dataclass

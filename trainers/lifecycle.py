@@ -10,6 +10,12 @@ overrides) becomes a :class:`Run`, is handed to the algorithm, and ends as a
             --> final evaluation of the greedy policy on train and test, on the env's own reward
             --> result.json, the final table, the scenario's success criteria
 
+This module is the driver: the algorithm registry (:data:`ALGORITHMS`), :func:`train`,
+:func:`start`, :func:`finish`, the final report, resuming. What an algorithm sees of its run
+(:class:`~trainers.run.Run`, :class:`~trainers.run.Trained`, env factories, writers, file and
+device helpers) is :mod:`trainers.run`, which algorithms import (never this module); its names
+are importable from here too.
+
 Every algorithm sees the same things through :class:`Run`: the run directory, a TensorBoard
 ``SummaryWriter``, the device, the seed, the step budget, env factories for a split (with the
 training reward the scenario declares, merged with the user's ``training_reward`` override),
@@ -20,7 +26,7 @@ up to whole rollouts and reports the steps it took in :class:`Trained`.
 
 Adding an algorithm
 -------------------
-Write a module with two functions:
+Write a module with two functions (``from trainers.run import Run, Trained``):
 
 - ``train(run: Run) -> Trained``: train for ``run.total_steps`` env steps, checkpoint into
   ``run.checkpoint_path`` (resuming from ``run.resume_state()``), return the trained policy;
@@ -48,71 +54,57 @@ adapter that their package registers as a gymnasium id (``AgentGym/SupportTeam-v
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib
 import json
-import os
-import re
 import shutil
-import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any
 
-import gymnasium as gym
-from tqdm import tqdm
-
-from agentgym_envs import resolve_env_id
-from agentgym_envs.levels import level_ids
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunRecorder, default_store_path, recording
-from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
 
-from .vector_env import SyncStatsVectorEnv
-
-DEFAULT_TOTAL_STEPS = 20_000  # env steps: a few minutes of PPO on CustomerSupport-v0 on 2 CPU cores
-DEFAULT_EVAL_EPISODES = 100
-DEFAULT_WARM_START_STEPS = 10_000  # expert steps behaviour cloning records before bc-ppo / bc-grpo
-EVAL_SEED = 0  # final evaluations play episodes seeded 0, 1, ... whatever the run's seed
-CURVE_SEED = 10_000  # learning-curve evaluations use other episodes than the final one
-TARGET_SUCCESS = 0.95  # a run "reaches the target" when its test success is at least this
-RUN_FILE = "run.json"
-RESULT_FILE = "result.json"
-TRAIN_CURVE_FILE = "train_curve.json"
-EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction", LEVEL_KEY)  # logged as metrics/<name>
-TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
-LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward", "progress")  # --set names the lifecycle takes; the rest are the algorithm's
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that is missing, unreadable, or not one ``agentgym train`` wrote."""
-
-
-# ------------------------------------------------------------------ request and result
-@dataclass(frozen=True)
-class TrainRequest:
-    """What a user asks for. ``env``: an agentgym name (``customer_support``), an id, or any
-    registered gymnasium id; ``total_steps``: environment steps; ``overrides``: ``--set``
-    values, ``env_kwargs`` and ``training_reward`` for the lifecycle, every other name a field
-    of the algorithm's config."""
-
-    env: str
-    algo: str = "ppo"
-    seed: int = 0
-    total_steps: int = DEFAULT_TOTAL_STEPS
-    device: str = "auto"
-    run_root: str = "runs"
-    eval_episodes: int = DEFAULT_EVAL_EPISODES
-    resume: bool = False
-    progress: bool = True
-    overrides: dict[str, Any] = field(default_factory=dict)
-    num_workers: int | None = None  # Ray workers of a vector env made with vectorization="ray" (None: one per CPU)
-    ray_address: str | None = None  # None: a local Ray started on demand; "auto": the cluster of this machine
-    record: bool = True  # record the run and its final evaluation's episodes in the rollout store
-    run_store: str | None = None  # the rollout store (None: AGENTGYM_RUN_STORE, else <run_root>/agentgym.db)
-    curriculum: tuple[str, ...] = ()  # levels to train through (names like "L0" of env's family, or ids); the last is evaluated
-    curriculum_threshold: float = 0.9  # train success over the latest episodes of a level that moves training up a level
+# what an algorithm sees of its run lives in trainers.run; its names stay importable from here
+from .run import (  # noqa: F401
+    CURVE_SEED,
+    DEFAULT_EVAL_EPISODES,
+    DEFAULT_TOTAL_STEPS,
+    DEFAULT_WARM_START_STEPS,
+    EPISODE_METRICS,
+    EVAL_SEED,
+    LIFECYCLE_OVERRIDES,
+    RESULT_FILE,
+    RUN_FILE,
+    TARGET_SUCCESS,
+    TRAIN_CURVE_FILE,
+    TRAINING_RETURN_TAG,
+    Agent,
+    CheckpointError,
+    Run,
+    Trained,
+    TrainedPolicy,
+    TrainRequest,
+    canonical_env_id,
+    check_settings,
+    checked_env,
+    current_umask,
+    entry_point,
+    evaluate_policy,
+    features_kwargs,
+    hyperparameter_table,
+    level_id,
+    make_curriculum_env,
+    make_env,
+    make_vector_env,
+    merged_training_reward,
+    resolve_device,
+    run_dir_for,
+    run_info,
+    snake_case,
+    summary_writer,
+    write_json_atomic,
+)
 
 
 @dataclass
@@ -138,33 +130,6 @@ class TrainResult:
     training_reward: dict[str, Any] | None = None
     train_curve: list[tuple[int, float]] = field(default_factory=list)  # (env_steps, train_success), as ``curve``
     curriculum: list[str] = field(default_factory=list)  # the level ids trained through (empty: none)
-
-
-class Agent(Protocol):
-    def __call__(self, observation: Any, info: dict[str, Any]) -> Any: ...
-
-
-class TrainedPolicy(Protocol):
-    """A trained policy as the lifecycle and ``agentgym eval`` use it, whatever it is made of."""
-
-    env_id: str
-
-    def make_env(self, split: str) -> gym.Env:
-        """The env this policy acts in (its wrappers), on ``split``, with the env's own reward."""
-
-    def agent(self, env: gym.Env) -> Agent:
-        """A greedy agent ``(observation, info) -> action`` for an env from :meth:`make_env`."""
-
-
-@dataclass
-class Trained:
-    """What an algorithm hands back: the policy, the env steps it took, its learning curve and
-    the seconds it spent training (evaluations and checkpoints excluded: the SPS figure)."""
-
-    policy: TrainedPolicy
-    steps: int
-    curve: list[tuple[int, float]]
-    train_seconds: float
 
 
 # ------------------------------------------------------------------ algorithm registry
@@ -217,283 +182,10 @@ def register_algorithm(name: str, algorithm: Algorithm) -> None:
     ALGORITHMS[name] = algorithm
 
 
-def entry_point(reference: str) -> Callable[..., Any]:
-    """The function a ``"module:function"`` string names."""
-    module, _, name = reference.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def algorithm(name: str) -> Algorithm:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}")
     return ALGORITHMS[name]
-
-
-def check_settings(algo: str, config_class: type | None, overrides: dict[str, Any]) -> None:
-    """A clear error for overrides that are no field of ``config_class``."""
-    known = {f.name for f in fields(config_class)} if config_class is not None else set()
-    unknown = set(overrides) - known
-    if unknown:
-        raise ValueError(f"unknown {algo} setting(s) {sorted(unknown)}; settings: "
-                         f"{sorted(known | set(LIFECYCLE_OVERRIDES))}")
-
-
-# ------------------------------------------------------------------ environments
-def canonical_env_id(env: str) -> str:
-    """An agentgym name (``customer_support``, ``support_team``), a short id
-    (``CustomerSupport-v0``) or any registered gymnasium id (``CartPole-v1``) -> the full id."""
-    try:
-        return resolve_env_id(env)
-    except ValueError:
-        pass
-    if env in gym.registry:
-        return env
-    for env_id in gym.registry:
-        namespace, _, name = env_id.rpartition("/")
-        if namespace == "AgentGym" and env in (name, snake_case(name.rsplit("-v", 1)[0])):
-            return env_id
-    raise ValueError(f"unknown environment {env!r}: neither an agentgym name (agentgym list) nor a registered gymnasium id")
-
-
-def level_id(env_id: str, level: str) -> str:
-    """A level of ``env_id``'s family: ``"L1"`` -> ``AgentGym/CustomerSupport-L1-v0``, ``"v0"`` -> the
-    family's ``-v0``; an env name or id is taken as it is."""
-    try:
-        return canonical_env_id(level)
-    except ValueError:
-        pass
-    ids = level_ids(env_id)  # a clear error for an env of no family
-    names = {f"L{index}": level for index, level in enumerate(ids[:-1])} | {"v0": ids[-1]}
-    if level not in names:
-        raise ValueError(f"no level {level!r} of {env_id}; its levels: {', '.join(names)} (agentgym list --levels)")
-    return names[level]
-
-
-def snake_case(name: str) -> str:
-    """``SupportTeam`` -> ``support_team``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def make_env(env_id: str, split: str, env_kwargs: dict[str, Any], reward_config: dict[str, Any] | None = None) -> gym.Env:
-    """One env of ``split`` (``reward_config``: the training reward, None: the env's own).
-    A module-level function, so that factories built from it pickle (exact resume)."""
-    kwargs = dict(env_kwargs)
-    if reward_config is not None:
-        kwargs["reward_config"] = {**kwargs.get("reward_config", {}), **reward_config}
-    try:
-        return gym.make(env_id, split=split, **kwargs)
-    except TypeError as exc:
-        if "unexpected keyword argument 'split'" not in str(exc):
-            raise
-        return gym.make(env_id, **kwargs)  # a control env (CartPole-v1) has no splits
-
-
-def features_kwargs(env_id: str, env_kwargs: dict[str, Any], mask_repeats: bool) -> dict[str, Any]:
-    """The ``gym.make`` arguments that give a tool-use env the features observation (and, with
-    ``mask_repeats``, masks without repeated calls): an env with ``call_masks`` that offers
-    ``"features"`` among its ``observations`` (``ToolUseEnv``, the team's ``ActiveAgentEnv``);
-    {} for other envs (a vector observation)."""
-    env = make_env(env_id, "train", env_kwargs)
-    base = env.unwrapped
-    tool_use = hasattr(base, "call_masks") and "features" in getattr(base, "observations", ())
-    env.close()
-    return {"observation": "features", "mask_repeats": mask_repeats} if tool_use else {}
-
-
-def make_curriculum_env(level_ids: tuple[str, ...], split: str, env_kwargs: dict[str, Any],
-                         reward_config: dict[str, Any] | None, threshold: float) -> gym.Env:
-    """A :class:`~agentgym_envs.wrappers.Curriculum` over ``level_ids``, each level's env as
-    :func:`make_env` makes it (module-level, so that factories of it pickle)."""
-    return Curriculum([functools.partial(make_env, env_id, split, env_kwargs, reward_config) for env_id in level_ids],
-                      threshold)
-
-
-def checked_env(env_id: str, env_kwargs: dict[str, Any], reward_config: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Build (and close) one train-split env, turning any failure (a missing data set, a bad
-    argument) into one clear ``ValueError``; return the env's declared ``training_reward``."""
-    try:
-        env = make_env(env_id, "train", env_kwargs, reward_config)
-    except ValueError:
-        raise
-    except Exception as exc:
-        raise ValueError(f"cannot make {env_id} with {env_kwargs or 'no arguments'}: {type(exc).__name__}: {exc}") from exc
-    declared = getattr(env.unwrapped, "training_reward", None)
-    env.close()
-    return declared
-
-
-def merged_training_reward(declared: dict[str, Any] | None, override: Any) -> dict[str, Any] | None:
-    """The training reward: the scenario's declaration (``env.unwrapped.training_reward``, a dict
-    of ``reward_config`` fields) with the user's ``training_reward`` override merged over it; an
-    override of None trains on the env's own reward. None: no reward_config is passed."""
-    if override is None:
-        return None
-    if override == "declared":
-        return dict(declared) if declared else None
-    if not isinstance(override, dict):
-        raise ValueError(f"training_reward must be a dict of reward_config fields or null, got {override!r}")
-    return {**(declared or {}), **override}
-
-
-def make_vector_env(factories: list[Callable[[], gym.Env]], vectorization: str = "sync", num_workers: int | None = None,
-                    ray_address: str | None = None) -> gym.vector.VectorEnv:
-    """The vector env of ``factories`` with episode statistics. ``"sync"``: one process
-    (:class:`~trainers.vector_env.SyncStatsVectorEnv`); ``"async"``: one subprocess per env; ``"ray"``: the envs in
-    ``num_workers`` Ray actors (``RayVectorEnv``, on the Ray at ``ray_address``). All reset a
-    finished sub-env in the same step, so the returned observations and masks are always the
-    next decision's."""
-    mode = gym.vector.AutoresetMode.SAME_STEP
-    if vectorization == "sync":  # the statistics recorded in its own step (the same infos, fewer operations)
-        return SyncStatsVectorEnv(factories)
-    if vectorization == "async":
-        envs = gym.vector.AsyncVectorEnv(factories, autoreset_mode=mode)
-    elif vectorization == "ray":
-        from agentgym_envs.scale import RayVectorEnv, init_ray
-
-        init_ray(ray_address)
-        envs = RayVectorEnv(factories, num_workers=num_workers, autoreset_mode=mode)
-    else:
-        raise ValueError(f"vectorization must be 'sync', 'async' or 'ray', got {vectorization!r}")
-    return gym.wrappers.vector.RecordEpisodeStatistics(envs)
-
-
-def summary_writer(run_dir: Path, purge_step: int | None = None) -> Any:
-    """A TensorBoard ``SummaryWriter`` in ``run_dir``; with ``purge_step`` (a resumed run),
-    events that earlier writers logged from that step on are dropped.
-
-    TensorBoard reads a directory's event files in name order, and a file's name is the second
-    it was made in, then the host, the process and a per-process counter that is not
-    zero-padded: a file made in the same second as an earlier one may sort before it (counter
-    10 before 9), and its events would read as older. So a writer made in a directory that
-    already holds event files starts in a later second than theirs (waiting a second at most)."""
-    from torch.utils.tensorboard import SummaryWriter
-
-    made = [int(stamp) for path in Path(run_dir).glob("events.out.tfevents.*")
-            if (stamp := path.name.split(".")[3]).isdigit()]
-    if made and (wait := max(made) + 1 - time.time()) > 0:
-        time.sleep(min(wait, 1.0))  # a file from a clock ahead of this one does not hold the run up
-    return SummaryWriter(str(run_dir), purge_step=purge_step)
-
-
-# ------------------------------------------------------------------ the run
-@dataclass
-class Run:
-    """One run as an algorithm sees it. Built by :func:`train`; algorithms read its fields
-    and call its methods, and never build run directories, writers or final reports."""
-
-    request: TrainRequest
-    algo: str
-    env_id: str
-    run_dir: Path
-    device: str  # "cpu" | "cuda" ("auto" resolved)
-    env_kwargs: dict[str, Any]
-    training_reward: dict[str, Any] | None  # the reward_config the training envs use (None: the env's own)
-    checkpoint_path: Path
-    overrides: dict[str, Any]  # the algorithm's config fields
-    init_checkpoint: Path | None = None  # a warm start's checkpoint (BC's, for bc-ppo / bc-grpo)
-    total_steps: int = DEFAULT_TOTAL_STEPS
-    curriculum: tuple[str, ...] = ()  # the level ids training moves through (empty: the run's env only)
-    _writer: Any = None
-
-    @property
-    def seed(self) -> int:
-        return self.request.seed
-
-    @property
-    def resume(self) -> bool:
-        return self.request.resume
-
-    # -------------------------------------------------------------- configuration
-    def config(self, config_class: type) -> Any:
-        """``config_class`` with the run's overrides applied; a clear error names unknown fields.
-        The checkpoint's config when resuming, so a resumed run keeps its hyper-parameters."""
-        state = self.resume_state()
-        if state is not None and "config" in state:
-            return config_class(**state["config"])
-        check_settings(self.algo, config_class, self.overrides)
-        return config_class(**self.overrides)
-
-    # -------------------------------------------------------------- environments
-    def env_factory(self, split: str = "train", training: bool = True,
-                    extra_kwargs: dict[str, Any] | None = None) -> Callable[[], gym.Env]:
-        """A picklable factory of base envs of ``split``; ``training``: with :attr:`training_reward`, and
-        through the request's curriculum when it has one (evaluations play the run's own env);
-        ``extra_kwargs``: ``gym.make`` arguments the algorithm adds (its observation, say)."""
-        env_kwargs = {**self.env_kwargs, **(extra_kwargs or {})}
-        if training and self.curriculum:
-            return functools.partial(make_curriculum_env, self.curriculum, split, env_kwargs, self.training_reward,
-                                     self.request.curriculum_threshold)
-        return functools.partial(make_env, self.env_id, split, env_kwargs, self.training_reward if training else None)
-
-    def make_env(self, split: str = "train", training: bool = True) -> gym.Env:
-        return self.env_factory(split, training)()
-
-    def make_vector_env(self, factories: list[Callable[[], gym.Env]], vectorization: str = "sync") -> gym.vector.VectorEnv:
-        return make_vector_env(factories, vectorization, self.request.num_workers, self.request.ray_address)
-
-    # -------------------------------------------------------------- logging
-    @property
-    def writer(self):
-        """The run's TensorBoard ``SummaryWriter``; a resumed run drops events after its checkpoint."""
-        if self._writer is None:
-            state = self.resume_state()
-            step = int(state.get("global_step", 0)) if state else 0
-            self._writer = summary_writer(self.run_dir, step or None)
-        return self._writer
-
-    def progress_bar(self, total: int, initial: int = 0, unit: str = "step") -> tqdm:
-        """A progress bar (off with ``TrainRequest(progress=False)``). Postfix names: ``train_ret``
-        is the mean episode return on the training reward, ``success`` the success rate."""
-        return tqdm(total=total, initial=initial, unit=unit, desc=self.algo, disable=not self.request.progress,
-                    dynamic_ncols=True)
-
-    def curve_point(self, policy: TrainedPolicy, step: int, episodes: int) -> float:
-        """Greedy success (or mean return, for envs without one) over ``episodes`` episodes of each
-        split, logged as ``eval/test_success`` and ``eval/train_success`` (``..._return``); the
-        train point is kept in ``train_curve.json`` (the result's ``train_curve``); returns the test value."""
-        values = {}
-        for split in ("train", "test"):
-            metrics = evaluate_policy(policy, split, episodes, seed=CURVE_SEED)
-            tag, values[split] = ("success", metrics["success"]) if "success" in metrics else ("return", metrics["return"])
-            self.writer.add_scalar(f"eval/{split}_{tag}", values[split], step)
-        curve = [point for point in self.train_curve() if point[0] < step] + [(step, values["train"])]
-        write_json_atomic(self.run_dir / TRAIN_CURVE_FILE, curve)
-        return values["test"]
-
-    def train_curve(self) -> list[tuple[int, float]]:
-        """The train-split points :meth:`curve_point` has written (a resumed run's included)."""
-        path = self.run_dir / TRAIN_CURVE_FILE
-        return [(int(s), float(v)) for s, v in json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
-
-    # -------------------------------------------------------------- checkpoints
-    @functools.cached_property
-    def _resume_state(self) -> dict[str, Any] | None:
-        if not (self.request.resume and self.checkpoint_path.exists()):
-            return None
-        return entry_point("trainers.checkpoints:load")(self.checkpoint_path)
-
-    def resume_state(self) -> dict[str, Any] | None:
-        """The torch checkpoint's payload when resuming a run that has one, else None."""
-        return self._resume_state if self.checkpoint_path.suffix == ".pt" else None
-
-    def save_checkpoint(self, payload: dict[str, Any]) -> None:
-        """Write a torch checkpoint atomically (with ``algo`` and the env id added)."""
-        entry_point("trainers.checkpoints:save")(self.checkpoint_path, {"algo": self.algo, "env_id": self.env_id, **payload})
-
-
-# ------------------------------------------------------------------ evaluation
-def evaluate_policy(policy: TrainedPolicy, split: str, episodes: int, seed: int = EVAL_SEED,
-                    recorder: RunRecorder | None = None) -> dict[str, float]:
-    """Mean metrics of ``policy``'s greedy agent over ``episodes`` episodes of ``split`` seeded
-    ``seed, seed + 1, ...``: every ``info["metrics"]`` entry plus ``return`` (the env's own reward);
-    ``recorder``: the rollout-store run that records the episodes."""
-    from agentgym_envs.policies import evaluate
-
-    env = policy.make_env(split)
-    try:
-        return evaluate(env, policy.agent(env), episodes=episodes, split=split, seed=seed, recorder=recorder)
-    finally:
-        env.close()
 
 
 def first_step_at_target(curve: list[tuple[int, float]], target: float = TARGET_SUCCESS) -> int | None:
@@ -519,53 +211,12 @@ def final_report(result: TrainResult, eval_episodes: int) -> str:
     return text
 
 
-# ------------------------------------------------------------------ files
-def hyperparameter_table(config: dict[str, Any]) -> str:
-    """A run's hyper-parameters as the markdown table TensorBoard's text tab shows."""
-    return "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in config.items())
-
-
-def run_dir_for(run_root: str | Path, env_id: str, algo: str, seed: int) -> Path:
-    """``<run_root>/<EnvName>__<algo>__seed<seed>``: stable, so ``--resume`` finds it."""
-    return Path(run_root) / f"{env_id.split('/')[-1]}__{algo}__seed{seed}"
-
-
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Write ``data`` as JSON so that a reader never sees a half-written file."""
-    path = Path(path)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        json.dump(data, file, indent=2, allow_nan=True)
-    os.chmod(tmp, 0o666 & ~current_umask())
-    os.replace(tmp, path)
-
-
-def current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def load_result(run_dir: str | Path) -> TrainResult:
     """The :class:`TrainResult` a finished run wrote to ``run_dir``."""
     data = json.loads((Path(run_dir) / RESULT_FILE).read_text(encoding="utf-8"))
     for name in ("curve", "train_curve"):
         data[name] = [tuple(point) for point in data.get(name, [])]
     return TrainResult(**data)
-
-
-def run_info(checkpoint: str | Path) -> dict[str, Any]:
-    """The ``run.json`` beside a checkpoint (its run's algorithm, env id, seed...);
-    :class:`CheckpointError` when there is none: the file is not a checkpoint ``agentgym train`` wrote."""
-    path = Path(checkpoint)
-    info_file = (path if path.is_dir() else path.parent) / RUN_FILE
-    if not path.exists():
-        raise CheckpointError(f"no such file: {path}")
-    try:
-        return json.loads(info_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path} is not an agentgym checkpoint: no readable {RUN_FILE} beside it "
-                              f"(agentgym train writes one into every run directory)") from exc
 
 
 def load_trained_policy(checkpoint: str | Path, device: str = "auto") -> TrainedPolicy:
@@ -580,17 +231,6 @@ def load_trained_policy(checkpoint: str | Path, device: str = "auto") -> Trained
         raise CheckpointError(f"{path} is not an agentgym checkpoint; its run's ({info['algo']}) checkpoint is "
                               f"{path.parent / entry.checkpoint_name}")
     return entry_point(entry.load_policy)(path, resolve_device(device))
-
-
-def resolve_device(device: str) -> str:
-    """``"auto"`` -> ``"cuda"`` when available, else ``"cpu"``; a clear error for missing CUDA."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available (use --device cpu or auto)")
-    return device
 
 
 # ------------------------------------------------------------------ the lifecycle

@@ -13,7 +13,8 @@ padding). A token's vector is its id's hashed embedding (``vocab_buckets``) plus
 its character n-gram embeddings (:mod:`trainers.subwords`), so that an unseen word still
 resembles the seen words it shares n-grams with. Context tokens are summed in chunks of
 ``context_chunk`` (a chunk is a bag of tokens; chunks have positions); each entity row is
-the sum of its tokens plus a row-position embedding, refined by a small MLP. A transformer encoder runs over ``[CLS, entity summary, context chunks]`` (the summary is
+the sum of its tokens plus a row-position embedding, refined by a small MLP. A transformer
+encoder runs over ``[CLS, entity summary, context chunks]`` (the summary is
 the mean of the filled rows), which keeps the sequence short enough for a CPU. The tool head
 and the value head read CLS; each argument slot is a pointer over the entity rows whose query
 depends on CLS, the chosen tool and the entities chosen for earlier slots (autoregressive), so
@@ -29,8 +30,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch

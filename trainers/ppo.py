@@ -23,10 +23,20 @@ import torch
 
 from . import augment, checkpoints
 from .flat_parameters import FlatParameters
-from .lifecycle import Run, Trained, hyperparameter_table
 from .policy import Masks, TokenPolicyFields
-from .torch_policy import TRAINER_INFO_KEYS, EpisodeStats, batch_masks, clipped_surrogate, env_factory, frozen_copy, initial_policy, \
-    kl_to_reference, trained_policy, write_scalars
+from .run import Run, Trained, hyperparameter_table
+from .torch_policy import (
+    TRAINER_INFO_KEYS,
+    EpisodeStats,
+    batch_masks,
+    clipped_surrogate,
+    env_factory,
+    frozen_copy,
+    initial_policy,
+    kl_to_reference,
+    trained_policy,
+    write_scalars,
+)
 
 
 @dataclass
@@ -38,7 +48,7 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
 
     num_envs: int = 16
     num_steps: int = 32  # steps per env per rollout
-    vectorization: str = "sync"  # "sync" | "async" | "ray": how the num_envs envs run (trainers.lifecycle.make_vector_env)
+    vectorization: str = "sync"  # "sync" | "async" | "ray": how the num_envs envs run (trainers.run.make_vector_env)
     learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 0.99
@@ -231,7 +241,7 @@ def train(run: Run) -> Trained:
             Masks(action_masks.flatten(0, 1), None if argument_masks is None else argument_masks.flatten(0, 1))
         clipfracs = []
         weights.set_trainable(-1, update > config.critic_warmup_updates)  # while frozen, the loss reaches the value head alone
-        for epoch in range(config.update_epochs):
+        for _epoch in range(config.update_epochs):
             order = torch.randperm(config.batch_size, device=device)
             for start in range(0, config.batch_size, config.minibatch_size):
                 mb = order[start : start + config.minibatch_size]

@@ -15,13 +15,13 @@ from agentgym_envs.multiagent.policies import TEAMS
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
 from agentgym_envs.policies import Agent, ExpertPolicy, RandomPolicy
 
-from .lifecycle import CheckpointError, Run, Trained, make_env, write_json_atomic
+from .run import CheckpointError, Run, Trained, make_env, write_json_atomic
 
 
 @dataclass
 class ReferencePolicy:
     """``"random"`` (uniformly random mask-respecting calls, seeded) or ``"expert"`` (the
-    scenario's scripted oracle) as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+    scenario's scripted oracle) as a :class:`~trainers.run.TrainedPolicy`."""
 
     env_id: str
     kind: str

@@ -32,9 +32,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -51,8 +52,17 @@ from torch import nn
 
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
-from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, CheckpointError, Run, Trained, features_kwargs, \
-    make_env as make_base_env, run_info, write_json_atomic
+from .run import (
+    EPISODE_METRICS,
+    TRAINING_RETURN_TAG,
+    CheckpointError,
+    Run,
+    Trained,
+    features_kwargs,
+    run_info,
+    write_json_atomic,
+)
+from .run import make_env as make_base_env
 
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
@@ -221,7 +231,7 @@ class TokenFeaturesExtractor(BaseFeaturesExtractor):
 # ------------------------------------------------------------------- environments
 def baseline_env(make_base: Callable[[], gym.Env], config: SB3Config, flat_actions: bool) -> gym.Env:
     """The env a baseline acts in: the base env from ``make_base`` (made with the features
-    observation where ``config`` asks for it: :func:`~trainers.lifecycle.features_kwargs`),
+    observation where ``config`` asks for it: :func:`~trainers.run.features_kwargs`),
     ``FlatDiscreteAction`` for DQN and for the features observation, then a ``Text``
     observation as ``config.observation`` says (a vector observation as it is)."""
     env = make_base()
@@ -275,7 +285,7 @@ class SB3Agent:
 
 @dataclass
 class SB3Policy:
-    """A trained SB3 model as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+    """A trained SB3 model as a :class:`~trainers.run.TrainedPolicy`."""
 
     env_id: str
     model: BaseAlgorithm
@@ -300,7 +310,7 @@ class Progress:
     train_time_s: float = 0.0
 
     @classmethod
-    def load(cls, path: Path, up_to_step: int) -> "Progress":
+    def load(cls, path: Path, up_to_step: int) -> Progress:
         data = json.loads(path.read_text(encoding="utf-8"))
         curve = [(int(s), float(v)) for s, v in data["curve"] if s <= up_to_step]
         return cls(curve, data["train_time_s"])
@@ -311,7 +321,7 @@ class BaselineCallback(BaseCallback):
     ``config.eval_every`` steps, checkpoints every ``config.checkpoint_every``, shows a
     progress bar."""
 
-    def __init__(self, trainer: "BaselineRun") -> None:
+    def __init__(self, trainer: BaselineRun) -> None:
         super().__init__()
         self.trainer = trainer
         self.config = trainer.config
@@ -322,7 +332,8 @@ class BaselineCallback(BaseCallback):
     def _on_training_start(self) -> None:
         step = self.num_timesteps
         interval = lambda every: (step // every + 1) * every  # noqa: E731
-        self._next_log, self._next_eval, self._next_ckpt = interval(self.config.log_every), interval(self.config.eval_every), interval(self.config.checkpoint_every)
+        self._next_log, self._next_eval, self._next_ckpt = (interval(self.config.log_every), interval(self.config.eval_every),
+                                                            interval(self.config.checkpoint_every))
         self._started = time.perf_counter()
         self._overhead = 0.0
         self._bar = self.trainer.run.progress_bar(self.trainer.run.total_steps, initial=step)
@@ -378,7 +389,7 @@ class BaselineCallback(BaseCallback):
 
 
 class BaselineRun:
-    """One training run of a baseline inside the lifecycle's :class:`~trainers.lifecycle.Run`."""
+    """One training run of a baseline inside the lifecycle's :class:`~trainers.run.Run`."""
 
     def __init__(self, run: Run) -> None:
         self.run = run

@@ -1,6 +1,6 @@
 """What the torch trainers (PPO, GRPO, BC) share: envs as the networks read them, the network
 chosen by observation and action space, batched masks, episode logging, the clipped surrogate,
-and the trained policy as a :class:`~trainers.lifecycle.TrainedPolicy` (``load_policy``).
+and the trained policy as a :class:`~trainers.run.TrainedPolicy` (``load_policy``).
 
 Networks by space (never by env identity):
 
@@ -18,9 +18,10 @@ Networks by space (never by env identity):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -30,8 +31,8 @@ from torch import nn
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
 from . import checkpoints
-from .lifecycle import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, make_env
-from .policy import MLPPolicy, Masks, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+from .policy import Masks, MLPPolicy, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+from .run import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, make_env
 
 MASK_KEYS = ("action_mask", "argument_mask")
 # observation="features": the flat admissible actions (FlatDiscreteAction's layout and capacity), repeated calls masked
@@ -244,7 +245,7 @@ class GreedyAgent:
 
 @dataclass
 class TorchPolicy:
-    """A torch network trained on ``env_id`` as a :class:`~trainers.lifecycle.TrainedPolicy`."""
+    """A torch network trained on ``env_id`` as a :class:`~trainers.run.TrainedPolicy`."""
 
     env_id: str
     network: nn.Module

@@ -12,8 +12,9 @@ this took 1.5 us off an env step of about 31 (stepped alone).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from copy import deepcopy
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -51,7 +51,7 @@ class EntityTable:
         self.row_texts.append(f"[{index}] {kind}: {text}")
         return index
 
-    def copy(self) -> "EntityTable":
+    def copy(self) -> EntityTable:
         """An independent table with the same rows."""
         table = EntityTable(self.capacity)
         table.rows, table.row_texts, table._index = list(self.rows), list(self.row_texts), dict(self._index)

@@ -6,8 +6,9 @@ OpenAI-format conversation, the incremental text observation, and the episode's 
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Collection, Sequence
+from typing import Any
 
 import numpy as np
 

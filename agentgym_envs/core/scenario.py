@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar
 
 from .parsing import ToolCall
 from .rewards import RewardConfig

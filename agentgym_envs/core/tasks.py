@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -55,7 +56,7 @@ def load_task_file(path: str | Path, parse: Callable[[dict[str, Any]], T]) -> li
             task = parse(data)
         except TaskFormatError as exc:
             raise TaskFormatError(f"{where}: {exc}", exc.field) from None
-        task_id = getattr(task, "task_id")
+        task_id = task.task_id
         if task_id in seen:
             raise TaskFormatError(f"{where}: duplicate task_id {task_id!r}", "task_id")
         seen.add(task_id)

@@ -4,8 +4,9 @@ and, per argument, the entity kind that the structured action mode fills it from
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

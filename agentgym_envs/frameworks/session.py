@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.core.agent import tool_env
 from agentgym_envs.observe import tracing
 
 ENDED = "The episode has ended: no further tool calls run."
@@ -75,8 +76,6 @@ class EnvSession:
     truncated: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
-        from agentgym_envs.policies.agents import tool_env  # here: the policies import this package
-
         base = tool_env(self.env)
         if base.action_mode != "text":
             raise ValueError(f"a framework agent plays in text mode: make the env with action_mode='text', "

@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym_envs import resolve_env_id
+from agentgym_envs.core.agent import expert_action
 from agentgym_envs.core.parsing import compact_json
 
 
@@ -99,8 +100,6 @@ class TextEpisode:
 
     def expert_reply(self) -> str:
         """The scripted expert's next reply as text (a JSON tool call), for tests and demos."""
-        from agentgym_envs.policies.agents import expert_action
-
         episode = self.env.unwrapped.episode
         if episode is None:
             raise RuntimeError("reset first")

@@ -7,9 +7,10 @@ One cycle (one ``step``) is one team turn: the agent holding the ticket makes on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces

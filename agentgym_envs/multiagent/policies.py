@@ -7,12 +7,13 @@ for every live agent each cycle and answers ``None`` for an agent that should wa
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 from tqdm import tqdm
 
-from agentgym_envs.policies.agents import expert_action
+from agentgym_envs.core.agent import expert_action
 
 from .env import ToolTeamParallelEnv
 
@@ -73,7 +74,8 @@ TEAMS: dict[str, Callable[[Any, int], TeamPolicy]] = {
 }
 
 
-def run_team_episode(env: Any, team: TeamPolicy, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+def run_team_episode(env: Any, team: TeamPolicy, seed: int | None = None, options: dict[str, Any] | None = None
+                     ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
     """Play one episode of a Parallel team env; return each agent's return and the last infos."""
     observations, infos = env.reset(seed=seed, options=options)
     returns = dict.fromkeys(env.possible_agents, 0.0)

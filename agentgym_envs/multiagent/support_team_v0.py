@@ -3,7 +3,8 @@ environment is documented on :class:`SupportTeamParallelEnv`)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 from pettingzoo import AECEnv

@@ -17,8 +17,9 @@ not a repeat of an earlier identical call).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from agentgym_envs.core import Arg, Outcome, Scenario, TaskSource, Tool, ToolCall, ToolError
 

@@ -8,8 +8,9 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ContextManager, Iterator, Mapping
+from typing import Any
 
 from ..tables import format_table
 from . import tracing
@@ -34,7 +35,7 @@ def add_store_arguments(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument("--no-store", action="store_true", help="record nothing in the rollout store")
 
 
-def tracing_session(args: argparse.Namespace) -> ContextManager[bool]:
+def tracing_session(args: argparse.Namespace) -> contextlib.AbstractContextManager[bool]:
     """Tracing for a command that takes ``--otlp-endpoint`` (on when it or the variables say so)."""
     if not hasattr(args, "otlp_endpoint"):
         return contextlib.nullcontext(False)

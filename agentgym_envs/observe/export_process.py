@@ -34,8 +34,9 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Mapping
+from typing import Any, BinaryIO
 
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExportResult

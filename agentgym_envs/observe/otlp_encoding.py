@@ -19,7 +19,8 @@ instrumentation scope's name.
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 MAX_CACHED = 4096  # encoded attributes kept for reuse
 MAX_CACHED_TEXT = 64  # characters of a string attribute worth keeping (longer ones rarely repeat)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numbers
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .otlp_encoding import SPAN_ATTRIBUTE, Encoder
 

@@ -24,9 +24,10 @@ import secrets
 import socket
 import sqlite3
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 STORE_FILE = "agentgym.db"
 STORE_VARIABLE = "AGENTGYM_RUN_STORE"
@@ -120,7 +121,8 @@ def _number(value: Any) -> float | None:
 
 @dataclass
 class EpisodeRow:
-    """One finished episode as the store keeps it."""
+    """One finished episode: what the run store keeps of it, and (:meth:`result`) the line an
+    evaluation's results file (:mod:`agentgym_envs.policies.results`) keeps, both from this object."""
 
     task: int | str
     trial: int
@@ -136,6 +138,16 @@ class EpisodeRow:
     tools: Sequence[Mapping[str, Any]] | None = None
     trace_id: str | None = None
     span_id: str | None = None
+    outcome: Mapping[str, Any] | None = None  # the grader's success, score and reason (None: an error ended it)
+
+    def result(self, keep_messages: bool = False) -> dict[str, Any]:
+        """The episode's line of a results file: ``task``, ``trial``, ``return``, ``metrics``,
+        ``error``, ``outcome`` and, with ``keep_messages``, ``messages``."""
+        line = {"task": self.task, "trial": self.trial, "return": self.ret, "metrics": self.metrics,
+                "error": self.error, "outcome": self.outcome}
+        if keep_messages:
+            line["messages"] = list(self.messages)
+        return line
 
 
 class RunStore:
@@ -155,7 +167,7 @@ class RunStore:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:

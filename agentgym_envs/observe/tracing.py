@@ -29,8 +29,9 @@ import socket
 import threading
 import time
 import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
-from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from .records import episode_record, failed_call, tool_call_span_id, tool_call_values, tool_calls_record
@@ -45,7 +46,7 @@ _collector: tuple[str, str] | None = None  # (endpoint, protocol) while tracing 
 _processor: Any = None  # the span processor that exports every span (in a process of its own)
 _open_episodes: set[EpisodeTrace] = set()  # the episodes not ended yet: ended as unfinished when tracing shuts down
 _otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
-_NOOP: ContextManager[None] = contextlib.nullcontext()
+_NOOP: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
 _PLAIN_NUMBERS = frozenset((float, int))  # metric values an episode's record holds as they are
 # span and trace ids of episodes and tool calls: a generator of their own, so that tracing leaves the
 # stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
@@ -229,7 +230,7 @@ def unreachable(endpoint: str, protocol: str) -> str | None:
 
 
 # ------------------------------------------------------------------ runs
-def run_span(kind: str, attributes: Mapping[str, Any]) -> ContextManager[Any]:
+def run_span(kind: str, attributes: Mapping[str, Any]) -> contextlib.AbstractContextManager[Any]:
     """The span of a whole run (``kind``: ``eval``, ``train``), current inside the ``with``
     block, so that the episodes played there are its children; yields None while off."""
     if _tracer is None:
@@ -416,7 +417,7 @@ def _running_call_context() -> Any:
 
 
 # ------------------------------------------------------------------ LLM calls
-def within_episode(env: Any) -> ContextManager[None]:
+def within_episode(env: Any) -> contextlib.AbstractContextManager[None]:
     """Make ``env``'s episode span current in a ``with`` block: the LLM calls an agent makes
     there become its children."""
     if _tracer is None:
@@ -424,7 +425,7 @@ def within_episode(env: Any) -> ContextManager[None]:
     return within(getattr(episode_trace(env), "context", None))
 
 
-def within(parent: Any) -> ContextManager[None]:
+def within(parent: Any) -> contextlib.AbstractContextManager[None]:
     """Make ``parent`` (an OpenTelemetry context, from :func:`conversation_parents`) current in
     a ``with`` block; None leaves the current context as it is."""
     if _tracer is None or parent is None:
@@ -441,7 +442,7 @@ def _attached(parent: Any) -> Iterator[None]:
         _otel.detach(token)
 
 
-def conversations(envs: Sequence[Any]) -> ContextManager[None]:
+def conversations(envs: Sequence[Any]) -> contextlib.AbstractContextManager[None]:
     """Tell a batch policy, for a ``with`` block around its ``respond``, which episode each
     conversation belongs to (``envs``, in the conversations' order): its LLM spans, made in
     whatever thread answers, take the episodes' spans as parents (:func:`conversation_parents`)."""
@@ -466,7 +467,7 @@ def conversation_parents(count: int) -> tuple[Any, ...]:
     return parents if parents is not None and len(parents) == count else (None,) * count
 
 
-def chat_span(model: str | None, base_url: str | None, options: Mapping[str, Any]) -> ContextManager[Any]:
+def chat_span(model: str | None, base_url: str | None, options: Mapping[str, Any]) -> contextlib.AbstractContextManager[Any]:
     """The span of one chat-completions call (retries included: its duration is the latency
     the caller saw), current in the ``with`` block; yields None while off. An exception leaving
     the block marks it failed; :func:`record_usage` adds what the server answered."""

@@ -3,10 +3,9 @@
 The LLM agents need the ``llm`` extra (``openai``, ``transformers``), imported when one is made.
 """
 
-from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
-from .chat_client import ChatClient, ChatReply, EndpointError
-from .evaluation import (MODEL_POLICIES, POLICIES, ModelSpec, episode_records, evaluate, is_model_policy, model_policy,
-                         run_episode)
+from ..inference.chat_client import ChatClient, ChatReply, EndpointError
+from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, run_episode, tool_env
+from .evaluation import MODEL_POLICIES, POLICIES, ModelSpec, episode_records, evaluate, is_model_policy, model_policy
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
 from .results import default_results_path, pass_at_k, pass_hat_k

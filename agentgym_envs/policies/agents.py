@@ -1,47 +1,18 @@
-"""The agent protocols and the two reference agents: a scripted expert and a random policy.
-
-An agent is any callable ``(observation, info) -> action`` bound to one env. A batch policy
-(the LLM agents) answers many conversations at once with :class:`Turn` objects, so that one
-model serves several environments and a failed call ends an episode instead of a program.
+"""The two reference agents: a scripted expert and a random policy (the agent protocols live in
+:mod:`agentgym_envs.core.agent` and are re-exported here).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from agentgym_envs.core import Episode, ToolUseEnv
+from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.core.agent import Agent, BatchPolicy, Turn, expert_action, run_episode, tool_env
 
-
-class Agent(Protocol):
-    def __call__(self, observation: Any, info: dict[str, Any]) -> Any: ...
-
-
-@dataclass
-class Turn:
-    """A batch policy's answer for one conversation: the text action, token counts to add to
-    the episode's metrics (e.g. ``llm_prompt_tokens``), or the error that ends the episode."""
-
-    action: Any = None
-    usage: dict[str, int] = field(default_factory=dict)
-    error: str | None = None
-
-
-class BatchPolicy(Protocol):
-    def respond(self, conversations: Sequence[Sequence[dict[str, Any]]], tools: list[dict[str, Any]] | None) -> list[Turn]:
-        """One :class:`Turn` per conversation (OpenAI chat messages), in order."""
-        ...
-
-
-def tool_env(env: gym.Env) -> ToolUseEnv:
-    """The :class:`ToolUseEnv` under any wrappers."""
-    base = env.unwrapped
-    if not isinstance(base, ToolUseEnv):
-        raise TypeError(f"expected an AgentGym tool-use environment, got {type(base).__name__}")
-    return base
+__all__ = ["Agent", "BatchPolicy", "ExpertPolicy", "RandomPolicy", "Turn", "expert_action", "run_episode", "tool_env"]
 
 
 class ExpertPolicy:
@@ -63,17 +34,6 @@ class ExpertPolicy:
     def __call__(self, observation: Any, info: dict[str, Any]) -> Any:
         assert self.env.episode is not None, "reset the environment first"
         return expert_action(self.env.episode, self.env.action_mode)
-
-
-def expert_action(episode: Episode, action_mode: str) -> Any:
-    """The scripted expert's next call in ``episode``, as an action of ``action_mode``."""
-    call = episode.scenario.expert_call(episode.task, episode.world, episode.history)
-    if action_mode == "text":
-        return call.to_json()
-    action = episode.encode(call)
-    if action is None:
-        raise RuntimeError(f"the entity table cannot express the expert's call {call}")
-    return action
 
 
 class RandomPolicy:
@@ -101,4 +61,4 @@ class RandomPolicy:
         if self.env.action_mode == "structured":
             return action
         call, problem = episode.decode(action)
-        return call.to_json() if call is not None else '{"name": "%s", "arguments": {}}' % self.env.tool_names[action[0]]
+        return call.to_json() if call is not None else f'{{"name": "{self.env.tool_names[action[0]]}", "arguments": {{}}}}'

@@ -3,7 +3,8 @@ once, every finished episode recorded (optionally to JSONL, which ``resume`` con
 summary of mean metrics and pass^k. With ``num_workers``, the episodes fan out over Ray workers
 (:mod:`agentgym_envs.scale`), each building its own language-model agent from a :class:`ModelSpec`.
 Agents built in agent frameworks (:mod:`agentgym_envs.frameworks`) drive their own episodes and
-are evaluated the same way."""
+are evaluated the same way. Each finished episode is one :class:`~agentgym_envs.observe.store.EpisodeRow`,
+written to the results file and the run store from that one object (:class:`Finished`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import contextvars
 import functools
 import threading
 from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import gymnasium as gym
 from tqdm import tqdm
@@ -22,9 +24,10 @@ from tqdm import tqdm
 from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
 from agentgym_envs.frameworks.session import Endpoint
 
+from ..core.agent import Agent, BatchPolicy, Turn, tool_env
 from ..observe import tracing
 from ..observe.store import EpisodeRow, RunRecorder
-from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, tool_env
+from .agents import ExpertPolicy, RandomPolicy
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
 from .results import Key, ResultsFile, summarize
@@ -93,24 +96,13 @@ class ShardEvaluation:
 
     def __call__(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
         policy = self.spec.build(self.concurrency)
-        store = ResultsFile(None, {})
+        results = ResultsFile(None, {})
         try:
             with _made_envs(self.env_id, self.split, self.make_kwargs, min(self.concurrency, len(keys))) as envs:
-                _play_keys(envs, policy, keys, self.seed, store, recorder=self.recorder)
+                _play_keys(envs, policy, keys, self.seed, Finished(results, self.recorder))
         finally:
             getattr(policy, "close", lambda: None)()
-        return [store.records[tuple(key)] for key in keys]
-
-
-def run_episode(env: gym.Env, agent: Agent, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[float, dict[str, float]]:
-    """Play one episode; return its return and ``info["metrics"]`` (empty for an env without)."""
-    observation, info = env.reset(seed=seed, options=options)
-    total, done = 0.0, False
-    while not done:
-        observation, reward, terminated, truncated, info = env.step(agent(observation, info))
-        total += float(reward)
-        done = terminated or truncated
-    return total, info.get("metrics", {})
+        return [results.records[tuple(key)] for key in keys]
 
 
 @dataclass
@@ -217,9 +209,9 @@ def episode_records(
         raise ValueError("task_ids is empty: nothing to evaluate")
     if task_ids is not None:
         config["task_ids"] = tasks
-    store = ResultsFile(output, config, resume, keep_messages=keep_messages)
+    results = ResultsFile(output, config, resume, keep_messages=keep_messages)
     keys = [(task, trial) for task in tasks for trial in range(trials)]
-    pending = [key for key in keys if not store.done(key)]
+    pending = [key for key in keys if not results.done(key)]
     span_attributes = {"agentgym.env.id": env_id, "agentgym.split": split, "agentgym.policy": config["policy"].get("name"),
                        "agentgym.episodes": len(pending), "agentgym.run.id": recorder.run_id if recorder else None}
     try:
@@ -229,15 +221,15 @@ def episode_records(
                 recorder.store.set_trace(recorder.run_id, *tracing.span_ids(span))
             if pending and num_workers is None:  # the envs first: an env that cannot be made fails before the bar shows
                 with _made_envs(env, split, make_kwargs, min(concurrency, len(pending))) as envs, bar() as progress_bar:
-                    _play_keys(envs, policy, pending, seed, store, progress_bar, recorder)
-            elif pending:  # the workers build their own envs and agents
+                    _play_keys(envs, policy, pending, seed, Finished(results, recorder, progress_bar))
+            elif pending:  # the workers build their own envs and agents, and record in the run store
                 with bar() as progress_bar:
                     _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs, recorder), pending,
-                             num_workers, store, progress_bar)
+                             num_workers, results, progress_bar)
     finally:
         if spec is not None:  # the agent built here from the spec
             getattr(policy, "close", lambda: None)()
-    return [store.records[key] for key in keys]
+    return [results.records[key] for key in keys]
 
 
 @contextlib.contextmanager
@@ -256,20 +248,38 @@ def _made_envs(env: str | gym.Env, split: str, make_kwargs: dict[str, Any], coun
             made.close()
 
 
+class Finished:
+    """Where a finished episode goes: one :class:`~agentgym_envs.observe.store.EpisodeRow`, written
+    to the results file (its :meth:`~agentgym_envs.observe.store.EpisodeRow.result` line) and to
+    the run store (the row itself, when a ``recorder`` records the run), then counted on the bar."""
+
+    def __init__(self, results: ResultsFile, recorder: RunRecorder | None = None, bar: tqdm | None = None) -> None:
+        self.results, self.recorder, self.bar = results, recorder, bar
+        self.count, self.successes = 0, 0.0
+
+    def __call__(self, row: EpisodeRow) -> None:
+        self.results.add(row.result(self.results.keep_messages))
+        if self.recorder is not None:
+            self.recorder.episode(row)
+        self.count, self.successes = self.count + 1, self.successes + row.metrics.get("success", 0.0)
+        if self.bar is not None:
+            self.bar.update()
+            self.bar.set_postfix(success=f"{self.successes / self.count:.3f}")
+
+
 def _play_keys(envs: list[gym.Env], policy: str | Agent | BatchPolicy, keys: Sequence[Key], seed: int,
-               store: ResultsFile, bar: tqdm | None = None, recorder: RunRecorder | None = None) -> None:
-    """Play ``keys`` here on ``envs``, recording each episode in ``store`` (and ``recorder``)."""
+               finished: Finished) -> None:
+    """Play ``keys`` here on ``envs``, handing each finished episode to ``finished``."""
     if hasattr(policy, "play_episode"):
-        _play_episodes(envs, policy, keys, seed, store, bar, recorder)
+        _play_episodes(envs, policy, keys, seed, finished)
         return
     batch = hasattr(policy, "respond")
     agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
-    _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), store, bar,
-          recorder)
+    _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), finished)
 
 
-def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[Key], seed: int, store: ResultsFile,
-                   bar: tqdm | None, recorder: RunRecorder | None = None) -> None:
+def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[Key], seed: int,
+                   finished: Finished) -> None:
     """Play ``keys`` with a policy that drives whole episodes (a framework agent), one thread per env."""
     pending, lock = deque(keys), threading.Lock()
 
@@ -281,42 +291,35 @@ def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[
                 key = pending.popleft()
             reset_seed, options = reset_arguments(key, seed)
             episode = policy.play_episode(env, reset_seed, options)
-            record = {"task": key[0], "trial": key[1], "return": episode.reward, "metrics": episode.metrics,
-                      "error": episode.error}
+            base = env.unwrapped
+            trace_id, span_id = tracing.episode_span_ids(env)
+            row = EpisodeRow(key[0], key[1], episode.reward, episode.metrics, episode.trace,
+                             split=getattr(base, "split", None), seed=reset_seed, task_id=(options or {}).get("task_id"),
+                             error=episode.error, tools=getattr(base, "tool_schemas", None), trace_id=trace_id,
+                             span_id=span_id)
             with lock:
-                store.add(record)
-                if recorder is not None:
-                    trace_id, span_id = tracing.episode_span_ids(env)
-                    base = env.unwrapped
-                    recorder.episode(EpisodeRow(key[0], key[1], episode.reward, episode.metrics, episode.trace,
-                                                split=getattr(base, "split", None), seed=reset_seed,
-                                                task_id=(options or {}).get("task_id"), error=episode.error,
-                                                tools=getattr(base, "tool_schemas", None), trace_id=trace_id,
-                                                span_id=span_id))
-                if bar is not None:
-                    bar.update()
+                finished(row)
 
     here = contextvars.copy_context()  # the run's span, current here: each thread's episodes are its children
     with ThreadPoolExecutor(len(envs), thread_name_prefix="episode") as pool:
         list(pool.map(lambda env: here.copy().run(play_on, env), envs))
 
 
-def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, store: ResultsFile, bar: tqdm) -> None:
-    """Play ``keys`` on Ray workers, recording each shard's episodes in ``store`` as it returns."""
-    from agentgym_envs.scale import fan_out
+def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, results: ResultsFile, bar: tqdm) -> None:
+    """Play ``keys`` on Ray workers (each records its episodes in the run store), writing each
+    shard's results to ``results`` as the shard returns."""
+    from agentgym_envs.scale import fan_out  # Ray, imported when an evaluation fans out
 
     def record(records: list[dict[str, Any]]) -> None:
         for entry in records:
-            store.add(entry)
+            results.add(entry)
         bar.update(len(records))
 
     fan_out(shard, keys, num_workers, on_records=record)
 
 
-def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, store: ResultsFile, bar: tqdm | None,
-          recorder: RunRecorder | None = None) -> None:
+def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, finished: Finished) -> None:
     """Run every pending episode, each slot taking the next task when its episode ends."""
-    finished, successes = 0, 0.0
     for slot in slots:
         _start(slot, pending)
     while running := [slot for slot in slots if slot.key is not None]:
@@ -337,17 +340,7 @@ def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, 
                 if terminated or truncated:
                     metrics = {**slot.info.get("metrics", {}), **slot.usage}
             if metrics is not None:
-                record = {"task": slot.key[0], "trial": slot.key[1], "return": slot.total, "metrics": metrics,
-                          "error": turn.error, "outcome": slot.info.get("outcome") if turn.error is None else None}
-                if store.keep_messages:
-                    record["messages"] = slot.info.get("messages", [])
-                store.add(record)
-                if recorder is not None:
-                    recorder.episode(_episode_row(slot, record))
-                finished, successes = finished + 1, successes + metrics.get("success", 0.0)
-                if bar is not None:
-                    bar.update()
-                    bar.set_postfix(success=f"{successes / finished:.3f}")
+                finished(_episode_row(slot, metrics, turn.error))
                 _start(slot, pending)
 
 
@@ -357,15 +350,17 @@ def _act(slot: _Slot) -> Turn:
         return Turn(slot.agent(slot.observation, slot.info))
 
 
-def _episode_row(slot: _Slot, record: dict[str, Any]) -> EpisodeRow:
-    """What the rollout store keeps of the episode ``slot`` just finished."""
+def _episode_row(slot: _Slot, metrics: dict[str, float], error: str | None) -> EpisodeRow:
+    """The episode ``slot`` just finished (an ``error`` ended it early, or the env did)."""
     task, trial = slot.key
     base, info = slot.env.unwrapped, slot.info
+    outcome = info.get("outcome") if error is None else None
     trace_id, span_id = tracing.episode_span_ids(slot.env)
-    return EpisodeRow(task, trial, record["return"], record["metrics"], info.get("messages", []), list(slot.rewards),
+    return EpisodeRow(task, trial, slot.total, metrics, info.get("messages", []), list(slot.rewards),
                       split=getattr(base, "split", None), seed=slot.seed + trial if isinstance(task, str) else task,
                       task_id=info.get("task_id"), outcome_reason=(info.get("outcome") or {}).get("reason"),
-                      error=record["error"], tools=getattr(base, "tool_schemas", None), trace_id=trace_id, span_id=span_id)
+                      error=error, tools=getattr(base, "tool_schemas", None), trace_id=trace_id, span_id=span_id,
+                      outcome=outcome)
 
 
 def _start(slot: _Slot, pending: deque) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..observe import tracing
 from .agents import Turn
@@ -39,7 +40,7 @@ class TransformersAgent:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
-            from trainers.llm.engine import Sampling, make_engine
+            from agentgym_envs.inference.engine import Sampling, make_engine
         except ImportError as exc:  # pragma: no cover - the llm extra is part of the dev install
             raise ImportError('the local-model agent needs transformers: pip install "agentgym[llm]"') from exc
         if device == "auto":
@@ -70,7 +71,7 @@ class TransformersAgent:
             torch.manual_seed(seed)
 
     def respond(self, conversations: Sequence[Sequence[Message]], tools: list[dict[str, Any]] | None) -> list[Turn]:
-        from trainers.llm.engine import complete
+        from agentgym_envs.inference.engine import complete
 
         parents = tracing.conversation_parents(len(conversations))
         prompts = [self.prompt_ids(messages, tools) for messages in conversations]

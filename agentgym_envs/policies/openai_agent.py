@@ -3,12 +3,13 @@ hosted APIs): it sends the conversation and the env's tools and plays the return
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any
 
+from ..inference.chat_client import ChatClient, EndpointError
 from ..observe import tracing
 from .agents import Turn
-from .chat_client import ChatClient, EndpointError
 
 
 class OpenAIChatAgent:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import comb
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 Key = tuple[int | str, int]  # (task seed or task id, trial)
 

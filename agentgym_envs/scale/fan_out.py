@@ -20,8 +20,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.core.agent import Agent, play_episode
 from agentgym_envs.observe import tracing
-from agentgym_envs.policies import Agent, run_episode
+from agentgym_envs.observe.store import EpisodeRow
 
 from .runtime import init_ray, ray
 
@@ -37,8 +38,9 @@ class SeededEpisodes:
     """Plays one episode of ``env_id`` per seed, each with a fresh agent
     ``agent_factory(env, seed)``, so that an episode's record depends on its seed alone.
 
-    A record is that of :mod:`agentgym_envs.policies.results` (``{"task": seed, "trial": 0,
-    "return", "metrics", "error": None}``), which its ``summarize`` summarizes. ``agent_factory`` has the signature
+    A record is a results-file line (:meth:`~agentgym_envs.observe.store.EpisodeRow.result`:
+    ``{"task": seed, "trial": 0, "return", "metrics", "error": None, "outcome"}``), which
+    :func:`agentgym_envs.policies.results.summarize` summarizes. ``agent_factory`` has the signature
     of :data:`agentgym_envs.policies.POLICIES`' values and is shipped to the workers (Ray
     pickles it with cloudpickle, so lambdas and closures work).
     """
@@ -53,8 +55,9 @@ class SeededEpisodes:
         try:
             records = []
             for seed in seeds:
-                total, metrics = run_episode(env, self.agent_factory(env, seed), seed=seed)
-                records.append({"task": seed, "trial": 0, "return": total, "metrics": metrics, "error": None})
+                total, info = play_episode(env, self.agent_factory(env, seed), seed=seed)
+                row = EpisodeRow(seed, 0, total, info.get("metrics", {}), (), outcome=info.get("outcome"))
+                records.append(row.result())
             return records
         finally:
             env.close()

@@ -6,4 +6,5 @@ from .curriculum import LEVEL_KEY, Curriculum
 from .recorder import TrajectoryRecorder
 from .tokens import PAD_ID, BagOfTokensObservation, TokenIdsObservation
 
-__all__ = ["LEVEL_KEY", "PAD_ID", "BagOfTokensObservation", "Curriculum", "ExpertCorrections", "FlatDiscreteAction", "TokenIdsObservation", "TrajectoryRecorder"]
+__all__ = ["LEVEL_KEY", "PAD_ID", "BagOfTokensObservation", "Curriculum", "ExpertCorrections", "FlatDiscreteAction",
+           "TokenIdsObservation", "TrajectoryRecorder"]

@@ -3,8 +3,9 @@ action space SB3's MaskablePPO and DQN get)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import islice, product
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

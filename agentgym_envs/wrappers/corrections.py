@@ -8,9 +8,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.core.agent import tool_env
 from agentgym_envs.core.episode import assistant_message
 from agentgym_envs.core.parsing import ToolCall
-from agentgym_envs.policies import tool_env
 
 
 class ExpertCorrections(gym.Wrapper):

@@ -8,7 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agentgym_envs.policies import tool_env
+from agentgym_envs.core.agent import tool_env
 
 
 class TrajectoryRecorder(gym.Wrapper):

@@ -13,9 +13,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agentgym_envs.core.agent import tool_env
 from agentgym_envs.core.episode import Episode
 from agentgym_envs.core.tokens import VOCAB_SIZE, encode
-from agentgym_envs.policies import tool_env
 
 PAD_ID = VOCAB_SIZE  # one past the last cl100k id
 

@@ -72,7 +72,8 @@ SHARED = {
     "max_new_tokens": "the reply limit in tokens",
     "temperature": "sampling temperature",
     "env_kwargs": "keyword arguments for `gym.make`",
-    "observation": "what the network reads: `tokens` (token ids), `bag` (hashed token counts) or `features` (the env's features vector; flat admissible actions)",
+    "observation": ("what the network reads: `tokens` (token ids), `bag` (hashed token counts) or `features` "
+                    "(the env's features vector; flat admissible actions)"),
     "context_len": "tokens kept of the conversation (the `tokens` observation)",
     "num_envs": "parallel envs in the vector env",
     "eval_every_steps": "env steps between learning-curve evaluations (0: only at the end)",

@@ -4,13 +4,25 @@ up, reads the store's stock and answers. The scenario of docs/tutorial_scenario.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import gymnasium as gym
 
-from agentgym_envs.core import (Arg, GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, Tool,
-                                ToolCall, ToolError, ToolResult, ToolUseEnv)
+from agentgym_envs.core import (
+    Arg,
+    GeneratedTasks,
+    Outcome,
+    RewardConfig,
+    Scenario,
+    TaskFormatError,
+    Tool,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    ToolUseEnv,
+)
 
 ITEMS = {"red mug": "SKU-101", "blue kettle": "SKU-202", "green lamp": "SKU-303", "oak shelf": "SKU-404"}
 STORES = ("Paris", "Oslo", "Lima")

@@ -10,6 +10,7 @@ import pytest
 
 from trainers import lifecycle
 
+
 @pytest.fixture
 def compare(monkeypatch, benchmark_script):
     module = benchmark_script("compare_algorithms")

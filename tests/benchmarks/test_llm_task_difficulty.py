@@ -21,7 +21,7 @@ def run(difficulty, monkeypatch, *argv: str) -> None:
 
 
 def test_the_tasks_in_the_band_are_written_as_the_files_own_lines(difficulty, micro_model, tmp_path, monkeypatch):
-    from trainers.llm.corpus import math_tasks, write_tasks
+    from trainers.llm.recipe.corpus import math_tasks, write_tasks
 
     tasks = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1))
     out = tmp_path / "band.jsonl"
@@ -36,7 +36,7 @@ def test_the_tasks_in_the_band_are_written_as_the_files_own_lines(difficulty, mi
 
 
 def test_too_few_tasks_in_the_band_is_an_error_that_names_the_band(difficulty, micro_model, tmp_path, monkeypatch):
-    from trainers.llm.corpus import math_tasks, write_tasks
+    from trainers.llm.recipe.corpus import math_tasks, write_tasks
 
     tasks = write_tasks(tmp_path / "tasks.jsonl", math_tasks(2, seed=1))
     with pytest.raises(SystemExit, match="only .* of the first 2 tasks lie in the band"):

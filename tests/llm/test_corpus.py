@@ -1,4 +1,4 @@
-"""The augmented SFT corpus (trainers.llm.corpus) and the tokenizer's handling of copied values."""
+"""The augmented SFT corpus (trainers.llm.recipe.corpus) and the tokenizer's handling of copied values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from agentgym_envs.scenarios.customer_support import phrasings as P
 from agentgym_envs.scenarios.math.problems import question_numbers
 from agentgym_envs.scenarios.math.templates import NAMES
-from trainers.llm import corpus
+from trainers.llm.recipe import corpus
 
 
 def test_augmented_tasks_never_use_test_split_pools():

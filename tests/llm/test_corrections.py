@@ -7,7 +7,7 @@ from transformers import AutoTokenizer
 from agentgym_envs.cli import main as agentgym
 from trainers.llm import sft
 from trainers.llm.chat import ChatFormat
-from trainers.llm.corrections import Config, collect
+from trainers.llm.recipe.corrections import Config, collect
 
 
 def test_the_micro_models_slips_become_records_whose_one_learnt_turn_is_the_experts(micro_model, tmp_path):
@@ -38,7 +38,7 @@ def test_the_same_seed_gives_the_same_corrections(micro_model, tmp_path):
 def test_a_build_with_a_corrections_round_learns_from_them_after_its_sft(tmp_path):
     from safetensors.torch import load_file
 
-    from trainers.llm.build import build_model
+    from trainers.llm.recipe.build import build_model
 
     out = build_model(tmp_path / "micro", size="micro", envs=["math"], device="cpu", corrections=3)
     records = (out / "corrections.jsonl").read_text().splitlines()

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainers.llm import decoder
+from agentgym_envs.inference import decoder
+from agentgym_envs.inference.engine import CachedEngine, Sampling, complete
+from agentgym_envs.inference.kv_cache import RaggedCache
 from trainers.llm.chat import ChatFormat
-from trainers.llm.engine import CachedEngine, Sampling, complete
-from trainers.llm.kv_cache import RaggedCache
 from trainers.llm.model import load
 
 # Passes over a cache of three rows: (rows fed, None for all; tokens fed to each).

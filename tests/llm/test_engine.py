@@ -9,12 +9,12 @@ import gymnasium as gym
 import pytest
 import torch
 
+from agentgym_envs.inference.decode_graph import DecodeGraph
+from agentgym_envs.inference.engine import SHARE_BLOCK, CachedEngine, Sampling, complete, make_engine, sample
+from agentgym_envs.inference.kv_cache import RaggedCache
 from agentgym_envs.policies import TransformersAgent
 from trainers.llm import grpo, rollout
 from trainers.llm.chat import ChatFormat
-from trainers.llm.decode_graph import DecodeGraph
-from trainers.llm.engine import SHARE_BLOCK, CachedEngine, Sampling, complete, make_engine, sample
-from trainers.llm.kv_cache import RaggedCache
 from trainers.llm.model import load
 from trainers.llm.rollout import play
 
@@ -119,7 +119,7 @@ def test_a_shared_prefix_is_computed_once_and_replies_are_unchanged(micro, monke
 
 
 def test_decode_steps_read_a_shared_prefix_once_and_decode_as_plain_attention(micro, monkeypatch):
-    from trainers.llm import decoder, kv_cache
+    from agentgym_envs.inference import decoder, kv_cache
 
     network, fmt = micro
     prompts = shared_prefix_prompts(fmt) + [fmt.encode(fmt.prompt([{"role": "user", "content": "Hi"}], None))]
@@ -159,7 +159,7 @@ def test_rows_that_share_a_shorter_prefix_join_the_run_of_the_longer_one():
 
 
 def test_a_joining_sequence_gets_room_for_its_context_and_reply_at_once(micro, monkeypatch):
-    from trainers.llm import kv_cache
+    from agentgym_envs.inference import kv_cache
 
     network, _ = micro
     grown = []

@@ -138,7 +138,7 @@ def test_resume_continues_exactly(micro_model, tmp_path):
 
 
 def test_training_envs_play_the_given_task_file(tmp_path):
-    from trainers.llm.corpus import math_tasks, write_tasks
+    from trainers.llm.recipe.corpus import math_tasks, write_tasks
 
     task_file = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1))
     config = grpo.Config(**SMALL, train_task_file=str(task_file))

@@ -20,7 +20,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from trainers.llm import grpo, sft
 from trainers.llm.chat import ChatFormat
-from trainers.llm.model import SIZES, load, new_model
+from trainers.llm.model import load
+from trainers.llm.recipe.model import SIZES, new_model
 from trainers.llm.rollout import Sampling, Trajectory, play
 
 GATE_ENV = "RepeatWord-v0"

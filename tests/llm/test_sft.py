@@ -79,7 +79,7 @@ def test_training_lowers_the_assistant_loss(micro_model, tmp_path, monkeypatch, 
 def test_cpu_bf16_autocasts_only_on_a_cpu_with_bf16_arithmetic(monkeypatch):
     square = torch.ones(2, 2)
     for computes, dtype in ((True, torch.bfloat16), (False, torch.float32)):
-        monkeypatch.setattr(runtime, "cpu_computes_bf16", lambda: computes)
+        monkeypatch.setattr(runtime, "cpu_computes_bf16", lambda: computes)  # noqa: B023 (read in this iteration)
         with runtime.autocast(torch.device("cpu"), cpu_bf16=True):
             assert (square @ square).dtype == dtype
         with runtime.autocast(torch.device("cpu")):

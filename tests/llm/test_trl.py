@@ -15,8 +15,7 @@ from transformers.utils import get_json_schema  # noqa: E402
 from trl.chat_template_utils import parse_response  # noqa: E402
 
 from trainers.llm.model import RESPONSE_TEMPLATE, read_trajectories, record_expert_trajectories  # noqa: E402
-from trainers.llm.trl_env import (  # noqa: E402
-    ENDED, ensure_response_template, env_return, environment_class, task_dataset)
+from trainers.llm.trl_env import ENDED, ensure_response_template, env_return, environment_class, task_dataset  # noqa: E402
 
 MATH = "AgentGym/Math-v0"
 STEERING_BIAS = 10.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -95,7 +97,7 @@ def test_entity_table_stops_at_capacity_without_errors_in_long_episodes():
     base = env.unwrapped
     env.reset(seed=1)
     for k in range(60):
-        call = '{"name": "sum_1_to_n", "arguments": {"n": %d}}' % (k + 1)
+        call = json.dumps({"name": "sum_1_to_n", "arguments": {"n": k + 1}})
         _, _, terminated, truncated, info = env.step(call)
         assert info["valid"] and info["error"] is None
     assert truncated and not terminated

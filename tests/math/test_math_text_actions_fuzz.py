@@ -23,7 +23,7 @@ CALLS = st.builds(
     st.dictionaries(ARGUMENT_NAMES, JSON_VALUES | st.sampled_from(["add", "power", "divide", "1 + 2"]), max_size=4),
 )
 HUGE_NUMBERS = st.sampled_from(["9" * 400, "9" * 5000, "1e400", "-1e400", "NaN", "Infinity"]).map(
-    lambda number: '{"name": "calculator", "arguments": {"operation": "add", "a": %s, "b": 1}}' % number
+    lambda number: f'{{"name": "calculator", "arguments": {{"operation": "add", "a": {number}, "b": 1}}}}'
 )
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

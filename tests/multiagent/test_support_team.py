@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import agentgym_envs
-from agentgym_envs.levels import level_ids
 from agentgym_envs.cli import main as agentgym_main
+from agentgym_envs.levels import level_ids
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import ExpertTeam, RandomTeam, evaluate_team, run_team_episode
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
@@ -197,7 +197,7 @@ def test_stepping_a_finished_episode_raises_a_clear_error():
 def test_max_cycles_truncates_every_agent_together():
     env = support_team_v0.parallel_env(max_cycles=3)
     env.reset(seed=0)
-    for cycle in range(3):
+    for _cycle in range(3):
         _, rewards, terminations, truncations, infos = env.step({"triage": None})
     assert all(truncations.values()) and not any(terminations.values()) and env.agents == []
     assert infos["billing"]["team_metrics"]["turns"] == 3.0 and infos["billing"]["metrics"]["success"] == 0.0

@@ -16,9 +16,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentgym_envs.core.parsing import ToolCall  # noqa: E402
 from agentgym_envs.observe.export_process import span_record  # noqa: E402
-from agentgym_envs.observe.records import (episode_record, failed_call, plain, spans_of, tool_call_span_id,  # noqa: E402
-                                           tool_call_values, tool_calls_record)
 from agentgym_envs.observe.otlp_encoding import Encoder  # noqa: E402
+from agentgym_envs.observe.records import (  # noqa: E402
+    episode_record,
+    failed_call,
+    plain,
+    spans_of,
+    tool_call_span_id,
+    tool_call_values,
+    tool_calls_record,
+)
 
 RESOURCE = {"service.name": "agentgym", "host.cpus": 2}
 

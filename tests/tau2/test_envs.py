@@ -16,8 +16,8 @@ import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import TaskFormatError
 from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.scenarios.tau2 import Tau2MissingDataError, dict_hash, get_domain, gold_state
-from agentgym_envs.scenarios.tau2.upstream import files
 from agentgym_envs.scenarios.tau2.generator import user_split
+from agentgym_envs.scenarios.tau2.upstream import files
 from agentgym_envs.wrappers import BagOfTokensObservation
 
 IDS = {"retail": "AgentGym/Tau2Retail-v0", "airline": "AgentGym/Tau2Airline-v0", "telecom": "AgentGym/Tau2Telecom-v0"}
@@ -78,6 +78,7 @@ def test_expert_solves_every_real_train_task(env_domain):
 STRUCTURED_REAL_FLOOR = {"retail": 46, "airline": 24}  # measured; see docs/tau2.md
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_structured_expert_fails_real_tasks_only_where_entities_cannot_express_its_calls(domain, data_dir):
     env = make(domain, data_dir, source="real", split="train")
     expert = ExpertPolicy(env)
@@ -93,6 +94,7 @@ def test_structured_expert_fails_real_tasks_only_where_entities_cannot_express_i
     assert solved >= STRUCTURED_REAL_FLOOR[domain]
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_tasks_not_fully_scorable_offline_are_the_retail_ones_with_nl_assertions(domain, data_dir):
     env = make(domain, data_dir, source="real", split="train", action_mode="text")
     expert = ExpertPolicy(env)
@@ -255,7 +257,8 @@ def test_task_file_of_tau2_tasks_loads_and_plays(data_dir, tmp_path):
 
 def test_malformed_task_file_line_names_the_line(data_dir, tmp_path):
     path = tmp_path / "tasks.jsonl"
-    path.write_text('{"id": "x", "user_scenario": {"instructions": "hi"}, "evaluation_criteria": {"actions": [{"action_id": "a", "name": "fly", "arguments": {}}]}}\n')
+    path.write_text('{"id": "x", "user_scenario": {"instructions": "hi"}, '
+                    '"evaluation_criteria": {"actions": [{"action_id": "a", "name": "fly", "arguments": {}}]}}\n')
     with pytest.raises(TaskFormatError, match="line 1.*unknown tool .fly."):
         make("airline", data_dir, task_file=path)
 

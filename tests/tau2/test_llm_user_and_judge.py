@@ -23,6 +23,7 @@ def _respond(message: str) -> str:
     return json.dumps({"name": "respond", "arguments": {"message": message}})
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_the_user_reads_only_its_scenario_and_knows_the_control_tokens(data_dir):
     task = {t.id: t for t in gym.make(RETAIL, data_dir=data_dir).unwrapped.scenario.domain.load_tasks("train", data_dir)}[NL_TASK]
     text = user_scenario_text(task.user_scenario)
@@ -65,6 +66,7 @@ def test_llm_user_talks_through_a_real_server(server, micro_model, data_dir):
     env.close()
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_judge_runs_end_to_end_and_an_unusable_verdict_is_a_recorded_failure(server, micro_model, data_dir):
     env = gym.make(RETAIL, data_dir=data_dir, source="real", split="train", action_mode="text",
                    nl_judge_model=str(micro_model), nl_judge_base_url=server, llm_max_tokens=16)
@@ -76,6 +78,7 @@ def test_judge_runs_end_to_end_and_an_unusable_verdict_is_a_recorded_failure(ser
     env.close()
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_without_a_judge_nothing_changes(data_dir):
     env = gym.make(RETAIL, data_dir=data_dir, source="real", split="train", action_mode="text")
     _, metrics = run_episode(env, ExpertPolicy(env), options={"task_id": NL_TASK})
@@ -95,6 +98,7 @@ def test_a_user_endpoint_that_is_down_ends_the_episode_with_a_recorded_error(fre
     env.close()
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_a_judge_endpoint_that_is_down_fails_the_episode_with_a_recorded_error(free_port, data_dir):
     env = gym.make(RETAIL, data_dir=data_dir, source="real", split="train", action_mode="text", nl_judge_model="m",
                    nl_judge_base_url=f"http://127.0.0.1:{free_port}/v1", llm_max_retries=0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from agentgym_envs.scenarios.tau2 import score_episode
 
 
@@ -23,6 +25,7 @@ def test_gold_replay_scores_full_db_and_communicate_on_every_train_task(domain, 
         assert score.db_hash == score.gold_db_hash
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_airline_gold_replay_is_a_complete_success_when_the_info_is_communicated(data_dir, train_tasks):
     task = train_tasks["airline"]["14"]
     score = score_episode(task, _gold_calls(task), ["We refund $327, $1,000 and $1,786."], data_dir=data_dir)
@@ -38,6 +41,7 @@ def test_missing_communicate_info_scores_zero_when_communicate_is_in_the_basis(d
     assert score.reward == 0.0
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_nl_assertions_are_reported_as_not_evaluated(data_dir, train_tasks):
     task = train_tasks["retail"]["2"]
     assert task.evaluation_criteria.reward_basis == ("DB", "NL_ASSERTION")

@@ -44,6 +44,7 @@ def write_domain(root, domain, tasks=None, splits=None, tasks_text=None, db_text
     return root
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_shared_copy_loads_the_train_split(data_dir):
     retail, airline = RETAIL.load_tasks("train", data_dir), AIRLINE.load_tasks("train", data_dir)
     assert (len(retail), len(airline)) == (74, 30)
@@ -153,6 +154,7 @@ def test_actions_with_an_unknown_tool_or_argument_are_rejected(tmp_path, shared_
         RETAIL.load_tasks(None, tmp_path)
 
 
+@pytest.mark.usefixtures("reference_tasks")  # names tasks of the reference copy
 def test_reward_basis_defaults_to_db_and_communicate(tmp_path, shared_raw_tasks):
     task = copy.deepcopy(shared_raw_tasks["airline"][0])
     del task["evaluation_criteria"]["reward_basis"]

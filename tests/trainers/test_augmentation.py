@@ -10,8 +10,8 @@ from agentgym_envs.policies import tool_env
 from agentgym_envs.wrappers import PAD_ID
 from trainers import augment, bc
 from trainers.lifecycle import make_env
-from trainers.torch_policy import network_env
 from trainers.policy import TokenPolicy
+from trainers.torch_policy import network_env
 
 
 def test_hiding_task_tokens_touches_only_the_task_prompt():

@@ -7,17 +7,25 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import pytest
 
 from agentgym_envs.cli import main
 from agentgym_envs.core import Arg, GeneratedTasks, Outcome, Scenario, Tool, ToolCall, ToolError, ToolUseEnv
-from trainers.lifecycle import (ALGORITHMS, TrainRequest, evaluate_policy, load_trained_policy, merged_training_reward,
-                                summary_writer, train)
+from trainers.lifecycle import (
+    ALGORITHMS,
+    TrainRequest,
+    evaluate_policy,
+    load_trained_policy,
+    merged_training_reward,
+    summary_writer,
+    train,
+)
 
 COLOURS = ("red", "green", "blue", "amber")
 CONTRACT_ENV = "ContractTest/PickColour-v0"

@@ -11,8 +11,14 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from trainers import checkpoints, grpo
 from trainers.lifecycle import make_env
-from trainers.torch_policy import TRAINING_RETURN_TAG, batch_masks, kl_to_reference, network_env, new_policy, \
-    policy_from_checkpoint
+from trainers.torch_policy import (
+    TRAINING_RETURN_TAG,
+    batch_masks,
+    kl_to_reference,
+    network_env,
+    new_policy,
+    policy_from_checkpoint,
+)
 
 CS = "AgentGym/CustomerSupport-v0"
 TINY_NET = dict(embed_dim=16, layers=1, heads=2, ff_dim=32)

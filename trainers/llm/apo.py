@@ -32,15 +32,16 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from agentgym_envs.policies import BatchPolicy, ChatClient, EndpointError, episode_records, tool_env
 
-from ..lifecycle import Trained, make_env, write_json_atomic
+from ..run import Trained, make_env, write_json_atomic
 from . import runtime
 from .prompting import STATE_FILE, Prompt, PromptPolicy, agent_spec, play_prompt, render_demo
 

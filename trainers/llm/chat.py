@@ -10,8 +10,9 @@ environment's reply to the sampled tokens without tokenising the model's output 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 Message = dict[str, Any]
 

@@ -7,8 +7,9 @@ run with the same agent, optimiser model, validation slice and episode budget as
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from agentgym_envs.policies import BatchPolicy, ChatClient, EndpointError
 

@@ -31,24 +31,25 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 from agentgym_envs import resolve_env_id
+from agentgym_envs.inference.engine import ENGINES
 from agentgym_envs.observe import store
 
 from .. import checkpoints
 from ..grpo import draw_task, group_advantages
-from ..lifecycle import EVAL_SEED, Trained, canonical_env_id, hyperparameter_table, resolve_device, run_dir_for
+from ..run import EVAL_SEED, Trained, canonical_env_id, hyperparameter_table, resolve_device, run_dir_for
 from ..torch_policy import EPISODE_METRICS
 from . import runtime
 from .chat import ChatFormat
-from .engine import ENGINES
 from .rollout import Sampling, Trajectory, evaluate_model, play, summarize
 
 LOSS_AGGREGATIONS = ("token-mean", "sequence-mean", "constant")

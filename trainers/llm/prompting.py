@@ -7,13 +7,14 @@ loads it). Shared by APO (:mod:`trainers.llm.apo`) and the GEPA adapter
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentgym_envs.policies import BatchPolicy, ModelSpec, Turn, episode_records
 
-from ..lifecycle import CheckpointError, make_env, run_info
+from ..run import CheckpointError, make_env, run_info
 
 Message = dict[str, Any]
 STATE_FILE = "apo_state.json"  # a prompt-optimisation run's checkpoint: its state, the agent and the best prompt

@@ -5,7 +5,7 @@ first messages and tool schemas), then per turn the tokens the model sampled, wi
 log-probabilities as sampled, and the tokens of the env's reply (the template's rendering
 of the new messages). The model's tokens are never decoded and tokenised again: the decoded
 text goes to ``env.step`` as written (text mode reads Hermes ``<tool_call>`` blocks, JSON and
-the other forms it documents). A rollout engine (:mod:`trainers.llm.engine`; ``cached`` by
+the other forms it documents). A rollout engine (:mod:`agentgym_envs.inference.engine`; ``cached`` by
 default) decodes the episodes together, as many at once as there are envs: an env whose
 episode ends takes the next one.
 
@@ -17,15 +17,17 @@ has, and ``context_overflow`` says so (a warning names how many).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 
+from agentgym_envs.inference.engine import Sampling, make_engine
+
 from .chat import ChatFormat
-from .engine import Sampling, make_engine
 
 __all__ = ["Episode", "Sampling", "Trajectory", "evaluate_model", "play", "summarize"]
 
@@ -54,7 +56,7 @@ class Trajectory:
 
 
 class Episode:
-    """An episode of ``env`` as an engine decodes it (:class:`~trainers.llm.engine.Sequence`):
+    """An episode of ``env`` as an engine decodes it (:class:`~agentgym_envs.inference.engine.Sequence`):
     reset with ``reset_kwargs``; each reply goes to ``env.step`` and the env's answer joins the
     context. ``release(env)`` is called once the episode is over. With ``cut_ends_episode``, a
     reply cut at ``max_new_tokens`` that leaves the episode running ends it there, unfinished."""
@@ -121,7 +123,7 @@ def play(network: Any, fmt: ChatFormat, envs: Sequence[gym.Env], resets: Sequenc
          engine: str = "cached", cut_ends_episode: bool = False) -> tuple[list[Trajectory], dict[str, float]]:
     """Play one episode per entry of ``resets`` (the keyword arguments of its ``reset``), at
     most ``len(envs)`` at once (an env whose episode ends plays the next), decoded by the
-    ``engine`` named (:data:`~trainers.llm.engine.ENGINES`); return the trajectories in the
+    ``engine`` named (:data:`~agentgym_envs.inference.engine.ENGINES`); return the trajectories in the
     order of ``resets`` and the speed (``generated_tokens``, ``seconds`` spent decoding).
     ``cut_ends_episode``: see :class:`Episode`."""
     if resets and not envs:

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from .. import checkpoints
-from ..lifecycle import CheckpointError, summary_writer
+from ..run import CheckpointError, summary_writer
 from .model import load
 
 STATE_FILE = "llm_state.ckpt"  # not ".pt": the lifecycle reads .pt files as token-policy checkpoints
@@ -126,7 +126,7 @@ class LLMPolicy:
         self.env_kwargs = {**(env_kwargs or {}), "action_mode": "text"}
 
     def make_env(self, split: str) -> Any:
-        from ..lifecycle import make_env
+        from ..run import make_env
 
         return make_env(self.env_id, split, self.env_kwargs)
 
@@ -139,7 +139,7 @@ class LLMPolicy:
 def load_policy(checkpoint: str | Path, device: str = "auto") -> LLMPolicy:
     """The trained model of the run whose checkpoint this is (its ``model/`` beside it), on the
     env and env arguments its ``run.json`` records."""
-    from ..lifecycle import run_info
+    from ..run import run_info
 
     if not Path(checkpoint).is_file():
         raise CheckpointError(f"no LLM checkpoint at {checkpoint}")

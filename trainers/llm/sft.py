@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
 from .. import checkpoints
-from ..lifecycle import Run, Trained, resolve_device
+from ..run import Run, Trained, resolve_device
 from . import runtime
 from .chat import ChatFormat
 from .model import env_steps, read_trajectories, record_expert_trajectories
@@ -234,7 +235,8 @@ def learn(config: Config, state: dict[str, Any] | None, run_dir: Path, writer: A
     total_steps = steps_per_epoch * config.epochs
     optimizer = torch.optim.AdamW([p for p in network.parameters() if p.requires_grad],
                                   lr=config.learning_rate, weight_decay=config.weight_decay)
-    schedule = lambda step: min(1.0, (step + 1) / max(1, config.warmup_steps)) * max(0.0, 1 - step / total_steps)
+    def schedule(step):
+        return min(1.0, (step + 1) / max(1, config.warmup_steps)) * max(0.0, 1 - step / total_steps)
     step = runtime.restore(state, network, optimizer)["step"] if state is not None else 0
     writer.add_scalar("llm/truncated_sequences", truncated, step)
     network.train()

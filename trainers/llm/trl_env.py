@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Callable, ClassVar, Literal, Union
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, Union
 
 import gymnasium as gym
 
 from agentgym_envs.core.parsing import compact_json
 
-from ..lifecycle import canonical_env_id, make_env
+from ..run import canonical_env_id, make_env
 from .model import CHAT_TEMPLATE, RESPONSE_TEMPLATE
 
 ONE_LINE = re.compile(r"\s*\n+\s*")
@@ -65,7 +66,7 @@ def python_type(spec: dict[str, Any]) -> Any:
         return Literal[tuple(spec["enum"])]
     kind = spec.get("type")
     if isinstance(kind, list):
-        return Union[tuple(python_type({**spec, "type": one}) for one in kind)]
+        return Union[tuple(python_type({**spec, "type": one}) for one in kind)]  # noqa: UP007 (built from a list)
     if kind == "array" and isinstance(spec.get("items"), dict):
         return list[python_type(spec["items"])]
     return JSON_TYPES.get(kind, Any)

@@ -18,10 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Sequence
+from typing import Any
 
-from ..lifecycle import canonical_env_id
+from ..run import canonical_env_id
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentgym_envs.core import Outcome, RewardConfig, Scenario, TaskSource, ToolCall
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -13,5 +13,4 @@ from .env import CustomerSupportEnv
 from .scenario import CustomerSupportScenario, resolution_plan
 from .tickets import Ticket, generate_ticket
 
-
 __all__ = ["CustomerSupportEnv", "CustomerSupportScenario", "Ticket", "generate_ticket", "resolution_plan"]

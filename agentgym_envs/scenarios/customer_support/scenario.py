@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskSource, ToolCall
 
 from .tickets import CATEGORIES, KINDS, Ticket, generate_ticket
 from .tools import TOOLS
-from .world import BOOKKEEPING_EFFECTS, PRIORITIES, RESOLUTIONS, TEAMS, TEMPLATES, TOPICS, Account, Invoice, SupportWorld
+from .world import (
+    BOOKKEEPING_EFFECTS,
+    PRIORITIES,
+    RESOLUTIONS,
+    TEAMS,
+    TEMPLATES,
+    TOPICS,
+    Account,
+    Invoice,
+    SupportWorld,
+)
 
 INSTRUCTIONS = (
     "You are a customer-support agent. Resolve the customer's ticket by calling tools, one call "

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-import random
 
 from agentgym_envs.core import TaskFormatError
 from agentgym_envs.core.tasks import require
@@ -52,7 +51,7 @@ class Ticket:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Ticket":
+    def from_dict(cls, data: dict[str, Any]) -> Ticket:
         """Parse the JSONL task-file form (see the README); raise TaskFormatError."""
         task_id = require(data, "task_id", str)
         kind = require(data, "kind", str)
@@ -123,7 +122,7 @@ def generate_ticket(split: str, index: int, wording: str | None = None, kinds: t
     if kind == "refund_request":
         invoices.append({**latest, "invoice_id": f"INV-{int(rng.randint(low, high))}", "status": "duplicate",
                          "description": latest["description"] + " (charged twice)"})
-    logs = _logs(kind, issue, endpoint, source, latest["date"], rng)
+    logs = ticket_logs(kind, issue, endpoint, source, latest["date"], rng)
     text = pick(P.PHRASINGS[kind][wording or split]).format(
         name=customer["name"], email=customer["email"], plan=plan, amount=f"${price:.2f}", date=latest["date"],
         month=latest["date"][:7], endpoint=endpoint, source=source,
@@ -131,7 +130,9 @@ def generate_ticket(split: str, index: int, wording: str | None = None, kinds: t
     return Ticket(f"{split}-{index}", kind, text, customer, invoices, logs, issue)
 
 
-def _logs(kind: str, issue: str | None, endpoint: str, source: str, date: str, rng: random.Random) -> list[str]:
+def ticket_logs(kind: str, issue: str | None, endpoint: str, source: str, date: str, rng: random.Random) -> list[str]:
+    """The recent API and job logs of a ticket of ``kind`` (``check_logs`` shows them): an ``api_integration``
+    ticket's failures of ``issue`` on ``endpoint``, a ``data_migration`` ticket's failed job from ``source``."""
     request = lambda: f"req_{rng.randrange(16**6, 16**7):x}"  # noqa: E731
     ok = f"{date}T08:02:11Z GET {endpoint} 200 OK ({request()})"
     if kind == "api_integration":
@@ -146,3 +147,6 @@ def _logs(kind: str, issue: str | None, endpoint: str, source: str, date: str, r
         return [ok, f"{date}T10:45:00Z migration job mig-{rng.randint(1000, 9998)} from {source}: "
                     f"failed at step {step} (timeout after 3600s)"]
     return [ok]
+
+
+_logs = ticket_logs  # the name it had while private

@@ -12,5 +12,4 @@ from .generator import generate_problem
 from .problems import MathProblem
 from .scenario import MathScenario, solution_plan
 
-
 __all__ = ["MathEnv", "MathProblem", "MathScenario", "generate_problem", "solution_plan"]

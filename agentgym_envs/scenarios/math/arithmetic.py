@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, Union
 
-Number = Union[int, float]
+Number = int | float
 
 MAX_EXPRESSION_CHARS = 200
 MAX_MAGNITUDE = 10**15

@@ -58,7 +58,7 @@ class MathProblem:
         return {k: v for k, v in data.items() if v not in (None, "")}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "MathProblem":
+    def from_dict(cls, data: dict[str, Any]) -> MathProblem:
         """Parse and check one task-file line (schema in docs); raise TaskFormatError."""
         unknown = sorted(set(data) - set(FIELDS))
         if unknown:

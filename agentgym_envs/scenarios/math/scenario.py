@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskSource, ToolCall
 

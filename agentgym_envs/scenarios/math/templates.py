@@ -8,9 +8,9 @@ phrasings, its own solution shapes and numbers in a range train never uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import gcd
-from typing import Callable
 
 import numpy as np
 

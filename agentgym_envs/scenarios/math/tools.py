@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from agentgym_envs.core import Arg, Tool, ToolError, ToolResult
 

@@ -4,7 +4,8 @@ scenarios run by the core :class:`ToolUseEnv`."""
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.levels import with_level
@@ -187,7 +188,7 @@ class Tau2Env(ToolUseEnv):
             raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
         user_client = nl_judge = None
         if user == "llm" or nl_judge_model is not None:
-            from agentgym_envs.policies.chat_client import ChatClient
+            from agentgym_envs.inference.chat_client import ChatClient
 
             from .llm_user import NLJudge
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
 from agentgym_envs.core import Tool, ToolCall
 
 from .episode_tools import ListBuilder, builder_calls

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym_envs.policies.chat_client import ChatClient, EndpointError
+from agentgym_envs.inference.chat_client import ChatClient, EndpointError
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 CONTROL_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)

@@ -7,11 +7,21 @@ from __future__ import annotations
 import functools
 import os
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar
 
-from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskFormatError, TaskList, TaskSource, ToolCall
+from agentgym_envs.core import (
+    GeneratedTasks,
+    Outcome,
+    RewardConfig,
+    Scenario,
+    TaskFormatError,
+    TaskList,
+    TaskSource,
+    ToolCall,
+)
 from agentgym_envs.core.tools import Tool
 
 from .episode_tools import ListBuilder, use_device
@@ -24,7 +34,17 @@ from .upstream.errors import Tau2FormatError, Tau2MissingDataError
 from .upstream.files import domain_dir, find_data_dir
 from .upstream.scoring import score_episode
 from .upstream.tasks import Tau2Task, parse_tasks
-from .user import AGENT_MESSAGES, ASK_IDENTITY, DONE, TRANSFER_SUMMARY, UserFacts, UserSimulator, facts_from_instructions, goal_key, opening_message
+from .user import (
+    AGENT_MESSAGES,
+    ASK_IDENTITY,
+    DONE,
+    TRANSFER_SUMMARY,
+    UserFacts,
+    UserSimulator,
+    facts_from_instructions,
+    goal_key,
+    opening_message,
+)
 
 SOURCES = ("generated", "real")
 POLICY_HEADING = "\n\nPOLICY\n"  # between the ticket and the domain policy in every prompt

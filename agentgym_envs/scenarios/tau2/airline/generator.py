@@ -21,7 +21,15 @@ from functools import cached_property
 from typing import Any
 
 from ..generator import Solved, make_task, task_rng, user_split
-from ..upstream.airline.models import AirlineDB, CreditCard, FlightDateAvailable, FlightDateCancelled, GiftCard, Reservation, User
+from ..upstream.airline.models import (
+    AirlineDB,
+    CreditCard,
+    FlightDateAvailable,
+    FlightDateCancelled,
+    GiftCard,
+    Reservation,
+    User,
+)
 from ..user import UserFacts
 
 KINDS = ("book", "change_flights", "change_bags", "cancel", "compensation")

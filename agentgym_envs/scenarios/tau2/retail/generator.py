@@ -10,8 +10,8 @@ instructions, which name the order and describe the items by product and options
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from collections import Counter
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -146,7 +146,8 @@ class RetailTaskGenerator:
             method = order.payment_history[0].payment_method_id
             calls.append(("return_delivered_order_items", {"order_id": oid, "item_ids": [i.item_id for i in items], "payment_method_id": method}))
             what = "; ".join(f"the {i.name} ({_options(i.options)})" for i in items)
-            return Solved(kind, f"You want to return {what} from your delivered order {oid}, refunded to the original payment method {method}.", known, instructions, facts, calls)
+            return Solved(kind, f"You want to return {what} from your delivered order {oid}, refunded to the original "
+                                f"payment method {method}.", known, instructions, facts, calls)
         return self._solve_item_change(rng, kind, order, user, facts, known, instructions, calls)
 
     def _solve_item_change(self, rng: random.Random, kind: str, order: Order, user: User, facts: UserFacts,

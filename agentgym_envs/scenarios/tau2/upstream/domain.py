@@ -16,6 +16,7 @@ from .airline.tools import TOOLS as AIRLINE_TOOLS
 from .files import domain_dir, require_file
 from .retail.models import RetailDB
 from .retail.tools import TOOLS as RETAIL_TOOLS
+from .tasks import Tau2Task, load_tasks
 from .telecom.environment import policy as telecom_policy
 from .telecom.environment import sync as telecom_sync
 from .telecom.models import TelecomDB
@@ -24,7 +25,6 @@ from .telecom.tools import TOOLS as TELECOM_TOOLS
 from .telecom.user_models import TelecomUserDB
 from .telecom.user_tools import FUNCTIONS as TELECOM_USER_FUNCTIONS
 from .telecom.user_tools import TOOLS as TELECOM_USER_TOOLS
-from .tasks import Tau2Task, load_tasks
 from .toolkit import Tau2World, ToolOutcome, run_tool
 
 DataDir = str | os.PathLike[str] | None
