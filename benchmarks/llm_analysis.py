@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 from agentgym_envs import resolve_env_id  # noqa: E402
+from agentgym_envs.inference.decoder import Projection  # noqa: E402
 from agentgym_envs.policies import episode_records  # noqa: E402
 from agentgym_envs.policies.hf_agent import TransformersAgent  # noqa: E402
 from agentgym_envs.scenarios.customer_support import generate_ticket  # noqa: E402
@@ -44,7 +45,6 @@ from trainers.checkpoints import seed_everything  # noqa: E402
 from trainers.lifecycle import resolve_device  # noqa: E402
 from trainers.llm import runtime  # noqa: E402
 from trainers.llm.chat import ChatFormat  # noqa: E402
-from trainers.llm.decoder import Projection  # noqa: E402
 from trainers.llm.rollout import Sampling, play  # noqa: E402
 
 OUT = ROOT / "runs" / "analysis"
@@ -117,7 +117,7 @@ which of the two the model fails on.
 
 MATMUL = """The rollout engine's matrix products on this CPU: torch's ``linear`` (MKL on x86 builds)
 against oneDNN on a matrix packed once (``torch.ops.mkldnn``, what the lean decoder uses on a
-CPU: ``trainers/llm/decoder.py``), at the shapes of the project's ``small`` model (hidden 256,
+CPU: ``agentgym_envs/inference/decoder.py``), at the shapes of the project's ``small`` model (hidden 256,
 MLP 1024, vocabulary about 3,000) for the rows a decode step (16, 64) and a prefill pass
 (1,024) feed. The gap was measured on an AMD CPU; MKL's speed differs between CPUs, so run it on
 yours.

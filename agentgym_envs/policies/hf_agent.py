@@ -1,5 +1,5 @@
 """An agent backed by a local Hugging Face causal LM: the tokenizer's chat template renders the
-conversation and the tools, and a rollout engine (``trainers.llm.engine``) answers every
+conversation and the tools, and a rollout engine (``agentgym_envs.inference.engine``) answers every
 waiting environment in one batch."""
 
 from __future__ import annotations
