@@ -286,6 +286,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         f"final greedy evaluation over {preset.eval_episodes} episodes per split on the env's own reward. "
         f"Values: mean ± sample std over seeds. Steps to {TARGET}: the first learning-curve point at which test "
         "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained.",
+        "", f"Runs so far: {len(rows)} of the {len(cells(preset, FAMILIES))} the preset plans"
+        + (" (every family's easiest level first, then the next level up)." if preset.levels == "all" else "."),
         "", "## Goals", "", *(goals(rows, curves) or ["- (no rows yet)"]),
     ]
     columns = ["level", "algorithm", "seeds", "test success", "train success", "test return", f"steps to {TARGET}", "wall (s)"]

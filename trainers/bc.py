@@ -47,12 +47,28 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     threads: int = 1
 
 
+def admitted(action: Any, info: dict[str, Any]) -> bool:
+    """Whether the masks in ``info`` let a policy take ``action``: a flat action's joint mask, or a
+    structured call's tool and each argument's row (an env without masks admits everything)."""
+    if "action_mask" not in info:
+        return True
+    action = np.asarray(action)
+    if action.ndim == 0:
+        return bool(info["action_mask"][int(action)])
+    tool = int(action[0])
+    argument = info.get("argument_mask")
+    return bool(info["action_mask"][tool]) and (
+        argument is None or all(argument[tool, slot, int(row)] for slot, row in enumerate(action[1:])))
+
+
 def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]:
     """``steps`` expert steps on ``env`` (episodes seeded ``seed * 10**6 + n``), as arrays
     ``obs``, ``action_mask``, ``action``, and where the env gives them ``argument_mask`` and
     ``task_len`` (how many leading context ids are the task prompt). Through a
     ``FlatDiscreteAction`` the expert's calls are recorded as flat actions (a call the layout
-    cannot express ends the recording of its episode)."""
+    cannot express ends the recording of its episode). A call the masks rule out (a tau2 expert
+    repeats reads that ``mask_repeats`` masks) is played but not recorded: a policy cannot take
+    it, and under the mask its log-probability is all but -inf."""
     try:
         expert = ExpertPolicy(env)
     except TypeError as exc:
@@ -68,13 +84,16 @@ def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]
             action = expert(observation, info)
             if flat is not None and (action := flat.index(action)) is None:
                 break
-            columns["action"].append(np.asarray(action))
-            for column, key in keys.items():
-                if key is None or key in info:
-                    columns.setdefault(column, []).append(np.asarray(observation if key is None else info[key]))
+            if admitted(action, info):
+                columns["action"].append(np.asarray(action))
+                for column, key in keys.items():
+                    if key is None or key in info:
+                        columns.setdefault(column, []).append(np.asarray(observation if key is None else info[key]))
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         episode += 1
+        if episode == 100 and not columns["action"]:
+            raise ValueError("the env's masks rule out every call of the expert's first 100 episodes: nothing to clone")
     return {key: np.stack(values) for key, values in columns.items()}
 
 
@@ -129,7 +148,8 @@ def train(run: Run) -> Trained:
             if not hits:  # greedy accuracy on the epoch's first minibatch (cheap progress signal)
                 with torch.no_grad():
                     greedy, *_ = policy.get_action_and_value(data["obs"][mb], masks, deterministic=True)
-                hits.append((greedy == data["action"][mb]).all(-1).float().mean().item())
+                same = greedy == data["action"][mb]
+                hits.append((same.all(-1) if same.ndim > 1 else same).float().mean().item())
         train_seconds += time.time() - epoch_started
         # BC's env steps are the recorded expert steps: one curve point, the latest epoch's
         curve = [(run.total_steps, run.curve_point(trained_policy(run, policy, config.observation), epoch, config.eval_curve_episodes))]

@@ -7,12 +7,15 @@ import glob
 import json
 from pathlib import Path
 
+import numpy as np
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import agentgym_envs  # noqa: F401
 from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
+from trainers import bc
 from trainers.lifecycle import TrainRequest, load_trained_policy, start, train
+from trainers.torch_policy import env_factory
 
 L0, L1 = "AgentGym/CustomerSupport-L0-v0", "AgentGym/CustomerSupport-L1-v0"
 TINY_PPO = {"observation": "features", "num_envs": 4, "num_steps": 32, "eval_every_steps": 256, "eval_curve_episodes": 3}
@@ -40,6 +43,17 @@ def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
     result = train(request(tmp_path, "bc", 600, overrides={"observation": "features", "epochs": 2, "eval_curve_episodes": 3}))
     assert result.total_steps == 600
     assert result.test_metrics["invalid_calls"] == 0
+
+
+def test_bc_records_only_expert_calls_the_masks_admit(tmp_path):
+    """Tau2Retail's expert repeats reads, which ``mask_repeats`` masks: played, not recorded."""
+    run = start(TrainRequest("AgentGym/Tau2Retail-L0-v0", algo="bc", total_steps=60, device="cpu", run_root=str(tmp_path),
+                             progress=False, record=False, overrides={"observation": "features"}))
+    config = run.config(bc.Config)
+    env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)()
+    data = bc.expert_dataset(env, 60, seed=0)
+    assert len(data["action"]) == 60
+    assert data["action_mask"][np.arange(60), data["action"]].all()
 
 
 def test_a_curriculum_run_trains_on_its_levels_and_is_evaluated_on_the_last(tmp_path):
