@@ -15,8 +15,16 @@ from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
 from .levels import FAMILIES, base_env_id, family, level_of
 from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
-from .policies import MODEL_POLICIES, POLICIES, ModelSpec, default_results_path, evaluate, is_model_policy
-from .policies.results import summarize
+from .observe.store import RunRecorder
+from .policies import (
+    MODEL_POLICIES,
+    POLICIES,
+    ModelSpec,
+    ReferenceSpec,
+    default_results_path,
+    evaluate,
+    is_model_policy,
+)
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
 TRAIN_DESCRIPTION = """Train an agent. Every algorithm goes through the same run lifecycle:
@@ -169,8 +177,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                     if name in MODEL_POLICIES else {})}
         with eval_recording(args, f"{env_id.split('/')[-1]}__{name}__{args.split}__seed{args.seed}", config, env_id,
                             version) as recorder:
-            if on_ray and not llm:  # the workers' episodes are not recorded, only the run's figures
-                metrics = _eval_on_ray(args, env_id, name, make_kwargs)
+            if on_ray and not llm:
+                metrics = _eval_on_ray(args, env_id, name, make_kwargs, recorder)
             else:
                 metrics = evaluate(env_id, policy, episodes=args.episodes, split=args.split, seed=args.seed, progress=True,
                                    trials=args.trials, concurrency=args.concurrency, output=output, resume=args.resume,
@@ -236,13 +244,12 @@ def ray_workers(args: argparse.Namespace) -> int:
     return args.num_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str, make_kwargs: dict[str, object]) -> dict[str, float]:
-    """The episodes fanned out over Ray workers, each with a fresh agent seeded by its episode."""
-    from .scale import SeededEpisodes, fan_out
-
-    episodes = SeededEpisodes(env_id, POLICIES[policy], args.split, make_kwargs)
-    seeds = range(args.seed, args.seed + args.episodes)
-    return summarize(fan_out(episodes, seeds, ray_workers(args)), trials=1)
+def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str, make_kwargs: dict[str, object],
+                 recorder: RunRecorder | None = None) -> dict[str, float]:
+    """A reference policy's episodes on Ray workers through :func:`evaluate`, each with a fresh
+    agent seeded by its episode (the records of a local run); ``recorder`` records them here."""
+    return evaluate(env_id, ReferenceSpec(policy), episodes=args.episodes, split=args.split, seed=args.seed,
+                    progress=True, num_workers=ray_workers(args), recorder=recorder, **make_kwargs)
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:

@@ -2,7 +2,7 @@
 every recorded run, its episodes (the full OpenAI-format message list, the tools, per-step
 rewards, the trace and span ids) and the prompt or policy version it ran.
 
-Several processes may write at once (Ray workers, parallel evaluations): each write is one short
+Several processes may write at once (parallel evaluations, training runs): each write is one short
 ``BEGIN IMMEDIATE`` transaction and a writer waits up to :data:`BUSY_TIMEOUT_S` for the lock. An
 episode and its steps go in one transaction, so a writer killed at any point leaves either the
 whole episode or none of it. ``PRAGMA user_version`` holds the schema version; opening a store
@@ -350,8 +350,8 @@ def task_ids(reference: str) -> list[str]:
 
 @dataclass
 class RunRecorder:
-    """Records one run's episodes into the store at ``path``; picklable (each process opens its
-    own connection), so that Ray workers record the episodes they play."""
+    """Records one run's episodes into the store at ``path``; picklable (each process that
+    unpickles one opens its own connection)."""
 
     path: str
     run_id: str

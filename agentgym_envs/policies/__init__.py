@@ -5,11 +5,21 @@ The LLM agents need the ``llm`` extra (``openai``, ``transformers``), imported w
 
 from ..inference.chat_client import ChatClient, ChatReply, EndpointError
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, run_episode, tool_env
-from .evaluation import MODEL_POLICIES, POLICIES, ModelSpec, episode_records, evaluate, is_model_policy, model_policy
+from .evaluation import (
+    MODEL_POLICIES,
+    POLICIES,
+    ModelSpec,
+    ReferenceSpec,
+    episode_records,
+    evaluate,
+    is_model_policy,
+    model_policy,
+    runner_for,
+)
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
 from .results import default_results_path, pass_at_k, pass_hat_k
 
 __all__ = ["Agent", "BatchPolicy", "ChatClient", "ChatReply", "EndpointError", "episode_records", "ExpertPolicy", "MODEL_POLICIES", "ModelSpec",
-           "OpenAIChatAgent", "POLICIES", "RandomPolicy", "TransformersAgent", "Turn", "default_results_path", "evaluate",
-           "is_model_policy", "model_policy", "pass_at_k", "pass_hat_k", "run_episode", "tool_env"]
+           "OpenAIChatAgent", "POLICIES", "RandomPolicy", "ReferenceSpec", "TransformersAgent", "Turn", "default_results_path", "evaluate",
+           "is_model_policy", "model_policy", "pass_at_k", "pass_hat_k", "run_episode", "runner_for", "tool_env"]

@@ -1,20 +1,22 @@
 """Evaluating a policy: seeded tasks, each played ``trials`` times, several environments at
 once, every finished episode recorded (optionally to JSONL, which ``resume`` continues), and a
-summary of mean metrics and pass^k. With ``num_workers``, the episodes fan out over Ray workers
-(:mod:`agentgym_envs.scale`), each building its own language-model agent from a :class:`ModelSpec`.
-Agents built in agent frameworks (:mod:`agentgym_envs.frameworks`) drive their own episodes and
-are evaluated the same way. Each finished episode is one :class:`~agentgym_envs.observe.store.EpisodeRow`,
-written to the results file and the run store from that one object (:class:`Finished`)."""
+summary of mean metrics and pass^k.
+
+One path plays every evaluation, through the runner :func:`runner_for` picks
+(:mod:`agentgym_envs.core.runners`): stepping the envs here (agent callables, batch LLM policies,
+the reference policies with a fresh agent seeded by each episode), one thread per env (agents built
+in agent frameworks, :mod:`agentgym_envs.frameworks`, which drive their own episodes), or, with
+``num_workers``, Ray workers (:class:`agentgym_envs.scale.RayRunner`), each building its own
+policy from a picklable spec (:class:`ModelSpec`, :class:`ReferenceSpec`). Every runner hands
+each finished episode, one :class:`~agentgym_envs.observe.store.EpisodeRow`, to
+:class:`Finished`, which writes the results file and the run store from that one object, in
+this process."""
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
-import threading
-from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +26,16 @@ from tqdm import tqdm
 from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
 from agentgym_envs.frameworks.session import Endpoint
 
-from ..core.agent import Agent, BatchPolicy, Turn, tool_env
+from ..core.agent import Agent, BatchPolicy
+from ..core.runners import (  # noqa: F401  (reset_arguments: moved to core.runners, importable from here for one release)
+    EpisodeSetup,
+    EpisodeShard,
+    Runner,
+    SeededAgents,
+    built,
+    local_runner,
+    reset_arguments,
+)
 from ..observe import tracing
 from ..observe.store import EpisodeRow, RunRecorder
 from .agents import ExpertPolicy, RandomPolicy
@@ -32,12 +43,15 @@ from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
 from .results import Key, ResultsFile, summarize
 
+# the reference agents, from an env and a seed (an evaluation builds one per episode, with its seed)
 POLICIES: dict[str, Callable[[gym.Env, int], Agent]] = {
     "expert": lambda env, seed: ExpertPolicy(env),
     "random": lambda env, seed: RandomPolicy(env, seed),
 }
 # an OpenAI-compatible endpoint, a local Hugging Face model, the agent frameworks' built-in agents
 MODEL_POLICIES = ("openai", "hf", *FRAMEWORKS)
+NEEDS_A_SPEC = ("num_workers fans out a policy given as a picklable spec on an env id: a ModelSpec for a model, "
+                "a ReferenceSpec for a reference policy")
 
 
 def is_model_policy(name: str) -> bool:
@@ -77,52 +91,54 @@ class ModelSpec:
     model: str | None
     options: dict[str, Any] = field(default_factory=dict)
 
-    def build(self, concurrency: int) -> BatchPolicy:
+    def build(self, concurrency: int) -> BatchPolicy | FrameworkPolicy:
         return model_policy(self.name, self.model, concurrency=concurrency, **self.options)
 
 
 @dataclass(frozen=True)
+class ReferenceSpec:
+    """A reference policy of :data:`POLICIES` (``"expert"``, ``"random"``) by name, picklable:
+    it plays with a fresh agent per episode, seeded by the episode
+    (:class:`~agentgym_envs.core.runners.SeededAgents`), so that its episodes are the same
+    wherever they are played (here, with any concurrency, or on Ray workers)."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.name not in POLICIES:
+            raise ValueError(f"unknown policy {self.name!r}; choose from {list(POLICIES)} or pass an agent")
+
+    def build(self, concurrency: int = 1) -> SeededAgents:
+        return SeededAgents(POLICIES[self.name], self.name)
+
+
+@dataclass(frozen=True)
 class ShardEvaluation:
-    """Plays given ``(task, trial)`` episodes with its own agent and ``concurrency`` envs, and
-    returns their records in the order given: one Ray worker's share of a fanned-out evaluation."""
+    """One Ray worker's share of a fanned-out evaluation, as results-file records, and recorded
+    in the run store by the worker when ``recorder`` is given. Kept for one release:
+    :class:`~agentgym_envs.core.runners.EpisodeShard` (what :class:`~agentgym_envs.scale.RayRunner`
+    ships) replaces it and returns the episode rows, which the driver records."""
 
     env_id: str
-    spec: ModelSpec
+    spec: ModelSpec | ReferenceSpec
     split: str
     seed: int
     concurrency: int
     make_kwargs: dict[str, Any]
-    recorder: RunRecorder | None = None  # the worker records the episodes it plays here
+    recorder: RunRecorder | None = None
 
     def __call__(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
-        policy = self.spec.build(self.concurrency)
-        results = ResultsFile(None, {})
-        try:
-            with _made_envs(self.env_id, self.split, self.make_kwargs, min(self.concurrency, len(keys))) as envs:
-                _play_keys(envs, policy, keys, self.seed, Finished(results, self.recorder))
-        finally:
-            getattr(policy, "close", lambda: None)()
-        return [results.records[tuple(key)] for key in keys]
-
-
-@dataclass
-class _Slot:
-    """One environment and the episode it is playing."""
-
-    env: gym.Env
-    agent: Agent | None
-    key: Key | None = None
-    observation: Any = None
-    info: dict[str, Any] = field(default_factory=dict)
-    total: float = 0.0
-    usage: Counter = field(default_factory=Counter)
-    seed: int = 0
-    rewards: list[float] = field(default_factory=list)
+        setup = EpisodeSetup(self.env_id, self.split, self.seed, self.concurrency, self.make_kwargs)
+        rows = EpisodeShard(self.spec, setup)(keys)
+        if self.recorder is not None:
+            for row in rows:
+                self.recorder.episode(row)
+        return [row.result() for row in rows]
 
 
 def evaluate(
     env: str | gym.Env,
-    policy: str | Agent | BatchPolicy | ModelSpec,
+    policy: str | Agent | BatchPolicy | ModelSpec | ReferenceSpec,
     episodes: int = 100,
     split: str = "test",
     seed: int = 0,
@@ -147,7 +163,7 @@ def evaluate(
 
 def episode_records(
     env: str | gym.Env,
-    policy: str | Agent | BatchPolicy | ModelSpec,
+    policy: str | Agent | BatchPolicy | ModelSpec | ReferenceSpec,
     episodes: int = 100,
     split: str = "test",
     seed: int = 0,
@@ -166,8 +182,9 @@ def episode_records(
     """Play ``policy`` on tasks seeded ``seed .. seed+episodes-1``, each ``trials`` times; one record per episode.
 
     ``env`` is an env id (made with ``split`` and ``make_kwargs``, ``concurrency`` copies) or one
-    env. ``policy`` is ``"expert"``, ``"random"``, an agent callable (one env), or a batch policy
-    with ``respond`` (the LLM agents), which answers the ``concurrency`` envs together, or a
+    env. ``policy`` is ``"expert"``, ``"random"`` (or its :class:`ReferenceSpec`: a fresh agent
+    per episode, seeded by the episode), an agent callable (one env), or a batch policy with
+    ``respond`` (the LLM agents), which answers the ``concurrency`` envs together, or a
     :class:`~agentgym_envs.frameworks.FrameworkPolicy`, whose agents play ``concurrency`` episodes
     at once, one per thread, or a :class:`ModelSpec` (its agent is built here, and closed at the end). A batch
     policy's failed turn ends its episode as a recorded failure with the error.
@@ -178,74 +195,70 @@ def episode_records(
     protocol (every task of a split, k times); results then key on the task id.
     ``num_workers`` fans the episodes out over that many Ray workers (a local Ray unless
     :func:`~agentgym_envs.scale.init_ray` connected one), each playing its share with its own
-    agent built from ``policy`` (a :class:`ModelSpec`) and ``concurrency`` envs; the records,
-    hence the summary, are those of a local run when the model decodes greedily.
+    policy built from ``policy`` (a :class:`ModelSpec` or a :class:`ReferenceSpec`) and
+    ``concurrency`` envs; the records, hence the summary, are those of a local run for a
+    reference policy, and for a model that decodes greedily.
     Returns the requested episodes' records in order: ``task``, ``trial``, ``return``, ``metrics``,
     ``error``, ``outcome`` (the grader's ``success``, ``score`` and ``reason``; None for an episode
     an error ended) and, with ``keep_messages``, ``messages`` (the conversation as the env kept it).
     ``recorder`` records every episode played (messages, per-step rewards, span ids) in the
-    rollout store (:mod:`agentgym_envs.observe.store`); the evaluation is one run span when
-    tracing is on (:mod:`agentgym_envs.observe.tracing`).
+    rollout store (:mod:`agentgym_envs.observe.store`), from this process also when the episodes
+    fan out; the evaluation is one run span when tracing is on (:mod:`agentgym_envs.observe.tracing`).
     """
-    if num_workers is not None and not (isinstance(policy, ModelSpec) and isinstance(env, str)):
-        raise ValueError("num_workers fans out a ModelSpec on an env id; reference policies fan out with "
-                         "agentgym_envs.scale.SeededEpisodes")
-    spec = policy if isinstance(policy, ModelSpec) else None
-    if spec is not None:
-        policy = spec.build(concurrency)
+    if num_workers is not None and not (isinstance(policy, ModelSpec | ReferenceSpec) and isinstance(env, str)):
+        raise ValueError(NEEDS_A_SPEC)
     if episodes < 1 or trials < 1 or concurrency < 1:
         raise ValueError("episodes, trials and concurrency must be at least 1")
-    env_id = env if isinstance(env, str) else env.spec.id if env.spec else type(env.unwrapped).__name__
-    batch = hasattr(policy, "respond") or hasattr(policy, "play_episode")
-    if not isinstance(policy, str) and not batch and concurrency > 1:
-        raise ValueError("an agent callable plays one env: use concurrency 1, or pass a batch policy")
+    if isinstance(policy, str):
+        policy = ReferenceSpec(policy)
+    spec = policy if isinstance(policy, ModelSpec | ReferenceSpec) else None
     if not isinstance(env, str) and concurrency > 1:
         raise ValueError("several environments need an env id, not an env instance")
-    if isinstance(policy, str) and policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; choose from {list(POLICIES)} or pass an agent")
-    config = {"env": env_id, "split": split, "make_kwargs": make_kwargs, "policy": describe(policy)}
+    env_id = env if isinstance(env, str) else env.spec.id if env.spec else type(env.unwrapped).__name__
     tasks: list[Any] = list(task_ids) if task_ids is not None else [seed + task for task in range(episodes)]
     if not tasks:
         raise ValueError("task_ids is empty: nothing to evaluate")
-    if task_ids is not None:
-        config["task_ids"] = tasks
-    results = ResultsFile(output, config, resume, keep_messages=keep_messages)
-    keys = [(task, trial) for task in tasks for trial in range(trials)]
-    pending = [key for key in keys if not results.done(key)]
-    span_attributes = {"agentgym.env.id": env_id, "agentgym.split": split, "agentgym.policy": config["policy"].get("name"),
-                       "agentgym.episodes": len(pending), "agentgym.run.id": recorder.run_id if recorder else None}
-    try:
+    with contextlib.ExitStack() as stack:
+        # a spec's policy is built here too: to describe it, and to play it unless it fans out
+        played = stack.enter_context(built(spec, concurrency)) if spec is not None else policy
+        concurrent = hasattr(played, "respond") or hasattr(played, "play_episode") or isinstance(played, SeededAgents)
+        if not concurrent and concurrency > 1:
+            raise ValueError("an agent callable plays one env: use concurrency 1, or pass a batch policy")
+        config = {"env": env_id, "split": split, "make_kwargs": make_kwargs, "policy": describe(played)}
+        if task_ids is not None:
+            config["task_ids"] = tasks
+        results = ResultsFile(output, config, resume, keep_messages=keep_messages)
+        keys = [(task, trial) for task in tasks for trial in range(trials)]
+        pending = [key for key in keys if not results.done(key)]
+        span_attributes = {"agentgym.env.id": env_id, "agentgym.split": split, "agentgym.policy": config["policy"].get("name"),
+                           "agentgym.episodes": len(pending), "agentgym.run.id": recorder.run_id if recorder else None}
         bar = functools.partial(tqdm, total=len(pending), desc=config["policy"].get("name", "agent"), disable=not progress)
+        setup = EpisodeSetup(env, split, seed, concurrency, make_kwargs)
         with tracing.run_span("eval", span_attributes) as span:
             if recorder is not None:
                 recorder.store.set_trace(recorder.run_id, *tracing.span_ids(span))
-            if pending and num_workers is None:  # the envs first: an env that cannot be made fails before the bar shows
-                with _made_envs(env, split, make_kwargs, min(concurrency, len(pending))) as envs, bar() as progress_bar:
-                    _play_keys(envs, policy, pending, seed, Finished(results, recorder, progress_bar))
-            elif pending:  # the workers build their own envs and agents, and record in the run store
-                with bar() as progress_bar:
-                    _fan_out(ShardEvaluation(env_id, spec, split, seed, concurrency, make_kwargs, recorder), pending,
-                             num_workers, results, progress_bar)
-    finally:
-        if spec is not None:  # the agent built here from the spec
-            getattr(policy, "close", lambda: None)()
+            if pending:  # the runner first: a local env that cannot be made fails before the bar shows
+                chosen = runner_for(played if num_workers is None else spec, setup, len(pending), num_workers)
+                with chosen as runner, bar() as progress_bar:
+                    runner.run(pending, Finished(results, recorder, progress_bar))
     return [results.records[key] for key in keys]
 
 
-@contextlib.contextmanager
-def _made_envs(env: str | gym.Env, split: str, make_kwargs: dict[str, Any], count: int) -> Iterator[list[gym.Env]]:
-    """``count`` envs made from an env id (closed afterwards), or the one env instance given."""
-    if not isinstance(env, str):
-        yield [env]
-        return
-    envs: list[gym.Env] = []
-    try:
-        for _ in range(count):
-            envs.append(gym.make(env, split=split, **make_kwargs))
-        yield envs
-    finally:
-        for made in envs:
-            made.close()
+def runner_for(policy: Agent | BatchPolicy | FrameworkPolicy | SeededAgents | ModelSpec | ReferenceSpec,
+               setup: EpisodeSetup, episodes: int, num_workers: int | None = None) -> contextlib.AbstractContextManager[Runner]:
+    """The runner that plays ``episodes`` episodes of ``policy`` on ``setup``'s envs, as a context
+    manager (the envs it plays here are made on entry and closed on exit): with ``num_workers``,
+    Ray workers, each building its own policy from ``policy``, a picklable spec
+    (:class:`~agentgym_envs.scale.RayRunner`; ``setup.env`` an env id); else, in this process,
+    one thread per env for a policy that drives its episodes (``play_episode``), or the envs
+    stepped here (:func:`~agentgym_envs.core.runners.local_runner`)."""
+    if num_workers is None:
+        return local_runner(policy, setup, episodes)
+    if not isinstance(policy, ModelSpec | ReferenceSpec) or not isinstance(setup.env, str):
+        raise ValueError(NEEDS_A_SPEC)
+    from agentgym_envs.scale import RayRunner  # Ray, imported when an evaluation fans out
+
+    return contextlib.nullcontext(RayRunner(policy, setup, num_workers))
 
 
 class Finished:
@@ -265,119 +278,6 @@ class Finished:
         if self.bar is not None:
             self.bar.update()
             self.bar.set_postfix(success=f"{self.successes / self.count:.3f}")
-
-
-def _play_keys(envs: list[gym.Env], policy: str | Agent | BatchPolicy, keys: Sequence[Key], seed: int,
-               finished: Finished) -> None:
-    """Play ``keys`` here on ``envs``, handing each finished episode to ``finished``."""
-    if hasattr(policy, "play_episode"):
-        _play_episodes(envs, policy, keys, seed, finished)
-        return
-    batch = hasattr(policy, "respond")
-    agents = [POLICIES[policy](e, seed + i) if isinstance(policy, str) else None if batch else policy for i, e in enumerate(envs)]
-    _play(policy if batch else None, [_Slot(e, a, seed=seed) for e, a in zip(envs, agents)], deque(keys), finished)
-
-
-def _play_episodes(envs: list[gym.Env], policy: FrameworkPolicy, keys: Sequence[Key], seed: int,
-                   finished: Finished) -> None:
-    """Play ``keys`` with a policy that drives whole episodes (a framework agent), one thread per env."""
-    pending, lock = deque(keys), threading.Lock()
-
-    def play_on(env: gym.Env) -> None:
-        while True:
-            with lock:
-                if not pending:
-                    return
-                key = pending.popleft()
-            reset_seed, options = reset_arguments(key, seed)
-            episode = policy.play_episode(env, reset_seed, options)
-            base = env.unwrapped
-            trace_id, span_id = tracing.episode_span_ids(env)
-            row = EpisodeRow(key[0], key[1], episode.reward, episode.metrics, episode.trace,
-                             split=getattr(base, "split", None), seed=reset_seed, task_id=(options or {}).get("task_id"),
-                             error=episode.error, tools=getattr(base, "tool_schemas", None), trace_id=trace_id,
-                             span_id=span_id)
-            with lock:
-                finished(row)
-
-    here = contextvars.copy_context()  # the run's span, current here: each thread's episodes are its children
-    with ThreadPoolExecutor(len(envs), thread_name_prefix="episode") as pool:
-        list(pool.map(lambda env: here.copy().run(play_on, env), envs))
-
-
-def _fan_out(shard: ShardEvaluation, keys: list[Key], num_workers: int | None, results: ResultsFile, bar: tqdm) -> None:
-    """Play ``keys`` on Ray workers (each records its episodes in the run store), writing each
-    shard's results to ``results`` as the shard returns."""
-    from agentgym_envs.scale import fan_out  # Ray, imported when an evaluation fans out
-
-    def record(records: list[dict[str, Any]]) -> None:
-        for entry in records:
-            results.add(entry)
-        bar.update(len(records))
-
-    fan_out(shard, keys, num_workers, on_records=record)
-
-
-def _play(batch_policy: BatchPolicy | None, slots: list[_Slot], pending: deque, finished: Finished) -> None:
-    """Run every pending episode, each slot taking the next task when its episode ends."""
-    for slot in slots:
-        _start(slot, pending)
-    while running := [slot for slot in slots if slot.key is not None]:
-        if batch_policy is None:
-            turns = [_act(slot) for slot in running]
-        else:
-            with tracing.conversations([slot.env for slot in running]):  # each LLM span under its episode's
-                turns = batch_policy.respond([slot.info["messages"] for slot in running], tool_env(running[0].env).tool_schemas)
-        for slot, turn in zip(running, turns, strict=True):
-            slot.usage.update(turn.usage)
-            metrics = None
-            if turn.error is not None:
-                metrics = {"success": 0.0, **slot.usage}
-            else:
-                slot.observation, reward, terminated, truncated, slot.info = slot.env.step(turn.action)
-                slot.total += float(reward)
-                slot.rewards.append(float(reward))
-                if terminated or truncated:
-                    metrics = {**slot.info.get("metrics", {}), **slot.usage}
-            if metrics is not None:
-                finished(_episode_row(slot, metrics, turn.error))
-                _start(slot, pending)
-
-
-def _act(slot: _Slot) -> Turn:
-    """The agent's action, its LLM calls (if any) under the episode's span."""
-    with tracing.within_episode(slot.env):
-        return Turn(slot.agent(slot.observation, slot.info))
-
-
-def _episode_row(slot: _Slot, metrics: dict[str, float], error: str | None) -> EpisodeRow:
-    """The episode ``slot`` just finished (an ``error`` ended it early, or the env did)."""
-    task, trial = slot.key
-    base, info = slot.env.unwrapped, slot.info
-    outcome = info.get("outcome") if error is None else None
-    trace_id, span_id = tracing.episode_span_ids(slot.env)
-    return EpisodeRow(task, trial, slot.total, metrics, info.get("messages", []), list(slot.rewards),
-                      split=getattr(base, "split", None), seed=slot.seed + trial if isinstance(task, str) else task,
-                      task_id=info.get("task_id"), outcome_reason=(info.get("outcome") or {}).get("reason"),
-                      error=error, tools=getattr(base, "tool_schemas", None), trace_id=trace_id, span_id=span_id,
-                      outcome=outcome)
-
-
-def _start(slot: _Slot, pending: deque) -> None:
-    slot.key = pending.popleft() if pending else None
-    if slot.key is not None:
-        reset_seed, options = reset_arguments(slot.key, slot.seed)
-        slot.observation, slot.info = slot.env.reset(seed=reset_seed, options=options)
-        slot.total, slot.usage, slot.rewards = 0.0, Counter(), []
-
-
-def reset_arguments(key: Key, seed: int) -> tuple[int, dict[str, Any] | None]:
-    """``reset``'s seed and options for episode ``key``: a task seed, or a task id played with
-    seed ``seed`` + trial."""
-    task, trial = key
-    if isinstance(task, str):  # a task id
-        return seed + trial, {"task_id": task}
-    return task, None
 
 
 def describe(policy: Any) -> dict[str, Any]:

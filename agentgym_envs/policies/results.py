@@ -18,7 +18,7 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-Key = tuple[int | str, int]  # (task seed or task id, trial)
+from agentgym_envs.core.runners import Key
 
 
 def _per_task_mean(successes: Mapping[Any, Sequence[bool]], k: int, name: str,
