@@ -49,6 +49,20 @@ def test_features_record_calls_per_tool_and_rows_used_turn_and_last_call():
     assert obs[encoder.slices["result"]].any()
 
 
+def test_features_mark_the_last_calls_rows_apart_from_earlier_ones():
+    env = features_env()
+    obs, info = env.reset(seed=0)
+    expert, encoder = ExpertPolicy(env), env.unwrapped.features
+    first = expert(obs, info)
+    obs, _, _, _, info = env.step(first)
+    second = expert(obs, info)
+    obs, _, _, _, _ = env.step(second)
+    used = obs[encoder.slices["used"]].reshape(encoder.n_tools, encoder.max_entities)
+    assert used[int(second[0]), int(second[1])] == 1.0
+    assert used[int(first[0]), int(first[1])] == 0.5
+    assert set(np.unique(used)) <= {0.0, 0.5, 1.0}
+
+
 def test_features_tell_rows_of_the_same_kind_apart_and_one_hot_their_kind():
     env = features_env()
     obs, _ = env.reset(seed=0)

@@ -38,8 +38,9 @@ class FeatureEncoder:
     - ``task``: the task's request (:meth:`~.scenario.Scenario.request_text` of the prompt) as a
       hashed bag of words (``task_dim``);
     - ``calls``: valid calls per tool so far, over ``max_turns`` (``n_tools``);
-    - ``used``: per tool and entity row, whether a valid call of that tool named the row
-      (``n_tools * max_entities``);
+    - ``used``: per tool and entity row, 1 when the last valid call was of that tool and named
+      the row, 0.5 when only an earlier one did (``n_tools * max_entities``): the ``result``
+      below belongs to the rows at 1;
     - ``turn``: calls so far over ``max_turns``; ``last``: whether the last call was valid,
       and correct (2);
     - ``rows``: per entity row, filled, its kind one-hot (the kinds tools take, then "other")
@@ -92,7 +93,9 @@ class FeatureEncoder:
         if episode.last_call is not None:
             tool, rows = episode.last_call
             v[self.slices["calls"].start + tool] += 1.0 / self.max_turns
-            v[self.slices["used"].start + tool * self.max_entities + np.array(rows, dtype=np.int64)] = 1.0
+            used = v[self.slices["used"]]  # a view: the last call's rows at 1, earlier calls' at 0.5
+            used[used > 0] = 0.5
+            used[tool * self.max_entities + np.array(rows, dtype=np.int64)] = 1.0
         v[self.slices["turn"]] = episode.calls / self.max_turns
         v[self.slices["last"]] = (report.valid, report.correct)
         v[self.slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
