@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,7 @@ from ..observe.store import EpisodeRow
 from .agent import Agent, BatchPolicy, Turn, tool_env
 
 Key = tuple[int | str, int]  # (task seed or task id, trial)
+AGENT_STREAM = 1  # sets an agent's seed apart from the env's reset seed
 Sink = Callable[[EpisodeRow], None]  # where each finished episode goes
 
 
@@ -65,12 +67,13 @@ def reset_arguments(key: Key, seed: int) -> tuple[int, dict[str, Any] | None]:
 
 
 def agent_seed(key: Key, seed: int) -> int:
-    """The seed of episode ``key``'s own agent: its reset seed, but for a later trial of a seeded
-    task (which resets with the same seed) one drawn from the reset seed and the trial."""
-    reset_seed, options = reset_arguments(key, seed)
-    if key[1] == 0 or options is not None:
-        return reset_seed
-    return int(np.random.SeedSequence([reset_seed, key[1]]).generate_state(1)[0])
+    """The seed of episode ``key``'s own agent, drawn from the episode's reset seed, its trial and
+    its task id (when keyed by one): every task and trial gets its own, and it is not the reset
+    seed itself, so an agent's random stream is not the env's."""
+    reset_seed, _ = reset_arguments(key, seed)
+    task, trial = key
+    task_id = zlib.crc32(task.encode()) if isinstance(task, str) else 0
+    return int(np.random.SeedSequence([reset_seed, trial, task_id, AGENT_STREAM]).generate_state(1)[0])
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pytest
 
 from agentgym_envs.cli import main
 from agentgym_envs.core.agent import expert_action, tool_env
-from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard
+from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard, agent_seed
 from agentgym_envs.frameworks import EnvSession
 from agentgym_envs.observe import store as store_module
 from agentgym_envs.observe.store import RunRecorder, RunStore
@@ -93,3 +93,10 @@ def test_reference_policies_evaluated_on_ray_are_recorded_in_the_run_store(tmp_p
     assert sorted(int(e["task"]) for e in episodes) == [5, 6, 7] and run["summary"]["episodes"] == 3
     local = episode_records(CS, "random", episodes=3, seed=5, action_mode="structured")
     assert sorted((int(e["task"]), e["return"]) for e in episodes) == [(r["task"], r["return"]) for r in local]
+
+
+def test_every_task_and_trial_gets_its_own_agent_seed_apart_from_the_reset_seed():
+    keys = [("task-a", 0), ("task-b", 0), ("task-a", 1), (7, 0), (7, 1), (8, 0)]
+    seeds = [agent_seed(key, 0) for key in keys]
+    assert len(set(seeds)) == len(keys)
+    assert agent_seed((7, 0), 0) != 7 and seeds == [agent_seed(key, 0) for key in keys]
