@@ -13,7 +13,7 @@ all see the same machine load. On CustomerSupport-v0, on a bag of tokens:
   bigger network: shown beside, not compared).
 
 On CustomerSupport-L1-v0 (the main job's env), on the env's features observation with the flat
-masked actions (``FlatDiscreteAction``, admissible layout, capacity 32, repeated calls masked):
+masked actions (``FlatDiscreteAction``, admissible layout, capacity 64, repeated calls masked):
 
 - **ours, MLP on features**: our PPO with ``--set observation=features`` (the same 2 x 64 tanh
   MLP, reading the joint mask ``info["action_mask"]``);
@@ -172,7 +172,7 @@ def main() -> int:
              f"{args.steps} env steps per trainer per round; the five trainers take turns within each round.", "",
              "## Features observation, flat masked actions: CustomerSupport-L1-v0", "",
              "Ours: our PPO with `--set observation=features`; SB3: sb3-contrib's `MaskablePPO(\"MlpPolicy\")`, 2 x 64 tanh, "
-             "on the same `FlatDiscreteAction` env (admissible layout, capacity 32, repeated calls masked), masks from `get_action_masks`.", "",
+             "on the same `FlatDiscreteAction` env (admissible layout, capacity 64, repeated calls masked), masks from `get_action_masks`.", "",
              "| round | ours, MLP on features SPS | SB3 MaskablePPO, MLP SPS | ours / SB3 | ours / SB3 in CPU time |", "|-|-|-|-|-|"]
     lines += [f"| {i} | {ours:.0f} | {sb3:.0f} | {ours / sb3:.2f} | {ours_cpu / sb3_cpu:.2f} |"
               for i, (ours, sb3, ours_cpu, sb3_cpu, _) in enumerate(feature_rows)]

@@ -36,7 +36,7 @@ from .run import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, mak
 
 MASK_KEYS = ("action_mask", "argument_mask")
 # observation="features": the flat admissible actions (FlatDiscreteAction's layout and capacity), repeated calls masked
-FEATURES_ACTIONS = {"layout": "admissible", "capacity": 32}
+FEATURES_ACTIONS = {"layout": "admissible", "capacity": 64}
 FEATURES_MASK_REPEATS = True
 TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
 

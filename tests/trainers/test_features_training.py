@@ -34,7 +34,7 @@ def test_ppo_on_features_never_makes_an_invalid_call_and_reloads(tmp_path):
     policy = load_trained_policy(Path(result.run_dir) / "checkpoint.pt", "cpu")
     env = policy.make_env("test")
     observation, info = env.reset(seed=0)
-    assert env.action_space.n == 11 * 32 and observation.shape == env.observation_space.shape
+    assert env.action_space.n == 11 * 64 and observation.shape == env.observation_space.shape
     action = policy.agent(env)(observation, info)
     assert info["action_mask"][action]
 
