@@ -78,12 +78,14 @@ class FeatureEncoder:
         self._row_scale = 1.0 / np.sqrt(self.max_entities)
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
+        self._last_used = np.zeros(0, dtype=np.int64)  # the ``used`` entries of the last call, at 1
 
     def reset(self, episode: Episode) -> np.ndarray:
         """The features of a fresh episode."""
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._vector[self.slices["task"]] = hashed_words(self.scenario.request_text(episode.prompt), self.task_dim)
         self._rows = 0
+        self._last_used = np.zeros(0, dtype=np.int64)
         self._write_rows(episode)
         return self._vector.copy()
 
@@ -94,8 +96,9 @@ class FeatureEncoder:
             tool, rows = episode.last_call
             v[self.slices["calls"].start + tool] += 1.0 / self.max_turns
             used = v[self.slices["used"]]  # a view: the last call's rows at 1, earlier calls' at 0.5
-            used[used > 0] = 0.5
-            used[tool * self.max_entities + np.array(rows, dtype=np.int64)] = 1.0
+            used[self._last_used] = 0.5
+            self._last_used = tool * self.max_entities + np.array(rows, dtype=np.int64)
+            used[self._last_used] = 1.0
         v[self.slices["turn"]] = episode.calls / self.max_turns
         v[self.slices["last"]] = (report.valid, report.correct)
         v[self.slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
