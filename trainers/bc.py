@@ -1,8 +1,9 @@
 """Behaviour cloning from the scripted expert (the SFT stage).
 
-The expert (:class:`agentgym_envs.policies.ExpertPolicy`) plays train-split episodes; every step's
-token observation, masks and action are recorded; the token policy is trained to maximise the
-log-probability of the expert's action under the same masks it will act with. ``total_steps``
+The expert (:class:`agentgym_envs.policies.ExpertPolicy`, or for a team as one env the expert
+team's ticket holder) plays train-split episodes; every step's observation, masks and action
+are recorded; the policy is trained to maximise the log-probability of the expert's action
+under the same masks it will act with. ``total_steps``
 is the number of expert environment steps recorded.
 
 Every minibatch is augmented against paraphrase (:mod:`trainers.augment`): task-prompt tokens
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
 import torch
 
+from agentgym_envs.multiagent.policies import ExpertTeam
+from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
 from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.wrappers import FlatDiscreteAction
 
@@ -69,10 +72,7 @@ def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]
     cannot express ends the recording of its episode). A call the masks rule out (a tau2 expert
     repeats reads that ``mask_repeats`` masks) is played but not recorded: a policy cannot take
     it, and under the mask its log-probability is all but -inf."""
-    try:
-        expert = ExpertPolicy(env)
-    except TypeError as exc:
-        raise ValueError(f"behaviour cloning needs an env with a scripted expert (an agentgym tool-use env): {exc}") from exc
+    expert = scripted_expert(env)
     flat = find_wrapper(env, FlatDiscreteAction)
     keys = {"obs": None, "action_mask": "action_mask", "argument_mask": "argument_mask", "task_len": "task_tokens"}
     columns: dict[str, list[Any]] = {"action": []}
@@ -95,6 +95,18 @@ def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]
         if episode == 100 and not columns["action"]:
             raise ValueError("the env's masks rule out every call of the expert's first 100 episodes: nothing to clone")
     return {key: np.stack(values) for key, values in columns.items()}
+
+
+def scripted_expert(env: gym.Env) -> Callable[[Any, dict[str, Any]], Any]:
+    """The scripted expert acting through ``env``: a tool-use env's, or, for a team as one env
+    (:class:`~agentgym_envs.multiagent.ActiveAgentEnv`), the expert team's ticket holder."""
+    if isinstance(env.unwrapped, ActiveAgentEnv):
+        team = ExpertTeam(env.unwrapped.base)
+        return lambda observation, info: team(team.env.holder, observation, info)
+    try:
+        return ExpertPolicy(env)
+    except TypeError as exc:
+        raise ValueError(f"behaviour cloning needs an env with a scripted expert (an agentgym tool-use env or a team): {exc}") from exc
 
 
 def find_wrapper(env: gym.Env, kind: type) -> gym.Wrapper | None:

@@ -12,7 +12,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import agentgym_envs  # noqa: F401
 from agentgym_envs.policies import ExpertPolicy
-from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
+from agentgym_envs.wrappers import LEVEL_KEY, Curriculum, FlatDiscreteAction
 from trainers import bc
 from trainers.lifecycle import TrainRequest, load_trained_policy, start, train
 from trainers.torch_policy import env_factory
@@ -54,6 +54,20 @@ def test_bc_records_only_expert_calls_the_masks_admit(tmp_path):
     data = bc.expert_dataset(env, 60, seed=0)
     assert len(data["action"]) == 60
     assert data["action_mask"][np.arange(60), data["action"]].all()
+
+
+def test_bc_clones_the_expert_team_on_the_support_team(tmp_path):
+    """The team as one env (``ActiveAgentEnv``): the holder's expert calls, handoffs included."""
+    run = start(TrainRequest("AgentGym/SupportTeam-L0-v0", algo="bc", total_steps=40, device="cpu", run_root=str(tmp_path),
+                             progress=False, record=False, overrides={"observation": "features"}))
+    config = run.config(bc.Config)
+    env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)()
+    data = bc.expert_dataset(env, 40, seed=0)
+    assert len(data["action"]) == 40
+    assert data["action_mask"][np.arange(40), data["action"]].all()
+    handoff = env.unwrapped.base.tool_names.index("handoff")
+    offsets = bc.find_wrapper(env, FlatDiscreteAction).offsets
+    assert handoff in np.searchsorted(offsets, data["action"], side="right") - 1
 
 
 def test_a_curriculum_run_trains_on_its_levels_and_is_evaluated_on_the_last(tmp_path):
