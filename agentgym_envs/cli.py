@@ -154,8 +154,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from agentgym_envs.scenarios.tau2.scenario import tasks_within
 
             level = level_of(env_id)
+            chosen = level.kwargs if level else {}
             tasks = tasks_within(get_domain(domain).load_tasks(args.split, args.data_dir),
-                                 level.kwargs.get("max_actions") if level else None)
+                                 chosen.get("max_actions"), chosen.get("kinds"))
             task_ids = [task.id for task in tasks][: args.episodes]
     on_ray = args.num_workers is not None or args.ray_address is not None
     if on_ray and not llm and (args.trials != 1 or args.output or task_ids is not None):

@@ -97,7 +97,8 @@ FAMILIES: tuple[Family, ...] = (
         ("all-solo", "all five kinds (+ flight changes and bookings, with a flight search); solo", {"solo": True}),
     ]),
     _ladder("Tau2Telecom", "tau2_telecom", "all of tau2's telecom tasks (74 train, 40 test)", 60, [
-        ("two-calls", "real tasks with at most 2 reference calls (18 train, 14 test)", {"max_actions": 2, "max_turns": 10}),
+        ("service-two-calls", "real no-service tasks with at most 2 reference calls (9 train, 12 test)",
+         {"kinds": ("service_issue",), "max_actions": 2, "max_turns": 6}),
         ("four-calls", "real tasks with at most 4 reference calls (36 train, 23 test)", {"max_actions": 4, "max_turns": 20}),
         ("seven-calls", "real tasks with at most 7 reference calls (60 train, 35 test)", {"max_actions": 7, "max_turns": 40}),
     ]),

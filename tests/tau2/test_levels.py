@@ -55,7 +55,10 @@ def test_levels_select_kinds_and_calls():
     assert retail.scenario.solo and all(
         retail.tasks.sample(rng).description["purpose"] == "generated cancel task" for _ in range(5))
     telecom = make("AgentGym/Tau2Telecom-L0-v0", split="test").unwrapped
-    assert telecom.max_turns == 10 and max(reference_actions(t) for t in telecom.tasks.tasks) <= 2
+    assert telecom.max_turns == 6 and max(reference_actions(t) for t in telecom.tasks.tasks) <= 2
+    assert {task.id.split("]")[0] for task in telecom.tasks.tasks} == {"[service_issue"}
     assert make("AgentGym/Tau2Telecom-L0-v0", max_turns=30).unwrapped.max_turns == 30
+    with pytest.raises(ValueError, match="kinds must be a non-empty subset of"):
+        make("AgentGym/Tau2Telecom-v0", kinds=("roaming",))
     with pytest.raises(ValueError, match="kinds selects generated tasks"):
         make("AgentGym/Tau2Retail-L0-v0", source="real")

@@ -316,7 +316,9 @@ class Tau2TelecomEnv(Tau2Env):
     As `AgentGym/Tau2Retail-v0` (`data_dir`, `solo`, `task_file`, `tool_arguments`, `user`,
     `user_model`, ..., and the core's `action_mode`, `split`, `reward_config`, `max_turns`, ...);
     `solo=True` gives the agent both tool sets and upstream's `main_policy_solo.md`;
-    `max_actions` keeps the tasks with at most that many reference calls; `level` (see Levels).
+    `max_actions` keeps the tasks with at most that many reference calls, `kinds` those of
+    these issue kinds (`mms_issue`, `mobile_data_issue`, `service_issue`: a task id's
+    `[kind]` prefix); `level` (see Levels).
 
     ## Info and Metrics
 
@@ -339,18 +341,21 @@ class Tau2TelecomEnv(Tau2Env):
     `level=k` (or the id `AgentGym/Tau2Telecom-L<k>-v0`) keeps the real tasks with few
     reference calls (the agent's and the customer's) and a shorter turn limit, as below;
     arguments given explicitly override the level's. Tools and spaces are those of `-v0`;
-    train and test are tau2's own split.
+    train and test are tau2's own split. L0 keeps one issue kind: of the 14 test tasks with at
+    most 2 reference calls, 12 are no-service tasks solved by a transfer; the other two (an
+    MMS and a mobile-data task) need phone fixes that their tickets do not name (the MMS
+    one a call no such train task makes), found only by troubleshooting, which L1 up asks for.
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
-    | 0 (two-calls) | `AgentGym/Tau2Telecom-L0-v0` | real tasks with at most 2 reference calls (18 train, 14 test) | 10 |
+    | 0 (service-two-calls) | `AgentGym/Tau2Telecom-L0-v0` | real no-service tasks with at most 2 reference calls (9 train, 12 test) | 6 |
     | 1 (four-calls) | `AgentGym/Tau2Telecom-L1-v0` | real tasks with at most 4 reference calls (36 train, 23 test) | 20 |
     | 2 (seven-calls) | `AgentGym/Tau2Telecom-L2-v0` | real tasks with at most 7 reference calls (60 train, 35 test) | 40 |
     | v0 | `AgentGym/Tau2Telecom-v0` | all of tau2's telecom tasks (74 train, 40 test) | 60 |
 
     ## Version History
 
-    - v0: initial version; levels L0-L2 below `-v0` (`level=`, `max_actions=`), `-v0`
+    - v0: initial version; levels L0-L2 below `-v0` (`level=`, `max_actions=`, `kinds=`), `-v0`
       unchanged.
     """
 

@@ -61,6 +61,7 @@ class Tau2Scenario(Scenario):
     enum_entities: ClassVar[tuple[tuple[str, Any], ...]]
     revealing_reads: ClassVar[Any]
     generator_class: ClassVar[type | None]
+    real_kinds: ClassVar[tuple[str, ...]] = ()  # the kinds of the real tasks (their ids' "[kind]" prefix), if they have any
     sources: ClassVar[tuple[str, ...]] = SOURCES  # the first is the default
     identity_question: ClassVar[str] = ASK_IDENTITY
     splits = ("train", "test", "base")
@@ -93,10 +94,11 @@ class Tau2Scenario(Scenario):
         source = source or self.sources[0]
         if source not in self.sources:
             raise ValueError(f"source must be one of {list(self.sources)} for {self.name}, got {source!r}")
-        if kinds is not None and source != "generated":
+        known = self.generator_class.kinds if source == "generated" else self.real_kinds
+        if kinds is not None and not known:
             raise ValueError(f"kinds selects generated tasks (source='generated'), got source={source!r}")
-        if kinds is not None and (not kinds or set(kinds) - set(self.generator_class.kinds)):
-            raise ValueError(f"kinds must be a non-empty subset of {list(self.generator_class.kinds)}, got {kinds!r}")
+        if kinds is not None and (not kinds or set(kinds) - set(known)):
+            raise ValueError(f"kinds must be a non-empty subset of {list(known)}, got {kinds!r}")
         if max_actions is not None and source != "real":
             raise ValueError(f"max_actions selects real tasks (source='real'), got source={source!r}")
         self.kinds, self.max_actions = kinds, max_actions
@@ -145,7 +147,7 @@ class Tau2Scenario(Scenario):
 
     def task_source(self, split: str) -> TaskSource:
         if self.source == "real":
-            return TaskList(tasks_within(self.domain.load_tasks(split, self.data_dir), self.max_actions))
+            return TaskList(tasks_within(self.domain.load_tasks(split, self.data_dir), self.max_actions, self.kinds))
         kinds = tuple(self.kinds or self.generator.kinds)
         return GeneratedTasks(split, functools.partial(self.generator.generate, kinds=kinds), GENERATED_SPLITS)
 
@@ -300,9 +302,16 @@ def reference_actions(task: Tau2Task) -> int:
     return len(criteria.actions or ()) if criteria else 0
 
 
-def tasks_within(tasks: list[Tau2Task], max_actions: int | None) -> list[Tau2Task]:
-    """The tasks with at most ``max_actions`` reference calls (all of them for None)."""
-    return [task for task in tasks if max_actions is None or reference_actions(task) <= max_actions]
+def tasks_within(tasks: list[Tau2Task], max_actions: int | None, kinds: Sequence[str] | None = None) -> list[Tau2Task]:
+    """The tasks with at most ``max_actions`` reference calls (any number for None) of one of
+    ``kinds`` (a real task's kind: its id's ``[kind]`` prefix; any kind for None)."""
+    return [task for task in tasks if (max_actions is None or reference_actions(task) <= max_actions)
+            and (kinds is None or real_kind(task.id) in kinds)]
+
+
+def real_kind(task_id: str) -> str:
+    """A real task's kind, its id's ``[kind]`` prefix (telecom: ``[service_issue]...``); "" without one."""
+    return task_id[1 : task_id.index("]")] if task_id.startswith("[") and "]" in task_id else ""
 
 
 def _stated_arguments(facts: UserFacts, arguments: dict[str, Any], text: str) -> UserFacts:

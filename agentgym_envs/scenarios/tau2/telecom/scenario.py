@@ -57,6 +57,7 @@ class Tau2TelecomScenario(Tau2Scenario):
     builders = ()
     tools = episode_tools(TELECOM.tools, reveal_telecom, (), TELECOM.toolkit, TELECOM.sync)
     sources = ("real",)
+    real_kinds = ("mms_issue", "mobile_data_issue", "service_issue")
     identity_question = ASK_IDENTITY
     max_turns = 60
     enum_entities = (
