@@ -25,8 +25,8 @@ from agentgym_envs.tables import format_table
 
 COLUMNS = ["env_id", "level", "policy", "episodes", "success", "return", "turns"]
 POLICIES = ("expert", "random")
-NOTE = ("Random success is at most 0.1 on every family's L0 but telecom's, where it is 0.143 (2 of the level's "
-        "14 test tasks). On coding's L0 a random policy submits one of "
+NOTE = ("Telecom's L0 holds only no-service tasks: its other test tasks of at most 2 reference calls need phone "
+        "fixes their tickets do not name (see the env's Levels). On coding's L0 a random policy submits one of "
         "13-15 programs of which one passes; from L1 up it submits one of a problem's 2-4 candidates and "
         "succeeds about 1 time in 3.")
 
