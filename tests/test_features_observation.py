@@ -63,6 +63,20 @@ def test_features_mark_the_last_calls_rows_apart_from_earlier_ones():
     assert set(np.unique(used)) <= {0.0, 0.5, 1.0}
 
 
+def test_features_keep_each_tested_programs_verdict_after_later_calls():
+    env = gym.make("AgentGym/Coding-L0-v0", observation="features")
+    obs, _ = env.reset(seed=0)
+    episode, encoder = env.unwrapped.episode, env.unwrapped.features
+    solution = next(i for i, row in enumerate(episode.entities.rows) if row.text == episode.task.solution)
+    wrong = (solution + 1) % len(episode.entities.rows)
+    run_tests = env.unwrapped.tool_names.index("run_tests")
+    for row in (solution, wrong):
+        obs, *_ = env.step(np.array([run_tests, row]))
+    verdicts = obs[encoder.slices["verdicts"]].reshape(encoder.max_entities, 2)
+    assert tuple(verdicts[solution]) == (1.0, 0.0) and tuple(verdicts[wrong]) == (0.0, 1.0)
+    assert verdicts.sum() == 2.0
+
+
 def test_features_tell_rows_of_the_same_kind_apart_and_one_hot_their_kind():
     env = features_env()
     obs, _ = env.reset(seed=0)

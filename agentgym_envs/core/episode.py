@@ -30,7 +30,8 @@ class CallReport:
     a tool error; ``correct``: the scenario judged it the right tool choice (never for a
     repeated identical call); ``error``: the problem, shown to the agent, or None;
     ``parse``: for text actions, how the call was written (:meth:`ParsedCall.report`, with
-    ``form`` None when nothing parsed).
+    ``form`` None when nothing parsed); ``verdict``: what the result says about the rows the
+    call named (:meth:`~.scenario.Scenario.verdict`), None when nothing.
     """
 
     call: ToolCall | None
@@ -41,6 +42,7 @@ class CallReport:
     result: str
     terminal: bool
     parse: dict[str, Any] | None = None
+    verdict: bool | None = None
 
 
 UNPARSED = {"form": None, "source": None, "repaired": False, "repairs": []}
@@ -248,7 +250,8 @@ class Episode:
         if ok:
             self.history.append(call)
         terminal = (ok and tool.terminal) or self.scenario.finished(self.task, self.world)
-        report = CallReport(call, True, ok, correct, None if ok else result, result, terminal)
+        verdict = self.scenario.verdict(self.task, self.world, call) if ok else None
+        report = CallReport(call, True, ok, correct, None if ok else result, result, terminal, verdict=verdict)
         self._record(report, describe_call(call))
         return report
 

@@ -106,6 +106,13 @@ class Scenario(ABC):
         """Whether the world ended the episode by itself (besides terminal tools)."""
         return False
 
+    def verdict(self, task: Any, world: Any, call: ToolCall) -> bool | None:
+        """What the result of ``call`` (just run without error) says about the entity rows it
+        named, as an agent reading it would tell: True (good: a program passed every visible
+        example), False (bad: it failed one), None (nothing; the default). The features
+        observation keeps each row's last verdict in view."""
+        return None
+
     def progress(self, task: Any, world: Any, correct_calls: int) -> float:
         """The task's progress in [0, 1] toward its goal, the potential of
         ``RewardConfig(mode="potential")``. Default: the correct calls made so far (judged by

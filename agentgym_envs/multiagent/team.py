@@ -132,6 +132,9 @@ class TeamScenario(Scenario):
     def finished(self, task: Any, world: TeamWorld) -> bool:
         return self.base.finished(task, world.inner)
 
+    def verdict(self, task: Any, world: TeamWorld, call: ToolCall) -> bool | None:
+        return None if call.name == HANDOFF else self.base.verdict(task, world.inner, call)
+
     def extra_metrics(self, task: Any, world: TeamWorld) -> dict[str, float]:
         return {**self.base.extra_metrics(task, world.inner), "handoffs": float(len(world.handoffs))}
 
