@@ -77,6 +77,13 @@ def test_features_keep_each_tested_programs_verdict_after_later_calls():
     assert verdicts.sum() == 2.0
 
 
+def test_features_hold_verdicts_only_where_the_scenario_gives_them():
+    size = lambda part: part.stop - part.start  # noqa: E731
+    coding = gym.make("AgentGym/Coding-L0-v0", observation="features").unwrapped.features
+    assert size(features_env().unwrapped.features.slices["verdicts"]) == 0
+    assert size(coding.slices["verdicts"]) == 2 * coding.max_entities
+
+
 def test_features_tell_rows_of_the_same_kind_apart_and_one_hot_their_kind():
     env = features_env()
     obs, _ = env.reset(seed=0)

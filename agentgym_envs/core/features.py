@@ -47,10 +47,10 @@ class FeatureEncoder:
       and a hashed bag of its text (``max_entities * (2 + n_kinds + row_dim)``), so rows of the
       same kind can be told apart;
     - ``result``: the last tool result (or error) as a hashed bag (``result_dim``);
-    - ``verdicts``: per entity row, the last verdict a result gave on it
-      (:meth:`~.scenario.Scenario.verdict`), one-hot good / bad, zeros for none
-      (``max_entities * 2``): what the episode learnt about each row stays in view after the
-      next call (coding: which of the programs tested passed the examples).
+    - ``verdicts``, only for a scenario that :attr:`~.scenario.Scenario.gives_verdicts`: per
+      entity row, the last verdict a result gave on it (:meth:`~.scenario.Scenario.verdict`),
+      one-hot good / bad, zeros for none (``max_entities * 2``): what the episode learnt about
+      each row stays in view after the next call (coding: which programs passed the examples).
 
     ``slices`` names each part's position. Every entry lies in [0, 1] and the vector stays
     short (the bags have unit length, the rows block is scaled by ``1 / sqrt(max_entities)``):
@@ -74,7 +74,7 @@ class FeatureEncoder:
             "last": 2,
             "rows": self.max_entities * self.row_width,
             "result": result_dim,
-            "verdicts": self.max_entities * 2,
+            "verdicts": self.max_entities * 2 if scenario.gives_verdicts else 0,
         }
         ends = np.cumsum(list(sizes.values()))
         self.slices = {name: slice(int(end - size), int(end)) for (name, size), end in zip(sizes.items(), ends)}
@@ -104,7 +104,7 @@ class FeatureEncoder:
             used[self._last_used] = 0.5
             self._last_used = tool * self.max_entities + np.array(rows, dtype=np.int64)
             used[self._last_used] = 1.0
-            if report.verdict is not None and rows:
+            if report.verdict is not None and rows and self.scenario.gives_verdicts:
                 verdicts = v[self.slices["verdicts"]].reshape(self.max_entities, 2)
                 verdicts[list(rows)] = (1.0, 0.0) if report.verdict else (0.0, 1.0)
         v[self.slices["turn"]] = episode.calls / self.max_turns

@@ -46,6 +46,8 @@ class Scenario(ABC):
     baseline_seconds: ClassVar[float] = 240.0
     success_criteria: ClassVar[dict[str, float]] = {}
     default_rewards: ClassVar[RewardConfig] = RewardConfig()
+    gives_verdicts: ClassVar[bool] = False
+    """Whether :meth:`verdict` gives any (the features then hold a verdict per entity row)."""
     training_rewards: ClassVar[dict[str, Any]] = {}
     """``reward_config`` fields that trainers train on, over :attr:`default_rewards` (empty: the
     scenario's own reward); evaluation always uses :attr:`default_rewards`."""
@@ -109,8 +111,8 @@ class Scenario(ABC):
     def verdict(self, task: Any, world: Any, call: ToolCall) -> bool | None:
         """What the result of ``call`` (just run without error) says about the entity rows it
         named, as an agent reading it would tell: True (good: a program passed every visible
-        example), False (bad: it failed one), None (nothing; the default). The features
-        observation keeps each row's last verdict in view."""
+        example), False (bad: it failed one), None (nothing; the default). Where
+        :attr:`gives_verdicts`, the features observation keeps each row's last verdict in view."""
         return None
 
     def progress(self, task: Any, world: Any, correct_calls: int) -> float:

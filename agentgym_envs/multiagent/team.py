@@ -104,6 +104,7 @@ class TeamScenario(Scenario):
         self.max_turns = base.max_turns
         self.baseline_tokens, self.baseline_seconds = base.baseline_tokens, base.baseline_seconds
         self.success_criteria, self.default_rewards = dict(base.success_criteria), base.default_rewards
+        self.gives_verdicts = base.gives_verdicts
         self.training_rewards = dict(base.training_rewards)
         roster_text = "; ".join(f"{a}: {', '.join(sorted(self.holdings[a]))}" for a in self.agents)
         self.instructions = "\n\n".join(

@@ -72,6 +72,7 @@ class CodingScenario(Scenario):
     baseline_seconds = 300.0
     success_criteria = {"success": 0.95, "tool_reliability": 0.90, "cost_reduction": 0.30, "time_savings": 0.80}
     default_rewards = CODING_REWARDS
+    gives_verdicts = True  # a test run's: every visible example passed, or not
     instructions = INSTRUCTIONS
 
     def __init__(
