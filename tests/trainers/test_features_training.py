@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import agentgym_envs  # noqa: F401
@@ -45,26 +46,26 @@ def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
     assert result.test_metrics["invalid_calls"] == 0
 
 
-def test_bc_records_only_expert_calls_the_masks_admit(tmp_path):
-    """Tau2Retail's expert repeats reads, which ``mask_repeats`` masks: played, not recorded."""
-    run = start(TrainRequest("AgentGym/Tau2Retail-L0-v0", algo="bc", total_steps=60, device="cpu", run_root=str(tmp_path),
+def expert_data(tmp_path, env_id: str, steps: int):
+    """The BC run's train env for ``env_id`` on features, and ``steps`` expert steps recorded on it."""
+    run = start(TrainRequest(env_id, algo="bc", total_steps=steps, device="cpu", run_root=str(tmp_path),
                              progress=False, record=False, overrides={"observation": "features"}))
     config = run.config(bc.Config)
     env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)()
-    data = bc.expert_dataset(env, 60, seed=0)
+    return env, bc.expert_dataset(env, steps, seed=0)
+
+
+@pytest.mark.parametrize("env_id", ["AgentGym/Tau2Retail-L0-v0", "AgentGym/SupportTeam-L0-v0"])
+def test_bc_records_only_expert_calls_the_masks_admit(tmp_path, env_id):
+    """Tau2Retail's expert repeats reads, which ``mask_repeats`` masks: played, not recorded."""
+    _, data = expert_data(tmp_path, env_id, 60)
     assert len(data["action"]) == 60
     assert data["action_mask"][np.arange(60), data["action"]].all()
 
 
-def test_bc_clones_the_expert_team_on_the_support_team(tmp_path):
-    """The team as one env (``ActiveAgentEnv``): the holder's expert calls, handoffs included."""
-    run = start(TrainRequest("AgentGym/SupportTeam-L0-v0", algo="bc", total_steps=40, device="cpu", run_root=str(tmp_path),
-                             progress=False, record=False, overrides={"observation": "features"}))
-    config = run.config(bc.Config)
-    env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)()
-    data = bc.expert_dataset(env, 40, seed=0)
-    assert len(data["action"]) == 40
-    assert data["action_mask"][np.arange(40), data["action"]].all()
+def test_bc_clones_the_expert_teams_handoffs_on_the_support_team(tmp_path):
+    """The team as one env (``ActiveAgentEnv``): the ticket holder's expert calls, handoffs included."""
+    env, data = expert_data(tmp_path, "AgentGym/SupportTeam-L0-v0", 40)
     handoff = env.unwrapped.base.tool_names.index("handoff")
     offsets = bc.find_wrapper(env, FlatDiscreteAction).offsets
     assert handoff in np.searchsorted(offsets, data["action"], side="right") - 1
