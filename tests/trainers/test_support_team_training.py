@@ -123,6 +123,9 @@ def test_agentgym_train_support_team_reports_handoffs_on_both_splits(tmp_path, c
     assert "success" in capsys.readouterr().out
 
 
-def test_behaviour_cloning_on_the_team_is_a_clear_error(tmp_path, capsys):
-    assert main(["train", "support_team", "--algo", "bc", "--run-dir", str(tmp_path), "--no-progress"]) == 2
-    assert "needs an env with a scripted expert" in capsys.readouterr().err
+def test_behaviour_cloning_clones_the_expert_team(tmp_path, capsys):
+    tiny = ["--set", "epochs=1", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2", "--set", "ff_dim=32",
+            "--set", "eval_curve_episodes=2", "--no-progress", "--eval-episodes", "2"]
+    assert main(["train", "support_team", "--algo", "bc", "--total-steps", "64", "--device", "cpu", "--run-dir", str(tmp_path),
+                 *tiny]) == 0
+    assert "SupportTeam-v0, bc" in capsys.readouterr().out
