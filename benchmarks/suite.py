@@ -91,7 +91,6 @@ class Preset:
         return self.family_steps.get(family, self.env_steps)
 
 
-
 # Coding's easiest level asks for a stop rule (test programs until one passes, submit that one), learnt more slowly
 # than the other families' L0 (MaskablePPO, seeds 0-2: test success 0.42-0.79 at 100k steps); its runs are cheap.
 CODING_STEPS = 200_000

@@ -250,7 +250,7 @@ class Episode:
         if ok:
             self.history.append(call)
         terminal = (ok and tool.terminal) or self.scenario.finished(self.task, self.world)
-        verdict = self.scenario.verdict(self.task, self.world, call) if ok else None
+        verdict = self.scenario.verdict(self.task, self.world, call) if ok and self.scenario.gives_verdicts else None
         report = CallReport(call, True, ok, correct, None if ok else result, result, terminal, verdict=verdict)
         self._record(report, describe_call(call))
         return report

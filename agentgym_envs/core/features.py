@@ -104,7 +104,7 @@ class FeatureEncoder:
             used[self._last_used] = 0.5
             self._last_used = tool * self.max_entities + np.array(rows, dtype=np.int64)
             used[self._last_used] = 1.0
-            if report.verdict is not None and rows and self.scenario.gives_verdicts:
+            if report.verdict is not None and rows:
                 verdicts = v[self.slices["verdicts"]].reshape(self.max_entities, 2)
                 verdicts[list(rows)] = (1.0, 0.0) if report.verdict else (0.0, 1.0)
         v[self.slices["turn"]] = episode.calls / self.max_turns

@@ -11,7 +11,7 @@ from .judge import CODING_LIMITS, SHARED_CACHE, Judge
 from .runner import TestStatus
 from .sandbox import Sandbox, SandboxLimits
 from .tasks import BuiltinTasks, CodingTask, task_from_row
-from .tools import PROGRAM_ENTITY, TOOLS, program_source
+from .tools import PROGRAM_ENTITY, TOOLS
 from .world import CodingWorld
 
 MAX_PROGRAMS = 6  # entity rows: the solution and up to five wrong candidates
@@ -128,9 +128,7 @@ class CodingScenario(Scenario):
 
     def verdict(self, task: CodingTask, world: CodingWorld, call: ToolCall) -> bool | None:
         """A test run's: whether the program passed every visible example (a submission: None)."""
-        if call.name != "run_tests":
-            return None
-        return program_source(call.arguments["program"]) in world.passing
+        return world.last_test_passed if call.name == "run_tests" else None
 
     def progress(self, task: CodingTask, world: CodingWorld, correct_calls: int) -> float:
         """Half for having tested a program that passes every visible example, all of it for a

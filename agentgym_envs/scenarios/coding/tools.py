@@ -54,7 +54,8 @@ def run_tests(world: CodingWorld, program: str) -> str:
     world.tested.add(program)
     world.run_tests_calls += 1
     world.verdicts.update(outcome.status for outcome in outcomes)
-    if all(outcome.status is TestStatus.PASSED for outcome in outcomes):
+    world.last_test_passed = all(outcome.status is TestStatus.PASSED for outcome in outcomes)
+    if world.last_test_passed:
         world.passing.add(program)
     return _named(world, program, format_outcomes(outcomes, reveal=True))
 

@@ -17,7 +17,8 @@ class CodingWorld:
     ``judge`` runs programs (the scenario's limits and cache); ``labels`` maps each candidate
     program (stripped) to its name in tool results, ``"program [i]"`` for entity row ``i``;
     ``tested`` holds every program run_tests ran, ``passing`` those that passed every visible
-    example; ``last_test_new`` whether the latest one was new; ``verdicts`` counts the verdicts of every example run; ``submitted`` and
+    example; ``last_test_new`` whether the latest one was new, ``last_test_passed`` whether it
+    passed every example; ``verdicts`` counts the verdicts of every example run; ``submitted`` and
     ``submission`` are the submitted program and its hidden-test outcomes (None until then).
     """
 
@@ -27,6 +28,7 @@ class CodingWorld:
     tested: set[str] = field(default_factory=set)
     passing: set[str] = field(default_factory=set)
     last_test_new: bool = False
+    last_test_passed: bool = False
     run_tests_calls: int = 0
     verdicts: Counter[TestStatus] = field(default_factory=Counter)
     submitted: str | None = None
