@@ -61,3 +61,12 @@ def test_a_second_sitting_runs_only_what_is_missing(suite, tmp_path, capsys):
 def test_an_unknown_algorithm_is_a_clear_error(suite, tmp_path, capsys):
     assert suite.main(tiny(tmp_path, "--algos", "nope")) == 2
     assert "unknown algorithm(s) ['nope']" in capsys.readouterr().err
+
+
+def test_a_family_setting_overrides_the_algorithms_and_the_page_names_it(suite):
+    assert suite.settings("coding", "sb3-maskable-ppo") == {"ent_coef": 0.03}
+    assert suite.settings("coding", "ppo") == suite.settings("math", "ppo") == suite.SETTINGS["ppo"]
+    assert suite.settings("math", "sb3-maskable-ppo") == {}
+    assert suite.settings("tau2_airline", "ppo") == suite.LONG_EPISODES
+    assert "on coding sb3-ppo: {'ent_coef': 0.03}" in suite.settings_text()
+    assert "on tau2_retail, tau2_airline, tau2_telecom ppo: " in suite.settings_text()
