@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 from agentgym_envs import ENVIRONMENTS  # noqa: E402
 from agentgym_envs.levels import level_ids  # noqa: E402
 from agentgym_envs.tables import mean_std  # noqa: E402
-from trainers.lifecycle import ALGORITHMS, TrainRequest, TrainResult, train  # noqa: E402
+from trainers.lifecycle import ALGORITHMS, RunMismatchError, TrainRequest, TrainResult, train  # noqa: E402
 
 FIELDS = ("env", "level", "algorithm", "seed", "env_steps", "train_success", "test_success", "test_return", "wall_s")
 CURVE_FIELDS = ("env", "level", "algorithm", "seed", "split", "points")
@@ -51,25 +51,27 @@ TRAINED = ("ppo", "bc-ppo", "sb3-ppo", "sb3-maskable-ppo")
 SB3 = ("sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3-dqn")
 # Our torch algorithms train on what the SB3 baselines read by default: the features observation and the flat
 # admissible actions with their joint mask (the same MLP as SB3's MlpPolicy), at the learning rate and entropy
-# bonus measured to read the task (CustomerSupport-L1-v0: 1e-3 or 2e-3 settle on one script for both kinds).
+# bonus measured to read the task (CustomerSupport-L1-v0, 16 envs x 32 steps: 1e-3 or 2e-3 settle on one script
+# for both kinds).
 FEATURES = {"observation": "features", "learning_rate": 3e-3, "ent_coef": 0.03}
 # BC-PPO's cloning stage fits the MLP for 100 epochs: at BC's default 20, the clone of Tau2Retail-L0-v0's expert
 # had not yet learned which cancellation reason a ticket asks for (test success 0.49; 100 epochs: 1.00).
 CLONING = {"bc_epochs": 100}
 SETTINGS: dict[str, dict[str, object]] = {"ppo": FEATURES, "bc-ppo": {**FEATURES, **CLONING}}
-# On the tau2 families (episodes of up to 40-60 calls) our PPO takes the shape of SB3's: 8 envs x 128 steps a
-# rollout, 4 epochs, a constant 2e-3, entropy 0.01. With the settings above it settled on one cancellation
-# reason for every Tau2Retail-L0-v0 task (test success 0.54 at 30k steps, also at entropy 0.01 or reward scale
-# 1); with these, 1.00. On CustomerSupport-L1-v0 these reach train 1.00 but test 0.71 (60k), the above 1.00.
-LONG_EPISODES = {**FEATURES, "learning_rate": 2e-3, "ent_coef": 0.01, "num_envs": 8, "num_steps": 128,
-                 "update_epochs": 4, "anneal_lr": False}
+# On customer support and the tau2 families our PPO takes the shape of SB3's: 8 envs x 128 steps a rollout,
+# 4 epochs, a constant 2e-3, entropy 0.01. With the settings above it settled on one cancellation reason for every
+# Tau2Retail-L0-v0 task (test success 0.54 at 30k steps, also at entropy 0.01 or reward scale 1); with these,
+# 1.00. On CustomerSupport (100k steps, seeds 0-2), train / test: L1 1.00 / 0.99, 0.95, 0.96 (the above:
+# 1.00 / 0.78, 0.80, 0.99); L3 0.86, 0.90, 0.93 / 0.60, 0.71, 0.75 (the above: 0.79, 0.20, 0.89 / 0.51, 0.09, 0.55).
+SB3_SHAPE = {**FEATURES, "learning_rate": 2e-3, "ent_coef": 0.01, "num_envs": 8, "num_steps": 128,
+             "update_epochs": 4, "anneal_lr": False}
 # On coding's easiest level SB3's PPOs explore with our PPO's entropy bonus, 0.03: at their default 0.01
 # MaskablePPO tested the programs in one fixed order and, with three or four left untested, submitted one of
 # them blind (200k steps, seeds 0-2: test success 0.86, 0.87, 0.96; at 0.03: 0.97, 0.97, 0.96).
 EXPLORING = {"ent_coef": 0.03}
 FAMILY_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
-    **{family: {"ppo": LONG_EPISODES, "bc-ppo": {**LONG_EPISODES, **CLONING}}
-       for family in ("tau2_retail", "tau2_airline", "tau2_telecom")},
+    **{family: {"ppo": SB3_SHAPE, "bc-ppo": {**SB3_SHAPE, **CLONING}}
+       for family in ("customer_support", "tau2_retail", "tau2_airline", "tau2_telecom")},
     "coding": {"sb3-ppo": EXPLORING, "sb3-maskable-ppo": EXPLORING},
 }
 
@@ -220,7 +222,11 @@ def run(cell: Cell, args: argparse.Namespace, eval_episodes: int) -> TrainResult
     request = TrainRequest(cell.env_id, algo=cell.algorithm, seed=cell.seed, total_steps=cell.env_steps, device=args.device,
                            run_root=str(Path(args.runs) / args.name), eval_episodes=eval_episodes, resume=True,
                            progress=False, record=False, overrides=settings(cell.env, cell.algorithm))
-    return train(request)
+    try:
+        return train(request)
+    except RunMismatchError as exc:  # left by an earlier version of the suite's settings: its row is not in the table
+        print(f"  [{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}] starting afresh: {exc}")
+        return train(replace(request, resume=False))
 
 
 # ------------------------------------------------------------------ the table

@@ -82,10 +82,12 @@ from .run import (  # noqa: F401
     Agent,
     CheckpointError,
     Run,
+    RunMismatchError,
     Trained,
     TrainedPolicy,
     TrainRequest,
     canonical_env_id,
+    check_same_run,
     check_settings,
     checked_env,
     current_umask,
@@ -141,7 +143,8 @@ class Algorithm:
     (``"bc"``) whose checkpoint this one starts from; ``config``: its config dataclass, so that a
     misspelt ``--set`` fails before anything is written (None: it takes no settings);
     ``shares``: a dataclass whose fields also reach the warm start (so that this algorithm can
-    load its weights)."""
+    load its weights); ``resume_may_change``: the settings a resumed run may take with other values
+    than its ``run.json`` records (any other difference is refused)."""
 
     train: str
     load_policy: str
@@ -149,6 +152,7 @@ class Algorithm:
     warm_start: str | None = None
     config: str | None = None  # "module:Class" of its config dataclass: --set names are checked before the run starts
     shares: str | None = None  # "module:Class" whose fields --set gives the warm start too (the network's size and layout)
+    resume_may_change: tuple[str, ...] = ()  # settings a resume may give other values (a budget, an endpoint)
 
     def config_class(self) -> type | None:
         return entry_point(self.config) if self.config else None
@@ -173,7 +177,9 @@ ALGORITHMS: dict[str, Algorithm] = {
                        config=f"trainers.llm.{module}:Config")
        for name, module in (("llm-grpo", "grpo"), ("llm-sft", "sft"))},
     "apo": Algorithm("trainers.llm.apo:train", "trainers.llm.prompting:load_policy", "apo_state.json",
-                     config="trainers.llm.apo:Config"),
+                     config="trainers.llm.apo:Config",
+                     resume_may_change=("rounds", "max_episodes", "base_url", "api_key", "optimizer_base_url",
+                                        "optimizer_api_key", "concurrency", "timeout", "max_retries")),
 }
 
 
@@ -262,14 +268,15 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:
         shutil.rmtree(fresh_dir)
+    record = {"algo": algo, "env_id": env_id, "seed": request.seed, "env_kwargs": env_kwargs,
+              "training_reward": training_reward, "overrides": overrides, "curriculum": list(curriculum)}
+    if request.resume:
+        check_same_run(run_dir, record, entry.resume_may_change)
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, init_checkpoint,
               request.total_steps if total_steps is None else total_steps, curriculum)
-    write_json_atomic(run_dir / RUN_FILE, {"algo": algo, "env_id": env_id, "seed": request.seed,
-                                           "total_steps": run.total_steps, "env_kwargs": env_kwargs,
-                                           "training_reward": training_reward, "overrides": overrides,
-                                           "curriculum": list(curriculum)})
+    write_json_atomic(run_dir / RUN_FILE, {**record, "total_steps": run.total_steps})
     return run
 
 
@@ -355,6 +362,7 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     overrides.update({k: v for k, v in request.overrides.items() if k in LIFECYCLE_OVERRIDES})
     steps = int(overrides.pop("steps", DEFAULT_WARM_START_STEPS))
     if request.resume and (stage_dir / RESULT_FILE).exists():
+        check_same_run(stage_dir, {"overrides": {k: v for k, v in overrides.items() if k not in LIFECYCLE_OVERRIDES}})
         return load_result(stage_dir)
     stage_request = replace(request, algo=stage, total_steps=min(steps, request.total_steps), overrides=overrides)
     run = start(stage_request, run_dir=stage_dir, fresh_dir=stage_dir.parent)

@@ -50,6 +50,30 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or not one ``agentgym train`` wrote."""
 
 
+class RunMismatchError(ValueError):
+    """A resumed run directory that holds a run of other settings (its checkpoint would carry them on)."""
+
+
+def check_same_run(run_dir: Path, record: dict[str, Any], free: tuple[str, ...] = ()) -> None:
+    """Raise :class:`RunMismatchError` when ``run_dir``'s ``run.json`` records other values than
+    ``record`` for any of its keys (the budget may differ: a resumed run can be extended), the
+    ``overrides`` named in ``free`` (an algorithm's budget or endpoint settings) left out."""
+    path = run_dir / RUN_FILE
+    if not path.exists():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return  # a run.json cut short: the run had not started, nothing carries on
+    new = json.loads(json.dumps(record))  # as run.json holds it (tuples as lists)
+    if "overrides" in new and isinstance(old.get("overrides"), dict):
+        old["overrides"], new["overrides"] = ({k: v for k, v in o.items() if k not in free} for o in (old["overrides"], new["overrides"]))
+    changed = [f"{key}: {old.get(key)!r} there, {value!r} now" for key, value in new.items() if old.get(key) != value]
+    if changed:
+        raise RunMismatchError(f"{run_dir} holds a run of other settings ({'; '.join(changed)}): resume it with the same "
+                               "settings, or start afresh (without --resume, or in another --run-dir)")
+
+
 # ------------------------------------------------------------------ request and result
 @dataclass(frozen=True)
 class TrainRequest:

@@ -27,6 +27,18 @@ def test_train_resume_continues_an_existing_run(tmp_path, capsys):
     assert "resumed from" in capsys.readouterr().out
 
 
+def test_resuming_with_other_settings_is_a_clear_error_and_keeps_the_run(tmp_path, capsys):
+    args = ["train", "customer_support", "--total-steps", "32", "--run-dir", str(tmp_path), *TINY]
+    assert main(args) == 0
+    run_dir = tmp_path / "CustomerSupport-v0__ppo__seed0"
+    before = (run_dir / "checkpoint.pt").read_bytes()
+    assert main([*args, "--set", "ent_coef=0.03", "--resume"]) == 2
+    error = capsys.readouterr().err
+    assert "holds a run of other settings" in error and "ent_coef" in error
+    assert (run_dir / "checkpoint.pt").read_bytes() == before and '"ent_coef"' not in (run_dir / "run.json").read_text()
+    assert main([*args, "--total-steps", "64", "--resume"]) == 0, "a larger budget resumes"
+
+
 def test_eval_of_a_corrupt_checkpoint_is_a_clear_error(tmp_path, capsys):
     assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--eval-episodes", "1"]) == 0
     bad = tmp_path / "CustomerSupport-v0__ppo__seed0"

@@ -10,7 +10,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from trainers import checkpoints, grpo
-from trainers.lifecycle import make_env
+from trainers.lifecycle import RunMismatchError, make_env
 from trainers.torch_policy import (
     TRAINING_RETURN_TAG,
     batch_masks,
@@ -140,6 +140,14 @@ def test_bc_ppo_resume_finishes_a_bc_stage_killed_between_epochs(train_tiny):
     (stage / "result.json").unlink()
     train_tiny("bc-ppo", 56, resume=True, **overrides)
     assert checkpoints.load(stage / "checkpoint.pt")["epoch"] == 2 and (stage / "result.json").is_file()
+
+
+def test_bc_ppo_resume_refuses_a_finished_bc_stage_of_other_settings(train_tiny):
+    overrides = dict(bc_steps=40, bc_epochs=1, bc_eval_curve_episodes=1, num_envs=2, num_steps=8, eval_every_steps=0,
+                     eval_episodes=1, **TINY_NET)
+    train_tiny("bc-ppo", 56, **overrides)
+    with pytest.raises(RunMismatchError, match="other settings"):
+        train_tiny("bc-ppo", 56, resume=True, **{**overrides, "bc_epochs": 2})
 
 
 @pytest.mark.parametrize("env", [CS, "CartPole-v1"])
