@@ -225,7 +225,7 @@ def run(cell: Cell, args: argparse.Namespace, eval_episodes: int) -> TrainResult
     try:
         return train(request)
     except RunMismatchError as exc:  # left by an earlier version of the suite's settings: its row is not in the table
-        print(f"  [{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}] starting afresh: {exc}")
+        print(f"  [{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}] starting afresh: {exc}", flush=True)
         return train(replace(request, resume=False))
 
 
