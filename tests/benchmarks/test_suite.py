@@ -65,18 +65,16 @@ def test_an_unknown_algorithm_is_a_clear_error(suite, tmp_path, capsys):
 
 def test_a_family_setting_overrides_the_algorithms_and_the_page_names_it(suite):
     assert suite.settings("coding", "sb3-maskable-ppo") == {"ent_coef": 0.03}
-    assert suite.settings("coding", "ppo") == suite.settings("math", "ppo") == suite.SETTINGS["ppo"]
-    assert suite.settings("math", "sb3-maskable-ppo") == {}
-    assert suite.settings("tau2_airline", "ppo") == suite.SB3_SHAPE
-    assert "on coding sb3-ppo: {'ent_coef': 0.03}" in suite.settings_text()
-    assert "on customer_support, tau2_retail, tau2_airline, tau2_telecom ppo: " in suite.settings_text()
+    assert suite.settings("coding", "ppo") == {**suite.SB3_SHAPE, "ent_coef": 0.03}
+    assert suite.settings("math", "ppo") == suite.SB3_SHAPE and suite.settings("math", "sb3-maskable-ppo") == {}
+    assert suite.settings("tau2_airline", "bc-ppo") == {**suite.SB3_SHAPE, **suite.CLONING}
+    assert "on coding ppo: " in suite.settings_text() and "sb3-ppo: {'ent_coef': 0.03}" in suite.settings_text()
 
 
 def test_a_run_left_by_other_settings_is_run_afresh(suite, tmp_path, capsys, monkeypatch):
     assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
     (tmp_path / "results" / "suite_quick.csv").unlink()  # the row is gone; the run directory stays
-    monkeypatch.setitem(suite.FAMILY_SETTINGS, "customer_support", {"ppo": {**suite.settings("customer_support", "ppo"),
-                                                                            "ent_coef": 0.02}})
+    monkeypatch.setitem(suite.SETTINGS, "ppo", {**suite.SETTINGS["ppo"], "ent_coef": 0.02})
     capsys.readouterr()
     assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
     assert "starting afresh" in capsys.readouterr().out
