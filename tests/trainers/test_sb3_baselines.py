@@ -159,3 +159,21 @@ def test_baselines_train_on_the_scenarios_training_reward_and_evaluate_on_the_de
     evaluation = sb3_baselines.SB3Policy(ENV_ID, None, sb3_baselines.BASELINES["sb3-ppo"], config).make_env("test")
     assert declared and all(getattr(training, name) == value for name, value in declared.items())
     assert evaluation.unwrapped.reward_config == gym.make(ENV_ID).unwrapped.reward_config
+
+
+def test_scaled_reward_scales_what_the_algorithm_learns_from_not_the_logged_returns():
+    from stable_baselines3.common.env_util import make_vec_env
+
+    def rewards(scale: float) -> tuple[np.ndarray, list[float]]:
+        venv = sb3_baselines.ScaledReward(make_vec_env("CartPole-v1", n_envs=2, seed=0), scale)
+        venv.reset()
+        learnt, returns = [], []
+        for _ in range(40):
+            _, reward, _, infos = venv.step(np.zeros(2, dtype=np.int64))
+            learnt.append(reward)
+            returns += [info["episode"]["r"] for info in infos if "episode" in info]
+        return np.array(learnt), returns
+
+    (raw, raw_returns), (scaled, scaled_returns) = rewards(1.0), rewards(0.1)
+    np.testing.assert_allclose(scaled, raw * 0.1)
+    assert raw_returns and scaled_returns == raw_returns
