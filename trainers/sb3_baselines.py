@@ -94,11 +94,9 @@ class SB3Config:
     actions), ``"tokens"`` (``TokenIdsObservation`` + :class:`TokenFeaturesExtractor`) or
     ``"bag"`` (``BagOfTokensObservation`` + ``MlpPolicy``); ``mask_repeats``, ``action_layout``
     and ``action_capacity``: the env's and ``FlatDiscreteAction``'s settings; ``reward_scale``:
-    the training rewards are multiplied by it (our PPO's ``reward_scale``: the envs' rewards
-    run to tens, and SB3's actor and critic share one optimiser and one gradient-norm clip;
-    measured, MaskablePPO on CustomerSupport-L1-v0, 100k steps, seeds 0 and 1: test success
-    0.42, 0.42 unscaled, 0.87, 0.94 at 0.1). Subclasses add the algorithm's own constructor
-    arguments (every field not declared here).
+    the training rewards are multiplied by it, as our PPO's ``reward_scale`` does (1: SB3's own
+    way; ``docs/training.md`` gives where 0.1 helped and where it hurt). Subclasses add the
+    algorithm's own constructor arguments (every field not declared here).
     """
 
     observation: str = "features"
@@ -119,7 +117,7 @@ class SB3Config:
     log_every: int = 1_000
     checkpoint_every: int = 20_000
     torch_threads: int = 1
-    reward_scale: float = 0.1
+    reward_scale: float = 1.0
 
     def algo_kwargs(self) -> dict[str, Any]:
         """The SB3 constructor arguments: the fields a subclass adds."""

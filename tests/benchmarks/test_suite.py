@@ -68,6 +68,7 @@ def test_a_family_setting_overrides_the_algorithms_and_the_page_names_it(suite):
     assert suite.settings("coding", "ppo") == {**suite.SB3_SHAPE, "ent_coef": 0.03}
     assert suite.settings("math", "ppo") == suite.SB3_SHAPE and suite.settings("math", "sb3-maskable-ppo") == {}
     assert suite.settings("tau2_airline", "bc-ppo") == {**suite.SB3_SHAPE, **suite.CLONING}
+    assert suite.settings("customer_support", "sb3-dqn") == {}
     assert "on coding ppo: " in suite.settings_text() and "sb3-ppo: {'ent_coef': 0.03}" in suite.settings_text()
 
 
