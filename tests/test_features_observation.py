@@ -81,7 +81,23 @@ def test_features_hold_verdicts_only_where_the_scenario_gives_them():
     size = lambda part: part.stop - part.start  # noqa: E731
     coding = gym.make("AgentGym/Coding-L0-v0", observation="features").unwrapped.features
     assert size(features_env().unwrapped.features.slices["verdicts"]) == 0
-    assert size(coding.slices["verdicts"]) == 2 * coding.max_entities
+    assert size(coding.slices["verdicts"]) == 2 * coding.max_entities and size(coding.slices["hint"]) == 0
+
+
+def test_features_hold_the_levels_hint_in_a_block_of_its_own():
+    def hint_block(env_id: str, seed: int) -> tuple[str, np.ndarray]:
+        env = gym.make(env_id, observation="features")
+        obs, _ = env.reset(seed=seed)
+        return env.unwrapped.episode.task.kind, obs[env.unwrapped.features.slices["hint"]]
+
+    blocks = {}
+    for seed in range(40):
+        kind, block = hint_block("AgentGym/CustomerSupport-L3-v0", seed)
+        assert block.any() and blocks.setdefault(kind, block.tobytes()) == block.tobytes(), "one block per ticket kind"
+    assert len(blocks) == 5
+    assert not hint_block(CS, 0)[1].any(), "-v0 writes no Category: line: zeros, the same space"
+    team = gym.make("AgentGym/SupportTeam-L0-v0", observation="features").unwrapped
+    assert team.features.slices["hint"].stop - team.features.slices["hint"].start == 16
 
 
 def test_features_tell_rows_of_the_same_kind_apart_and_one_hot_their_kind():

@@ -50,7 +50,12 @@ class FeatureEncoder:
     - ``verdicts``, only for a scenario that :attr:`~.scenario.Scenario.gives_verdicts`: per
       entity row, the last verdict a result gave on it (:meth:`~.scenario.Scenario.verdict`),
       one-hot good / bad, zeros for none (``max_entities * 2``): what the episode learnt about
-      each row stays in view after the next call (coding: which programs passed the examples).
+      each row stays in view after the next call (coding: which programs passed the examples);
+    - ``hint``, only for a scenario that :attr:`~.scenario.Scenario.gives_hints`: the level's
+      hint (:meth:`~.scenario.Scenario.hint`: CustomerSupport's ``Category:`` line) as a hashed
+      bag of its own (``hint_dim``; zeros at a level without one), so that its words are not
+      lost among the task's others: the task bag read the ticket kind from the ``Category:``
+      line of train tickets, but not always through the unseen wording of test tickets.
 
     ``slices`` names each part's position. Every entry lies in [0, 1] and the vector stays
     short (the bags have unit length, the rows block is scaled by ``1 / sqrt(max_entities)``):
@@ -59,7 +64,8 @@ class FeatureEncoder:
     probabilities were the same to 4 decimals on tickets of different kinds).
     """
 
-    def __init__(self, scenario: Scenario, max_turns: int, task_dim: int = 128, row_dim: int = 16, result_dim: int = 64) -> None:
+    def __init__(self, scenario: Scenario, max_turns: int, task_dim: int = 128, row_dim: int = 16, result_dim: int = 64,
+                 hint_dim: int = 16) -> None:
         self.max_turns, self.task_dim, self.row_dim, self.result_dim = max_turns, task_dim, row_dim, result_dim
         self.scenario = scenario
         self.n_tools, self.max_entities = len(scenario.tools), scenario.max_entities
@@ -75,6 +81,7 @@ class FeatureEncoder:
             "rows": self.max_entities * self.row_width,
             "result": result_dim,
             "verdicts": self.max_entities * 2 if scenario.gives_verdicts else 0,
+            "hint": hint_dim if scenario.gives_hints else 0,
         }
         ends = np.cumsum(list(sizes.values()))
         self.slices = {name: slice(int(end - size), int(end)) for (name, size), end in zip(sizes.items(), ends)}
@@ -89,6 +96,9 @@ class FeatureEncoder:
         """The features of a fresh episode."""
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._vector[self.slices["task"]] = hashed_words(self.scenario.request_text(episode.prompt), self.task_dim)
+        if self.scenario.gives_hints:
+            hint = self.slices["hint"]
+            self._vector[hint] = hashed_words(self.scenario.hint(episode.task), hint.stop - hint.start)
         self._rows = 0
         self._last_used = np.zeros(0, dtype=np.int64)
         self._write_rows(episode)

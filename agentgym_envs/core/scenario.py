@@ -48,6 +48,8 @@ class Scenario(ABC):
     default_rewards: ClassVar[RewardConfig] = RewardConfig()
     gives_verdicts: ClassVar[bool] = False
     """Whether :meth:`verdict` gives any (the features then hold a verdict per entity row)."""
+    gives_hints: ClassVar[bool] = False
+    """Whether :meth:`hint` may give one (the features then hold it in a block of its own)."""
     training_rewards: ClassVar[dict[str, Any]] = {}
     """``reward_config`` fields that trainers train on, over :attr:`default_rewards` (empty: the
     scenario's own reward); evaluation always uses :attr:`default_rewards`."""
@@ -107,6 +109,13 @@ class Scenario(ABC):
     def finished(self, task: Any, world: Any) -> bool:
         """Whether the world ended the episode by itself (besides terminal tools)."""
         return False
+
+    def hint(self, task: Any) -> str:
+        """The tag a level writes into the task's text for the agent (CustomerSupport's
+        ``Category:`` line), or "" (none; the default). Where :attr:`gives_hints`, the features
+        observation hashes it apart from the task's other words, so that a stock MLP reads it
+        whatever the rest of the wording."""
+        return ""
 
     def verdict(self, task: Any, world: Any, call: ToolCall) -> bool | None:
         """What the result of ``call`` (just run without error) says about the entity rows it

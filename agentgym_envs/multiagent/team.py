@@ -104,7 +104,7 @@ class TeamScenario(Scenario):
         self.max_turns = base.max_turns
         self.baseline_tokens, self.baseline_seconds = base.baseline_tokens, base.baseline_seconds
         self.success_criteria, self.default_rewards = dict(base.success_criteria), base.default_rewards
-        self.gives_verdicts = base.gives_verdicts
+        self.gives_verdicts, self.gives_hints = base.gives_verdicts, base.gives_hints
         self.training_rewards = dict(base.training_rewards)
         roster_text = "; ".join(f"{a}: {', '.join(sorted(self.holdings[a]))}" for a in self.agents)
         self.instructions = "\n\n".join(
@@ -123,6 +123,9 @@ class TeamScenario(Scenario):
 
     def prompt(self, task: Any) -> str:
         return self.base.prompt(task)
+
+    def hint(self, task: Any) -> str:
+        return self.base.hint(task)
 
     def initial_entities(self, task: Any) -> Iterable[tuple[str, Any]]:
         return self.base.initial_entities(task)

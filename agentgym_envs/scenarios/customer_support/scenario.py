@@ -95,6 +95,7 @@ class CustomerSupportScenario(Scenario):
     baseline_seconds = 240.0
     success_criteria = {"tool_reliability": 0.95, "cost_reduction": 0.30, "time_savings": 0.98}
     default_rewards = RewardConfig()
+    gives_hints = True  # the levels' `Category:` line (none at -v0: the features keep a block of zeros)
     # Milder penalties to train on than the defaults (incorrect call -20, failure -5): under the
     # defaults, a policy that cannot yet find correct calls does best by ending the episode at
     # once (a premature close_ticket: -20 - 5) rather than exploring at -20 per wrong call, and
@@ -127,8 +128,12 @@ class CustomerSupportScenario(Scenario):
         return world
 
     def prompt(self, task: Ticket) -> str:
-        category = f"Category: {CATEGORIES[task.kind]}\n" if self.category_hint else ""
+        category = f"{self.hint(task)}\n" if self.category_hint else ""
         return f"TICKET {task.task_id}\n{category}{task.text}"
+
+    def hint(self, task: Ticket) -> str:
+        """The ``Category:`` line, where the level writes one."""
+        return f"Category: {CATEGORIES[task.kind]}" if self.category_hint else ""
 
     def initial_entities(self, task: Ticket) -> Iterable[tuple[str, Any]]:
         yield "email", task.customer["email"]
