@@ -115,7 +115,8 @@ class CustomerSupportEnv(ToolUseEnv):
 
     - v0: initial version; text actions in every form language models write;
       `info["parse"]`; `sample_mask()`; outcome reasons as sentences; levels L0-L3 below
-      `-v0` (`level=`, `kinds=`, `category_hint=`), `-v0` unchanged.
+      `-v0` (`level=`, `kinds=`, `category_hint=`), `-v0` unchanged; the features observation
+      holds a level's `Category:` line in a block of its own (`hint`, zeros at `-v0`).
     """
 
     def __init__(self, level: int | None = None, **kwargs: Any) -> None:
