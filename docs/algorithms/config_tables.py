@@ -82,6 +82,7 @@ SHARED = {
     "eval_episodes": "episodes per split of the final evaluation",
     "log_every": "env steps between TensorBoard logs",
     "torch_threads": "CPU threads for torch",
+    "reward_scale": "the training rewards are multiplied by this for learning (logged returns are unscaled)",
     "mask_repeats": "the env masks a call already made",
     "action_layout": "`FlatDiscreteAction`'s layout: `admissible` numbers each tool's valid calls",
     "action_capacity": "`FlatDiscreteAction`'s calls numbered per tool",
