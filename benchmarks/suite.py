@@ -72,6 +72,7 @@ FAMILY_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
     "coding": {algorithm: {**SETTINGS.get(algorithm, {}), **EXPLORING} for algorithm in TRAINED},
 }
 
+
 def settings(family: str, algorithm: str) -> dict[str, object]:
     """The overrides a run of ``algorithm`` on ``family`` trains with (the rest: the algorithm's defaults)."""
     return dict(FAMILY_SETTINGS.get(family, {}).get(algorithm, SETTINGS.get(algorithm, {})))

@@ -441,7 +441,9 @@ class BaselineRun:
         factory = run.env_factory("train", training=True, extra_kwargs=extra)
         make = lambda: baseline_env(factory, self.config, self.baseline.flat_actions)  # noqa: E731
         probe = make()
-        venv = ScaledReward(make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed), self.config.reward_scale)
+        venv = make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed)
+        if self.config.reward_scale != 1.0:  # SB3's own way otherwise: no wrapper on every step
+            venv = ScaledReward(venv, self.config.reward_scale)
         self.model = self.make_model(venv, probe)
         probe.close()
         self.model.set_logger(configure(str(run.run_dir), ["tensorboard"]))  # SB3's own train/* scalars
