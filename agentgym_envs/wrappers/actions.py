@@ -115,9 +115,13 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self._table_episode: Episode | None = None
         if layout == "admissible":  # per flat action: its tool, and the rows of the call numbered there (_number_calls)
             self._tool_of = np.repeat(np.arange(len(self.arities)), capacity)
-            self._slots = np.arange(self._n_slots)[None, :]
-            self._unused = self._slots >= np.array(self.arities, dtype=np.int64)[self._tool_of, None]  # slots past the arity
-            self._rows = np.zeros((self.action_space.n, self._n_slots), dtype=np.int64)
+            slots = np.arange(self._n_slots)[:, None]
+            self._unused = slots >= np.array(self.arities, dtype=np.int64)[self._tool_of]  # [slot, action]: past the arity
+            # [slot, action]: where in a flat [tool, slot, row] argument mask the row the action names in that slot
+            # is (row 0 until a call is numbered there), so that one take reads every action's rows at once
+            self._argument_shape = (len(self.arities), self._n_slots, self.n_entities)
+            self._row_0 = (self._tool_of * self._n_slots + slots) * self.n_entities
+            self._cells = self._row_0.copy()
             self._numbered = np.zeros(self.action_space.n, dtype=bool)
             self._written: list[int] = [0] * len(self.arities)  # calls of each tool already in _rows
             self._written_for: CallTable | None = None
@@ -192,9 +196,12 @@ class FlatDiscreteAction(gym.ActionWrapper):
         if self.layout == "admissible":
             table = self.call_table()
             self._number_calls(table)
+            if argument.shape != self._argument_shape:
+                raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
             # a numbered call is valid when its tool is open and every argument's row fits
-            fits = (argument[self._tool_of[:, None], self._slots, self._rows] | self._unused).all(axis=1)
-            mask = fits & tools[self._tool_of] & self._numbered
+            fits = argument.reshape(-1).take(self._cells)  # [slot, action]
+            fits |= self._unused
+            mask = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & self._numbered
             if episode.mask_repeats:
                 for tool, made in enumerate(episode.made_rows):
                     numbers, start = table.numbers[tool], int(self.offsets[tool])
@@ -220,10 +227,11 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return mask
 
     def _number_calls(self, table: CallTable) -> None:
-        """Write the calls ``table`` numbered since the last time into ``_rows`` and ``_numbered``
-        (the flat action of each call: its row indices per argument slot, row 0 past its arity)."""
+        """Write the calls ``table`` numbered since the last time into ``_cells`` and ``_numbered``
+        (the flat action of each call: the argument-mask cell of its row per argument slot, row 0
+        past its arity)."""
         if self._written_for is not table:
-            self._rows[:] = 0
+            self._cells[:] = self._row_0
             self._numbered[:] = False
             self._written = [0] * len(self.arities)
             self._written_for = table
@@ -233,7 +241,8 @@ class FlatDiscreteAction(gym.ActionWrapper):
                 continue
             arity, start = self.arities[tool], int(self.offsets[tool])
             if arity:
-                self._rows[start + done : start + len(calls), :arity] = calls[done:]
+                new = slice(start + done, start + len(calls))
+                self._cells[:arity, new] = self._row_0[:arity, new] + np.array(calls[done:], dtype=np.int64).T
             self._numbered[start + done : start + len(calls)] = True
             self._written[tool] = len(calls)
 
