@@ -85,6 +85,7 @@ class MaskLayout:
         self.n_slots = max((len(t.args) for t in tools), default=0)
         self._columns: dict[tuple[str, ...], np.ndarray] = {}
         self._empty: dict[int, np.ndarray] = {}
+        self._static: dict[int, tuple[EntityTable, np.ndarray]] = {}
         self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
 
     def empty_argument_mask(self, capacity: int) -> np.ndarray:
@@ -94,6 +95,25 @@ class MaskLayout:
                 mask[t, len(tool.args) :, 0] = True  # slots past the arity: row 0 only
             self._empty[capacity] = mask
         return self._empty[capacity].copy()
+
+    def static_kind_mask(self, table: EntityTable) -> np.ndarray:
+        """The read-only ``[tool, slot, row]`` kind mask of a scenario's :func:`static_table`, its rows
+        filled in (computed once per table: every episode starts from it)."""
+        cached = self._static.get(id(table))
+        if cached is None or cached[0] is not table:
+            mask = self.empty_argument_mask(table.capacity)
+            mask[:, :, : len(table)] |= self.fitting(table.rows)
+            mask.flags.writeable = False
+            cached = self._static[id(table)] = (table, mask)
+        return cached[1]
+
+    def fitting(self, rows: Sequence[Entity]) -> np.ndarray:
+        """``[tool, slot, row]`` for ``rows``: the row's kind is the argument's and its value fits
+        the argument's type (a ``number`` row may not be an integer)."""
+        fits = self.columns(tuple(row.kind for row in rows)).copy()
+        for tool, slot, row in zip(*np.nonzero(fits)):
+            fits[tool, slot, row] = self.tools[tool].args[slot].type_error(rows[row].value) is None
+        return fits
 
     def columns(self, kinds: tuple[str, ...]) -> np.ndarray:
         """Mask columns ``[tool, slot, row]`` for rows of these kinds: where each row fits an argument."""
@@ -137,7 +157,10 @@ class Episode:
         self.tools: Sequence[Tool] = scenario.tools
         self._tool_index = {tool.name: i for i, tool in enumerate(self.tools)}
         self.world = scenario.new_world(task)
-        self.entities = static_table(scenario).copy()
+        static = static_table(scenario)
+        self.static_entities = static
+        """The scenario's static rows the table starts with (shared by every episode: read only)."""
+        self.entities = static.copy()
         self.history_turns = history_turns
         self.prompt = sanitize(scenario.prompt(task))[: scenario.max_prompt_chars]
         self.turn_texts: list[str] = []
@@ -160,8 +183,8 @@ class Episode:
         self._entity_block_rows = -1
         self._layout = mask_layout(self.tools)
         self._n_slots = self._layout.n_slots
-        self._masks_for = 0
-        self._kind_mask = self._layout.empty_argument_mask(scenario.max_entities)  # [tool, slot, row]: the row fits
+        self._masks_for = len(static)  # the rows the kind mask has taken in
+        self._kind_mask = self._layout.static_kind_mask(static)  # [tool, slot, row]: the row fits
         self._masks_key: tuple[int, int] | None = None  # (rows, calls made) the masks below describe
         self._argument_mask = self._kind_mask
         self._open_tools = np.zeros(len(self.tools), dtype=bool)
@@ -368,7 +391,7 @@ class Episode:
         start, end = self._masks_for, len(rows)
         if start != end:
             kinds = self._kind_mask.copy()
-            kinds[:, :, start:end] |= self._fitting(rows[start:end])
+            kinds[:, :, start:end] |= self._layout.fitting(rows[start:end])
             kinds.flags.writeable = False
             self._kind_mask, self._masks_for = kinds, end
         argument, exhausted = self._kind_mask, np.zeros(len(self.tools), dtype=bool)
@@ -383,14 +406,6 @@ class Episode:
         for array in (argument, action, open_tools):
             array.flags.writeable = False
         self._argument_mask, self._action_mask, self._open_tools, self._masks_key = argument, action, open_tools, key
-
-    def _fitting(self, rows: Sequence[Entity]) -> np.ndarray:
-        """``[tool, slot, row]`` for new rows: the row's kind is the argument's and its value
-        fits the argument's type (a ``number`` row may not be an integer)."""
-        fits = self._layout.columns(tuple(row.kind for row in rows)).copy()
-        for tool, slot, row in zip(*np.nonzero(fits)):
-            fits[tool, slot, row] = self.tools[tool].args[slot].type_error(rows[row].value) is None
-        return fits
 
     def _without_repeats(self, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The kind mask less the calls already made, and which tools have no call left."""

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 from gymnasium import spaces
 
+from .entities import Entity, EntityTable
 from .episode import CallReport, Episode
 from .scenario import Scenario
 
@@ -91,6 +93,7 @@ class FeatureEncoder:
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
         self._last_used = np.zeros(0, dtype=np.int64)  # the ``used`` entries of the last call, at 1
+        self._static: tuple[EntityTable, np.ndarray] | None = None  # a static table and its rows' block
 
     def reset(self, episode: Episode) -> np.ndarray:
         """The features of a fresh episode."""
@@ -99,7 +102,9 @@ class FeatureEncoder:
         if self.scenario.gives_hints:
             hint = self.slices["hint"]
             self._vector[hint] = hashed_words(self.scenario.hint(episode.task), hint.stop - hint.start)
-        self._rows = 0
+        static = self._static_block(episode.static_entities)  # every episode starts with these rows
+        self._rows_block()[: len(static)] = static
+        self._rows = len(static)
         self._last_used = np.zeros(0, dtype=np.int64)
         self._write_rows(episode)
         return self._vector.copy()
@@ -123,15 +128,31 @@ class FeatureEncoder:
         self._write_rows(episode)
         return v.copy()
 
+    def _rows_block(self) -> np.ndarray:
+        """The ``rows`` part of the vector as ``[max_entities, row_width]`` (a view)."""
+        return self._vector[self.slices["rows"]].reshape(self.max_entities, self.row_width)
+
     def _write_rows(self, episode: Episode) -> None:
         rows = episode.entities.rows
         if len(rows) == self._rows:  # no row was added
             return
-        block = self._vector[self.slices["rows"]].reshape(self.max_entities, self.row_width)
-        other, start, end = len(self.kinds), self._rows, len(rows)
-        new = rows[start:end]
-        block[start:end, 0] = self._row_scale
-        block[np.arange(start, end), [1 + self._kind_index.get(row.kind, other) for row in new]] = self._row_scale
+        self._fill_rows(self._rows_block()[self._rows : len(rows)], rows[self._rows :])
+        self._rows = len(rows)
+
+    def _static_block(self, table: EntityTable) -> np.ndarray:
+        """The rows block of a static table's rows (computed once per table)."""
+        if self._static is None or self._static[0] is not table:
+            block = np.zeros((len(table), self.row_width), dtype=np.float32)
+            self._fill_rows(block, table.rows)
+            self._static = (table, block)
+        return self._static[1]
+
+    def _fill_rows(self, block: np.ndarray, rows: Sequence[Entity]) -> None:
+        """Write ``rows`` into ``block`` (one line each): filled, the kind one-hot, the text's bag."""
+        if not rows:
+            return
+        other = len(self.kinds)
+        block[:, 0] = self._row_scale
+        block[np.arange(len(rows)), [1 + self._kind_index.get(row.kind, other) for row in rows]] = self._row_scale
         limit = self._chars[2]
-        block[start:end, 2 + other :] = self._row_scale * np.stack([hashed_words(row.text[:limit], self.row_dim) for row in new])
-        self._rows = end
+        block[:, 2 + other :] = self._row_scale * np.stack([hashed_words(row.text[:limit], self.row_dim) for row in rows])
