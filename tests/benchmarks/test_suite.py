@@ -72,6 +72,15 @@ def test_a_family_setting_overrides_the_algorithms_and_the_page_names_it(suite):
     assert "on coding ppo: " in suite.settings_text() and "sb3-ppo: {'ent_coef': 0.03}" in suite.settings_text()
 
 
+def test_a_level_budget_overrides_the_family_and_the_page_names_it(suite):
+    full = suite.PRESETS["full"]
+    budgets = {(c.env, c.level): c.env_steps for c in suite.cells(full, ["customer_support", "coding"])}
+    assert budgets[("customer_support", "L0")] == full.env_steps
+    assert budgets[("customer_support", "L3")] == budgets[("customer_support", "v0")] == 200_000
+    assert budgets[("coding", "L0")] == suite.CODING_STEPS
+    assert full.budget_text() == "100,000 env steps (coding: 200,000; customer_support L3: 200,000; customer_support v0: 200,000)"
+
+
 def test_a_run_left_by_other_settings_is_run_afresh(suite, tmp_path, capsys, monkeypatch):
     assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
     (tmp_path / "results" / "suite_quick.csv").unlink()  # the row is gone; the run directory stays
