@@ -8,7 +8,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from torch.utils.tensorboard import SummaryWriter
 
 from trainers.lifecycle import make_env
-from trainers.policy import SPARSE_INPUT_DIM, SPARSE_MIN_ROWS, Categorical, MLPPolicy, MultiCategorical
+from trainers.policy import (MASKED, SPARSE_INPUT_DIM, SPARSE_MIN_ROWS, Categorical, MLPPolicy, MultiCategorical,
+                             masked_categorical)
 from trainers.ppo import ROLLOUT_INFO_KEYS
 from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env, write_scalars
 
@@ -28,6 +29,23 @@ def test_categorical_draws_and_scores_as_torch_distributions_categorical(n):
     assert torch.equal(ours.mode(), torchs.mode)
     ours_grad, = torch.autograd.grad(ours.log_prob(sample).sum() + ours.entropy().sum(), logits)
     torchs_grad, = torch.autograd.grad(torchs.log_prob(sample).sum() + torchs.entropy().sum(), logits)
+    assert torch.equal(ours_grad, torchs_grad)
+
+
+@pytest.mark.parametrize("scale", [1.0, 60.0])  # at 60 some valid logits' exps underflow too
+def test_masked_categorical_scores_as_torchs_to_the_last_bit_with_most_choices_masked(scale):
+    torch.manual_seed(0)
+    logits = (torch.randn(32, 704) * scale).requires_grad_()
+    mask = torch.rand(32, 704) < 0.05
+    mask[:, 0], mask[1] = True, False  # row 1: nothing allowed
+    mask[2] = True  # row 2: everything allowed
+    ours = masked_categorical(logits, mask)
+    torchs = torch.distributions.Categorical(logits=torch.where(mask, logits, torch.full_like(logits, MASKED)))
+    action = torchs.sample()
+    assert torch.equal(ours.logits, torchs.logits) and torch.equal(ours.probs, torchs.probs)
+    assert torch.equal(ours.log_prob(action), torchs.log_prob(action)) and torch.equal(ours.entropy(), torchs.entropy())
+    ours_grad, = torch.autograd.grad(ours.log_prob(action).sum() + ours.entropy().sum(), logits)
+    torchs_grad, = torch.autograd.grad(torchs.log_prob(action).sum() + torchs.entropy().sum(), logits)
     assert torch.equal(ours_grad, torchs_grad)
 
 
