@@ -195,7 +195,7 @@ def episode_records(
     protocol (every task of a split, k times); results then key on the task id.
     ``num_workers`` fans the episodes out over that many Ray workers (a local Ray unless
     :func:`~agentgym_envs.scale.init_ray` connected one), each playing its share with its own
-    policy built from ``policy`` (a :class:`ModelSpec` or a :class:`ReferenceSpec`) and
+    policy built from ``policy`` (a :class:`ModelSpec`, a :class:`ReferenceSpec` or its name) and
     ``concurrency`` envs; the records, hence the summary, are those of a local run for a
     reference policy, and for a model that decodes greedily.
     Returns the requested episodes' records in order: ``task``, ``trial``, ``return``, ``metrics``,
@@ -205,12 +205,12 @@ def episode_records(
     rollout store (:mod:`agentgym_envs.observe.store`), from this process also when the episodes
     fan out; the evaluation is one run span when tracing is on (:mod:`agentgym_envs.observe.tracing`).
     """
+    if isinstance(policy, str):
+        policy = ReferenceSpec(policy)
     if num_workers is not None and not (isinstance(policy, ModelSpec | ReferenceSpec) and isinstance(env, str)):
         raise ValueError(NEEDS_A_SPEC)
     if episodes < 1 or trials < 1 or concurrency < 1:
         raise ValueError("episodes, trials and concurrency must be at least 1")
-    if isinstance(policy, str):
-        policy = ReferenceSpec(policy)
     spec = policy if isinstance(policy, ModelSpec | ReferenceSpec) else None
     if not isinstance(env, str) and concurrency > 1:
         raise ValueError("several environments need an env id, not an env instance")

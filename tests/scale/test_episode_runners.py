@@ -39,6 +39,7 @@ def test_random_on_ray_matches_local_records():
     local = episode_records(CS, "random", **budget)
     assert episode_records(CS, "random", concurrency=3, **budget) == local
     assert episode_records(CS, ReferenceSpec("random"), num_workers=2, **budget) == local
+    assert episode_records(CS, "random", num_workers=2, **budget) == local  # the name is the spec
     assert len({record["return"] for record in local}) > 1
     trials = [(first["return"], first["metrics"]) != (second["return"], second["metrics"])
               for first, second in zip(local[::2], local[1::2])]
