@@ -132,8 +132,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from trainers.lifecycle import RUN_FILE  # the trainers above the envs: imported by the commands that train
 
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
-        if args.num_workers is not None or args.ray_address is not None:
-            raise ValueError("--num-workers / --ray-address fan out reference policies; a checkpoint evaluates here")
+        refused = refused_checkpoint_options(args)
+        if refused:
+            raise ValueError(f"a checkpoint plays here, greedily, the env it was trained on: {', '.join(refused)} "
+                             "apply to reference policies and language models only")
         return _eval_checkpoint(args)
     env_id = resolve_env_id(args.env)
     llm = [policy for policy in args.policy if is_model_policy(policy)]
@@ -253,6 +255,19 @@ def _eval_on_ray(args: argparse.Namespace, env_id: str, policy: str, make_kwargs
                     progress=True, num_workers=ray_workers(args), recorder=recorder, **make_kwargs)
 
 
+# the options of `agentgym eval` a checkpoint's evaluation takes; any other one given is refused, not ignored
+CHECKPOINT_EVAL_OPTIONS = frozenset({"env", "episodes", "split", "seed", "device", "trials", "output", "resume",
+                                     "otlp_endpoint", "otlp_protocol", "store", "no_store", "func"})
+
+
+def refused_checkpoint_options(args: argparse.Namespace) -> list[str]:
+    """The options of ``args`` (an ``eval`` command line) given away from their defaults that a
+    checkpoint's evaluation does not take."""
+    defaults = vars(build_parser().parse_args(["eval", args.env]))
+    return ["--" + name.replace("_", "-") for name, value in vars(args).items()
+            if name not in CHECKPOINT_EVAL_OPTIONS and value != defaults.get(name)]
+
+
 def _eval_checkpoint(args: argparse.Namespace) -> int:
     from trainers.lifecycle import evaluate_policy, load_trained_policy
 
@@ -263,7 +278,10 @@ def _eval_checkpoint(args: argparse.Namespace) -> int:
               "episodes": args.episodes}
     with eval_recording(args, f"{run_name}__{args.split}__seed{args.seed}", config, policy.env_id,
                         {"checkpoint": str(checkpoint)}) as recorder:
-        metrics = evaluate_policy(policy, args.split, args.episodes, seed=args.seed, recorder=recorder)
+        if args.output:
+            print(f"episodes: {args.output}" + (" (resumed)" if args.resume else ""))
+        metrics = evaluate_policy(policy, args.split, args.episodes, seed=args.seed, recorder=recorder,
+                                  output=args.output, resume=args.resume, trials=args.trials)
         if recorder is not None:
             recorder.summary = metrics
     print(f"\n{args.env} on {policy.env_id}, split={args.split}, {args.episodes} episodes, "

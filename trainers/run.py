@@ -387,15 +387,16 @@ class Run:
 
 # ------------------------------------------------------------------ evaluation
 def evaluate_policy(policy: TrainedPolicy, split: str, episodes: int, seed: int = EVAL_SEED,
-                    recorder: RunRecorder | None = None) -> dict[str, float]:
+                    recorder: RunRecorder | None = None, **options: Any) -> dict[str, float]:
     """Mean metrics of ``policy``'s greedy agent over ``episodes`` episodes of ``split`` seeded
     ``seed, seed + 1, ...``: every ``info["metrics"]`` entry plus ``return`` (the env's own reward);
-    ``recorder``: the rollout-store run that records the episodes."""
+    ``recorder``: the rollout-store run that records the episodes; ``options``: more of
+    :func:`~agentgym_envs.policies.evaluate`'s (``output``, ``resume``, ``trials``)."""
     from agentgym_envs.policies import evaluate
 
     env = policy.make_env(split)
     try:
-        return evaluate(env, policy.agent(env), episodes=episodes, split=split, seed=seed, recorder=recorder)
+        return evaluate(env, policy.agent(env), episodes=episodes, split=split, seed=seed, recorder=recorder, **options)
     finally:
         env.close()
 

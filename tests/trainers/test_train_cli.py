@@ -20,6 +20,18 @@ def test_train_then_eval_the_checkpoint_on_the_test_split(tmp_path, capsys):
         assert "split=test" in out and "tool_reliability" in out
 
 
+def test_eval_of_a_checkpoint_writes_its_episodes_and_refuses_what_it_would_ignore(tmp_path, capsys):
+    assert main(["train", "customer_support", "--total-steps", "32", "--run-dir", str(tmp_path), *TINY]) == 0
+    run_dir, output = tmp_path / "CustomerSupport-v0__ppo__seed0", tmp_path / "episodes.jsonl"
+    assert main(["eval", str(run_dir), "--episodes", "2", "--trials", "2", "--output", str(output), "--no-store"]) == 0
+    assert len(output.read_text().splitlines()) == 1 + 4  # the config line, then 2 tasks x 2 trials
+    assert main(["eval", str(run_dir), "--episodes", "3", "--trials", "2", "--output", str(output), "--resume", "--no-store"]) == 0
+    assert len(output.read_text().splitlines()) == 1 + 6  # the third task's two trials added
+    capsys.readouterr()
+    assert main(["eval", str(run_dir), "--max-turns", "3", "--policy", "random", "--num-workers", "2"]) == 2
+    assert "--policy, --max-turns, --num-workers apply to reference policies and language models only" in capsys.readouterr().err
+
+
 def test_train_resume_continues_an_existing_run(tmp_path, capsys):
     args = ["train", "customer_support", "--total-steps", "32", "--run-dir", str(tmp_path), *TINY]
     assert main(args) == 0
