@@ -123,7 +123,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
             self._row_0 = (self._tool_of * self._n_slots + slots) * self.n_entities
             self._cells = self._row_0.copy()
             self._numbered = np.zeros(self.action_space.n, dtype=bool)
-            self._written: list[int] = [0] * len(self.arities)  # calls of each tool already in _rows
+            self._written: list[int] = [0] * len(self.arities)  # calls of each tool already in _cells
             self._written_for: CallTable | None = None
         # the joint mask of the state (episode, its number of calls) it was computed in
         self._mask: np.ndarray | None = None
