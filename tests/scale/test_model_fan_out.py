@@ -51,5 +51,5 @@ def test_cli_fans_out_a_model_and_resumes_its_output(server, micro_model, tmp_pa
 def test_reference_policies_fan_out_without_output_or_trials(capsys):
     assert main(["eval", "customer_support", "--num-workers", "2", "--trials", "2"]) == 2
     assert "a language model's episodes fan out" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="ModelSpec"):
-        evaluate(MATH, "expert", episodes=1, num_workers=2)
+    with pytest.raises(ValueError, match="ModelSpec"):  # an agent object does not travel to workers
+        evaluate(MATH, lambda observation, info: None, episodes=1, num_workers=2)

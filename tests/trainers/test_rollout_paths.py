@@ -8,8 +8,15 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from torch.utils.tensorboard import SummaryWriter
 
 from trainers.lifecycle import make_env
-from trainers.policy import (MASKED, SPARSE_INPUT_DIM, SPARSE_MIN_ROWS, Categorical, MLPPolicy, MultiCategorical,
-                             masked_categorical)
+from trainers.policy import (
+    MASKED,
+    SPARSE_INPUT_DIM,
+    SPARSE_MIN_ROWS,
+    Categorical,
+    MLPPolicy,
+    MultiCategorical,
+    masked_categorical,
+)
 from trainers.ppo import ROLLOUT_INFO_KEYS
 from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env, write_scalars
 
