@@ -300,20 +300,31 @@ def goals(rows: list[dict[str, str]], curves: list[dict[str, str]]) -> list[str]
 
 def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]]) -> list[str]:
     """Per level where a trained algorithm learns anything: whether mean test success runs
-    random < best SB3 <= our PPO <= BC-PPO, and which step breaks it where it does not."""
+    random < best SB3 <= our PPO <= BC-PPO, and which step breaks it where it does not, with
+    whether the gap lies within the seeds' spread (the larger sample std of the two)."""
     lines = []
     for env, level in dict.fromkeys((e, lv) for e, lv, _ in groups):
-        mean = {a: float(np.mean([float(r["test_success"]) for r in g])) for (e, lv, a), g in groups.items() if (e, lv) == (env, level)}
+        values = {a: [float(r["test_success"]) for r in g] for (e, lv, a), g in groups.items() if (e, lv) == (env, level)}
+        mean = {a: float(np.mean(v)) for a, v in values.items()}
+        spread = {a: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0 for a, v in values.items()}
         sb3 = [a for a in SB3 if a in mean]
         if not sb3 or not all(a in mean for a in ("random", "ppo", "bc-ppo")) or max(mean[a] for a in (*sb3, "ppo", "bc-ppo")) == 0:
             continue
         best = max(sb3, key=mean.get)
         chain = [("random", mean["random"]), (best, mean[best]), ("ppo", mean["ppo"]), ("bc-ppo", mean["bc-ppo"])]
-        broken = [f"{a} {x:.2f} > {b} {y:.2f}" for (a, x), (b, y) in zip(chain, chain[1:]) if x > y or (a == "random" and x == y)]
+        broken = [f"{a} {x:.2f} > {b} {y:.2f}" + gap_remark(x - y, max(spread[a], spread[b]))
+                  for (a, x), (b, y) in zip(chain, chain[1:]) if x > y or (a == "random" and x == y)]
         figures = ", ".join(f"{a} {x:.2f}" for a, x in chain)
-        lines.append(f"- {env} {level}: random < best SB3 <= ppo <= bc-ppo: " + ("holds" if not broken else f"does not hold ({'; '.join(broken)})")
+        lines.append(f"- {env} {level}: random < best SB3 <= ppo <= bc-ppo: " + ("holds" if not broken else f"does not hold: {'; '.join(broken)}")
                      + f" [{figures}]")
     return lines
+
+
+def gap_remark(gap: float, spread: float) -> str:
+    """Whether a gap between two algorithms' mean test success lies within the seeds' spread."""
+    if gap > 0 and spread > 0:
+        return f", {'within' if gap <= spread else 'beyond'} the seeds' spread (std {spread:.2f})"
+    return ""
 
 
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str, preset_name: str, preset: Preset,

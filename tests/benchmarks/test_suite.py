@@ -81,6 +81,17 @@ def test_a_level_budget_overrides_the_family_and_the_page_names_it(suite):
     assert full.budget_text() == "100,000 env steps (coding: 200,000; customer_support L3: 200,000; customer_support v0: 200,000)"
 
 
+def test_the_ordering_names_the_step_that_breaks_it_and_whether_the_seeds_spread_covers_it(suite):
+    def rows(algorithm, *values):
+        return [{"env": "e", "level": "L1", "algorithm": algorithm, "seed": str(i), "test_success": str(v)}
+                for i, v in enumerate(values)]
+    table = [*rows("random", 0.0), *rows("sb3-maskable-ppo", 1.0, 1.0, 1.0), *rows("ppo", 1.0, 0.92, 1.0),
+             *rows("bc-ppo", 0.5, 0.5, 0.5)]
+    line, = suite.ordering(suite.grouped(table))
+    assert "does not hold: sb3-maskable-ppo 1.00 > ppo 0.97, within the seeds' spread (std 0.05); " in line
+    assert "ppo 0.97 > bc-ppo 0.50, beyond the seeds' spread (std 0.05)" in line
+
+
 def test_a_run_left_by_other_settings_is_run_afresh(suite, tmp_path, capsys, monkeypatch):
     assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
     (tmp_path / "results" / "suite_quick.csv").unlink()  # the row is gone; the run directory stays
