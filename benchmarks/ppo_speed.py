@@ -176,7 +176,7 @@ def main() -> int:
              "| round | ours, MLP on features SPS | SB3 MaskablePPO, MLP SPS | ours / SB3 | ours / SB3 in CPU time |", "|-|-|-|-|-|"]
     lines += [f"| {i} | {ours:.0f} | {sb3:.0f} | {ours / sb3:.2f} | {ours_cpu / sb3_cpu:.2f} |"
               for i, (ours, sb3, ours_cpu, sb3_cpu, _) in enumerate(feature_rows)]
-    lines += ["", f"Mean ratio on features: **{features_ratio:.2f}** (goal >= 1.5: {met(features_ratio)}); in CPU time: {features_cpu_ratio:.2f}.", "",
+    lines += ["", f"Mean ratio on features: **{features_ratio:.3f}** (goal >= 1.5: {met(features_ratio)}); in CPU time: {features_cpu_ratio:.2f}.", "",
               "## Bag of tokens, per-dimension actions: CustomerSupport-v0", "",
               "Ours: our PPO with `--set observation=bag` (masks unused); SB3: `PPO(\"MlpPolicy\")`; both on `BagOfTokensObservation`. "
               "The token policy (our PPO's default, a transformer on token ids) is a bigger network, shown for reference.", "",
@@ -184,7 +184,7 @@ def main() -> int:
               "|-|-|-|-|-|-|-|"]
     lines += [f"| {i} | {mlp:.0f} | {sb3:.0f} | {mlp / sb3:.2f} | {mlp_cpu / sb3_cpu:.2f} | {token:.0f} | {token / sb3:.2f} |"
               for i, (mlp, sb3, token, mlp_cpu, sb3_cpu, *_) in enumerate(rows)]
-    lines += ["", f"Mean ratio, same MLP: **{ratio:.2f}** (goal >= 1.5: {met(ratio)}); in CPU time "
+    lines += ["", f"Mean ratio, same MLP: **{ratio:.3f}** (goal >= 1.5: {met(ratio)}); in CPU time "
               f"(env steps per CPU second of each training process, which other jobs' load inflates less): {cpu_ratio:.2f}; "
               f"token policy / SB3 MLP: {token_ratio:.2f} (a bigger network, shown for reference).", "",
               "## Where our PPO's training time goes", "",
