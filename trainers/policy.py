@@ -93,15 +93,19 @@ class TokenPolicyFields:
         return TokenPolicyConfig(self.embed_dim, self.layers, self.heads, self.ff_dim)
 
 
-EXP_UNDERFLOW = -104.0  # float32 exp(x) is exactly 0 for x below this
+EXP_UNDERFLOW = {torch.float32: -104.0, torch.float64: -746.0}  # exp(x) is exactly 0 for x below these
 
 
 def underflow_safe_exp(x: torch.Tensor) -> torch.Tensor:
-    """``x.exp()`` to the last bit, written over ``x``: the entries below :data:`EXP_UNDERFLOW`
-    (whose exp is 0) are not exponentiated. On CPU, exp takes a slow path for every vector of
-    entries that holds one below -87, and masked logits (:data:`MASKED`) are such entries: most
-    of a flat action's are (704 actions, a few dozen valid), and their exps cost 3 times the rest."""
-    under = x < EXP_UNDERFLOW
+    """``x.exp()`` to the last bit, written over ``x``: the entries below the dtype's
+    :data:`EXP_UNDERFLOW` (whose exp is 0) are not exponentiated. On CPU, float32 exp takes a slow
+    path for every vector of entries that holds one below -87, and masked logits (:data:`MASKED`)
+    are such entries: most of a flat action's are (704 actions, a few dozen valid), and their exps
+    cost 3 times the rest."""
+    bound = EXP_UNDERFLOW.get(x.dtype)
+    if bound is None:
+        return x.exp_()
+    under = x < bound
     return x.masked_fill_(under, 0).exp_().masked_fill_(under, 0)
 
 

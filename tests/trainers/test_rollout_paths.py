@@ -39,10 +39,10 @@ def test_categorical_draws_and_scores_as_torch_distributions_categorical(n):
     assert torch.equal(ours_grad, torchs_grad)
 
 
-@pytest.mark.parametrize("scale", [1.0, 60.0])  # at 60 some valid logits' exps underflow too
-def test_masked_categorical_scores_as_torchs_to_the_last_bit_with_most_choices_masked(scale):
-    torch.manual_seed(0)
-    logits = (torch.randn(32, 704) * scale).requires_grad_()
+@pytest.mark.parametrize(("scale", "dtype"), [(1.0, torch.float32), (60.0, torch.float32), (500.0, torch.float64)])
+def test_masked_categorical_scores_as_torchs_to_the_last_bit_with_most_choices_masked(scale, dtype):
+    torch.manual_seed(0)  # at the larger scales some valid logits' exps underflow too
+    logits = (torch.randn(32, 704, dtype=dtype) * scale).requires_grad_()
     mask = torch.rand(32, 704) < 0.05
     mask[:, 0], mask[1] = True, False  # row 1: nothing allowed
     mask[2] = True  # row 2: everything allowed
