@@ -32,7 +32,7 @@ from .upstream.arguments import check_tool_arguments
 from .upstream.domain import Tau2Domain
 from .upstream.errors import Tau2FormatError, Tau2MissingDataError
 from .upstream.files import domain_dir, find_data_dir
-from .upstream.scoring import score_episode
+from .upstream.scoring import matches_action, score_episode
 from .upstream.tasks import Tau2Task, parse_tasks
 from .user import (
     AGENT_MESSAGES,
@@ -191,7 +191,7 @@ class Tau2Scenario(Scenario):
         plan = expert_plan(task, self.tools_by_name, builders, self.solo, reads, self.identity_question)
         session = Tau2Session(
             db=db, tool_arguments=self.tool_arguments, user_db=start.user_db, user=user, plan=plan,
-            reference_writes=frozenset(writes),
+            reference_writes=frozenset(writes), reference_actions=tuple(actions),
         )
         if self.domain.user_tools and not self.solo:
             user.device = functools.partial(use_device, session, self.domain)
@@ -257,6 +257,18 @@ class Tau2Scenario(Scenario):
         if tool is not None and tool.kind == "write":
             return goal_key(call.name, call.arguments) in world.reference_writes
         return True
+
+    def progress(self, task: Tau2Task, world: Tau2Session, correct_calls: int) -> float:
+        """The share of the task's reference calls of the agent (reads and the write; upstream's
+        evaluation actions, matched as its ACTION check matches them) made so far. Every read is a
+        correct call (:meth:`judge_call`), so the default (correct calls over the expert's) would
+        pay any call. In a dual-control domain (telecom) the goal is the user's device, reached by
+        the user's actions, and the agent's reference calls do not measure it: the default there."""
+        if self.domain.user_tools or not world.reference_actions:
+            return super().progress(task, world, correct_calls)
+        agent_calls = [call for call in world.calls if len(call) == 2]
+        made = sum(any(matches_action(action, *call) for call in agent_calls) for action in world.reference_actions)
+        return made / len(world.reference_actions)
 
     def finished(self, task: Tau2Task, world: Tau2Session) -> bool:
         return world.user is not None and world.user.stopped

@@ -17,7 +17,8 @@ class Tau2Session(Tau2World[Any]):
     ``agent_messages`` the agent's messages to the user (COMMUNICATE reads them);
     ``drafts`` the lists being built by the list-builder tools, by list kind;
     ``plan`` the scripted expert's calls for this task, ``reference_writes`` the keys of
-    the task's reference write calls, ``score`` the :class:`Tau2Score` once graded;
+    the task's reference write calls, ``reference_actions`` its reference calls of the agent
+    (upstream's evaluation actions, reads and writes), ``score`` the :class:`Tau2Score` once graded;
     ``transcript`` the conversation as ``(role, content)`` turns (user, assistant, tool),
     which an NL-assertion judge reads. ``user`` is the rule-based
     :class:`~.user.UserSimulator` or an :class:`~.llm_user.LLMUser`."""
@@ -29,6 +30,7 @@ class Tau2Session(Tau2World[Any]):
     drafts: dict[str, list[Any]] = field(default_factory=dict)
     plan: list[Any] = field(default_factory=list)
     reference_writes: frozenset[str] = frozenset()
+    reference_actions: tuple[Any, ...] = ()
     score: Any = None
     transferred: bool = False
     transcript: list[tuple[str, str]] = field(default_factory=list)

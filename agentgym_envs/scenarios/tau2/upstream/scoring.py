@@ -132,7 +132,7 @@ def score_episode(
                 for a in criteria.env_assertions or ()
             )
             components["ENV_ASSERTION"] = 1.0 if all(met for _, met in assertion_checks) else 0.0
-    action_checks = tuple((f"{a.action_id} ({a.name})", any(_matches(a, name, args) for name, args, _ in calls))
+    action_checks = tuple((f"{a.action_id} ({a.name})", any(matches_action(a, name, args) for name, args, _ in calls))
                           for a in criteria.actions or ())
     components["ACTION"] = 1.0 if all(met for _, met in action_checks) else 0.0
 
@@ -182,8 +182,9 @@ def _parts(call: ToolCallLike) -> tuple[str, Mapping[str, Any], str]:
     return name, arguments, requestor[0] if requestor else "assistant"
 
 
-def _matches(action: Tau2Action, name: str, arguments: Mapping[str, Any]) -> bool:
-    """Upstream's ``Action.compare_with_tool_call`` (the requestor is not compared)."""
+def matches_action(action: Tau2Action, name: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether the call ``name(arguments)`` is ``action``: upstream's
+    ``Action.compare_with_tool_call`` (the requestor is not compared)."""
     if action.name != name:
         return False
     keys = list(arguments) if action.compare_args is None else list(action.compare_args)
