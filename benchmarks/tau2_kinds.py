@@ -1,0 +1,64 @@
+"""A trained policy's success on a tau2 env, by task kind: a task's kind is its reference write
+(``cancel_reservation``, ``update_reservation_baggages``, ...). On a level with several kinds, a
+policy that solves some kinds and never others shows it here; the episodes are those of the
+run's final evaluation (seeded 0, 1, ...). Notes: results/tau2_one_write_notes.md.
+
+    python benchmarks/tau2_kinds.py runs/suite/Tau2Airline-L1-v0__ppo__seed0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from trainers.lifecycle import load_trained_policy  # noqa: E402
+from trainers.run import EVAL_SEED  # noqa: E402
+
+
+def task_kind(env) -> str:
+    """The name of the current task's reference write (``"no write"`` for a task without one)."""
+    base = env.unwrapped
+    tools = base.scenario.domain.all_tools
+    writes = [a.name for a in base.episode.world.reference_actions if a.name in tools and tools[a.name].kind == "write"]
+    return writes[0] if writes else "no write"
+
+
+def success_by_kind(run: str, split: str, episodes: int) -> dict[str, tuple[int, int]]:
+    """``{kind: (successes, episodes)}`` of the run's greedy policy on ``episodes`` tasks of ``split``."""
+    policy = load_trained_policy(run, "cpu")
+    env = policy.make_env(split)
+    agent = policy.agent(env)
+    solved, played = Counter(), Counter()
+    try:
+        for episode in range(episodes):
+            obs, info = env.reset(seed=EVAL_SEED + episode)
+            kind, done = task_kind(env), False
+            while not done:
+                obs, _, terminated, truncated, info = env.step(agent(obs, info))
+                done = terminated or truncated
+            played[kind] += 1
+            solved[kind] += bool(info["metrics"]["success"])
+    finally:
+        env.close()
+    return {kind: (solved[kind], played[kind]) for kind in sorted(played)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", help="a run directory (or its checkpoint) of `agentgym train` on a tau2 env")
+    parser.add_argument("--split", default="test", choices=["train", "test"])
+    parser.add_argument("--episodes", type=int, default=100, help="the final evaluation's count")
+    args = parser.parse_args(argv)
+    print("| kind | solved |\n|---|---|")
+    for kind, (solved, played) in success_by_kind(args.run, args.split, args.episodes).items():
+        print(f"| {kind} | {solved} of {played} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
