@@ -75,6 +75,8 @@ class Tau2Env(ToolUseEnv):
     `reward_basis`. NL assertions need an LLM judge (`nl_judge_model`): without one they are
     reported as not evaluated and left out, so such a task's offline reward is an upper bound
     of upstream's. A judge or LLM user whose endpoint fails gives reward 0, never a success.
+    `reward_config={"mode": "potential"}` adds potential-based shaping (Ng et al. 1999), the
+    potential being the share of the task's reference calls (reads and the write) made so far.
 
     ## Starting State
 
@@ -154,7 +156,8 @@ class Tau2Env(ToolUseEnv):
       `tau2` package; both task-file versions; text actions in every form language models
       write; an LLM user and an NL-assertion judge on any OpenAI-compatible endpoint;
       upstream argument handling; levels L0-L2 below `-v0` (`level=`, `kinds=`,
-      `max_actions=`), `-v0` unchanged.
+      `max_actions=`), `-v0` unchanged; the potential reward mode counts the reference calls
+      made (it counted any call).
     """
 
     scenario_class: ClassVar[type[Tau2Scenario]]
