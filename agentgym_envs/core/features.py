@@ -34,6 +34,18 @@ def hashed_words(text: str, dim: int) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=65_536)
+def row_line(kind_column: int, text: str, width: int, row_dim: int, scale: float) -> np.ndarray:
+    """One entity row's line of the features' ``rows`` block: ``scale`` at 0 (filled) and at
+    ``kind_column`` (the kind one-hot), then ``scale`` times ``text``'s hashed bag (the last
+    ``row_dim`` entries). Cached: a row is computed once however many episodes show it."""
+    line = np.zeros(width, dtype=np.float32)
+    line[0] = line[kind_column] = scale
+    line[width - row_dim :] = scale * hashed_words(text, row_dim)
+    line.flags.writeable = False
+    return line
+
+
 class FeatureEncoder:
     """Episode -> ``Box(float32, (size,))``, the concatenation of (in this order):
 
@@ -149,10 +161,7 @@ class FeatureEncoder:
 
     def _fill_rows(self, block: np.ndarray, rows: Sequence[Entity]) -> None:
         """Write ``rows`` into ``block`` (one line each): filled, the kind one-hot, the text's bag."""
-        if not rows:
-            return
-        other = len(self.kinds)
-        block[:, 0] = self._row_scale
-        block[np.arange(len(rows)), [1 + self._kind_index.get(row.kind, other) for row in rows]] = self._row_scale
-        limit = self._chars[2]
-        block[:, 2 + other :] = self._row_scale * np.stack([hashed_words(row.text[:limit], self.row_dim) for row in rows])
+        other, limit = len(self.kinds), self._chars[2]
+        for i, row in enumerate(rows):
+            block[i] = row_line(1 + self._kind_index.get(row.kind, other), row.text[:limit], self.row_width,
+                                self.row_dim, self._row_scale)
