@@ -76,9 +76,9 @@ def test_a_level_budget_overrides_the_family_and_the_page_names_it(suite):
     full = suite.PRESETS["full"]
     budgets = {(c.env, c.level): c.env_steps for c in suite.cells(full, ["customer_support", "coding"])}
     assert budgets[("customer_support", "L0")] == full.env_steps
-    assert budgets[("customer_support", "L3")] == budgets[("customer_support", "v0")] == 200_000
+    assert budgets[("customer_support", "L2")] == budgets[("customer_support", "v0")] == 200_000
     assert budgets[("coding", "L0")] == suite.CODING_STEPS
-    assert full.budget_text() == "100,000 env steps (coding: 200,000; customer_support L3: 200,000; customer_support v0: 200,000)"
+    assert full.budget_text() == "100,000 env steps (coding: 200,000; customer_support L2: 200,000; customer_support L3: 200,000; customer_support v0: 200,000)"
 
 
 def test_the_ordering_names_the_step_that_breaks_it_and_whether_the_seeds_spread_covers_it(suite):

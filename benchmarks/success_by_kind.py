@@ -1,9 +1,10 @@
-"""A trained policy's success on a tau2 env, by task kind: a task's kind is its reference write
-(``cancel_reservation``, ``update_reservation_baggages``, ...). On a level with several kinds, a
-policy that solves some kinds and never others shows it here; the episodes are those of the
-run's final evaluation (seeded 0, 1, ...). Notes: results/tau2_one_write_notes.md.
+"""A trained policy's success by task kind: a CustomerSupport ticket's kind (``password_reset``,
+``api_integration``, ...) or a tau2 task's reference write (``cancel_reservation``, ...). On a
+level with several kinds, a policy that solves some kinds and never others shows it here; the
+episodes are those of the run's final evaluation (seeded 0, 1, ...). Notes:
+results/tau2_one_write_notes.md, results/suite_notes.md.
 
-    python benchmarks/tau2_kinds.py runs/suite/Tau2Airline-L1-v0__ppo__seed0
+    python benchmarks/success_by_kind.py runs/suite/Tau2Airline-L1-v0__ppo__seed0
 """
 
 from __future__ import annotations
@@ -21,10 +22,17 @@ from trainers.run import EVAL_SEED  # noqa: E402
 
 
 def task_kind(env) -> str:
-    """The name of the current task's reference write (``"no write"`` for a task without one)."""
-    base = env.unwrapped
-    tools = base.scenario.domain.all_tools
-    writes = [a.name for a in base.episode.world.reference_actions if a.name in tools and tools[a.name].kind == "write"]
+    """The current task's kind: its ``kind`` (CustomerSupport), else the name of its reference write
+    (tau2; ``"no write"`` for a task without one)."""
+    episode = env.unwrapped.episode
+    kind = getattr(episode.task, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    actions = getattr(episode.world, "reference_actions", None)
+    if actions is None:
+        raise ValueError(f"{type(episode.task).__name__} tasks have no kinds (CustomerSupport and tau2 tasks have)")
+    tools = env.unwrapped.scenario.domain.all_tools
+    writes = [a.name for a in actions if a.name in tools and tools[a.name].kind == "write"]
     return writes[0] if writes else "no write"
 
 
@@ -50,12 +58,17 @@ def success_by_kind(run: str, split: str, episodes: int) -> dict[str, tuple[int,
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", help="a run directory (or its checkpoint) of `agentgym train` on a tau2 env")
+    parser.add_argument("run", help="a run directory (or its checkpoint) of `agentgym train` on a CustomerSupport or tau2 env")
     parser.add_argument("--split", default="test", choices=["train", "test"])
     parser.add_argument("--episodes", type=int, default=100, help="the final evaluation's count")
     args = parser.parse_args(argv)
+    try:
+        by_kind = success_by_kind(args.run, args.split, args.episodes)
+    except ValueError as exc:
+        print(f"success_by_kind: {exc}", file=sys.stderr)
+        return 2
     print("| kind | solved |\n|---|---|")
-    for kind, (solved, played) in success_by_kind(args.run, args.split, args.episodes).items():
+    for kind, (solved, played) in by_kind.items():
         print(f"| {kind} | {solved} of {played} |")
     return 0
 

@@ -1,4 +1,4 @@
-"""``benchmarks/tau2_kinds.py``: a run's final evaluation split by task kind (its reference write)."""
+"""``benchmarks/success_by_kind.py``: a run's final evaluation split by task kind."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def reference_run(policy: str, data_dir: Path, root: Path) -> Path:
 
 
 def test_every_episode_has_a_kind_the_expert_solves_them_all_and_random_does_not(benchmark_script, data_dir, tmp_path):
-    kinds = benchmark_script("tau2_kinds")
+    kinds = benchmark_script("success_by_kind")
     expert = kinds.success_by_kind(str(reference_run("expert", data_dir, tmp_path)), "test", 12)
     assert sum(played for _, played in expert.values()) == 12
     assert len(expert) >= 2 and set(expert) <= {"cancel_reservation", "update_reservation_baggages", "send_certificate"}
