@@ -295,6 +295,11 @@ def goals(rows: list[dict[str, str]], curves: list[dict[str, str]]) -> list[str]
         ok = all(v >= 0.95 for v in by_50k)
         lines.append(f"- customer_support L0: sb3-maskable-ppo >= 0.95 test success by 50k steps: {'met' if ok else 'NOT met'} "
                      f"(best curve point by 50k, per seed: {', '.join(f'{v:.2f}' for v in by_50k)})")
+    below = level_name(level_ids("customer_support")[-2])
+    ppo = seeds_meet("customer_support", below, "ppo", lambda r: float(r["test_success"]) >= 0.8)
+    if ppo is not None:
+        lines.append(f"- customer_support {below}, the level just below v0: ppo >= 0.8 test success in every seed: "
+                     f"{'met' if ppo[0] else 'NOT met'} ({ppo[1]})")
     lines += ordering(groups)
     return lines
 

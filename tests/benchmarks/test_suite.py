@@ -92,6 +92,19 @@ def test_the_ordering_names_the_step_that_breaks_it_and_whether_the_seeds_spread
     assert "ppo 0.97 > bc-ppo 0.50, beyond the seeds' spread (std 0.05)" in line
 
 
+def test_our_ppo_on_the_level_just_below_v0_is_checked_in_every_seed(suite):
+    def rows(level, *values):
+        return [{"env": "customer_support", "level": level, "algorithm": "ppo", "seed": str(i), "test_success": str(v)}
+                for i, v in enumerate(values)]
+    below = suite.level_name(suite.level_ids("customer_support")[-2])
+    assert below == "L3"
+    met = [line for line in suite.goals(rows(below, 1.0, 0.82, 0.86), []) if "just below v0" in line]
+    assert met == ["- customer_support L3, the level just below v0: ppo >= 0.8 test success in every seed: met (1.00, 0.82, 0.86)"]
+    missed, = [line for line in suite.goals(rows(below, 1.0, 0.79, 0.95), []) if "just below v0" in line]
+    assert "NOT met (1.00, 0.79, 0.95)" in missed
+    assert not [line for line in suite.goals(rows("L2", 1.0), []) if "just below v0" in line]
+
+
 def test_a_run_left_by_other_settings_is_run_afresh(suite, tmp_path, capsys, monkeypatch):
     assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
     (tmp_path / "results" / "suite_quick.csv").unlink()  # the row is gone; the run directory stays
