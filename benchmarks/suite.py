@@ -346,7 +346,9 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained.",
         "", f"Runs so far: {len(rows)} of the {len(cells(preset, FAMILIES))} the preset plans"
         + (" (every family's easiest level first, then the next level up)." if preset.levels == "all" else "."),
-        "", "## Goals", "", *(goals(rows, curves) or ["- (no rows yet)"]),
+        "", "## Goals", "", *(goals(rows, curves) or ["- (no rows yet)"]), "",
+        "Where an ordering breaks and why, and the measurements behind the settings: [suite_notes.md](suite_notes.md), "
+        "[tau2_one_write_notes.md](tau2_one_write_notes.md).",
     ]
     columns = ["level", "algorithm", "seeds", "test success", "train success", "test return", f"steps to {TARGET}", "wall (s)"]
     groups = grouped(rows)
