@@ -180,6 +180,20 @@ def benchmark_script(monkeypatch: pytest.MonkeyPatch):
     return load
 
 
+@pytest.fixture
+def reference_run(tmp_path: Path):
+    """``reference_run(env_id, policy, **env_kwargs)``: the run directory of ``agentgym train --algo
+    random|expert`` on ``env_id`` (no training; one final evaluation episode), under ``tmp_path``."""
+    from trainers.lifecycle import TrainRequest, train
+
+    def run(env_id: str, policy: str, **env_kwargs: object) -> str:
+        train(TrainRequest(env_id, algo=policy, total_steps=0, device="cpu", run_root=str(tmp_path), eval_episodes=1,
+                           progress=False, record=False, overrides={"env_kwargs": env_kwargs} if env_kwargs else {}))
+        return str(tmp_path / f"{env_id.split('/')[-1]}__{policy}__seed0")
+
+    return run
+
+
 def phoenix_executable() -> str | None:
     """``phoenix`` of the Phoenix environment ``make test`` builds (its dependencies kept apart
     from the project's), or PHOENIX_BIN, or one on PATH."""
