@@ -1,5 +1,6 @@
 """A trained policy's success by task kind: a CustomerSupport ticket's kind (``password_reset``,
-``api_integration``, ...) or a tau2 task's reference write (``cancel_reservation``, ...). On a
+``api_integration (rate_limit)``: an API ticket's kind names the failure its logs show, which
+decides its plan, ...) or a tau2 task's reference write (``cancel_reservation``, ...). On a
 level with several kinds, a policy that solves some kinds and never others shows it here; the
 episodes are those of the run's final evaluation (seeded 0, 1, ...). Notes:
 results/tau2_one_write_notes.md, results/suite_notes.md.
@@ -22,12 +23,14 @@ from trainers.run import EVAL_SEED  # noqa: E402
 
 
 def task_kind(env) -> str:
-    """The current task's kind: its ``kind`` (CustomerSupport), else the name of its reference write
-    (tau2; ``"no write"`` for a task without one)."""
+    """The current task's kind: its ``kind`` and ``issue``, where it has one (CustomerSupport:
+    ``"api_integration (auth)"``), else the name of its reference write (tau2; ``"no write"`` for
+    a task without one)."""
     episode = env.unwrapped.episode
     kind = getattr(episode.task, "kind", None)
     if isinstance(kind, str):
-        return kind
+        issue = getattr(episode.task, "issue", None)
+        return kind if issue is None else f"{kind} ({issue})"
     actions = getattr(episode.world, "reference_actions", None)
     if actions is None:
         raise ValueError(f"{type(episode.task).__name__} tasks have no kinds (CustomerSupport and tau2 tasks have)")
