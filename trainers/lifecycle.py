@@ -284,8 +284,10 @@ def train(request: TrainRequest) -> TrainResult:
     """Carry ``request`` from start to its final report (see the module docstring), inside one
     run span while tracing is on."""
     if "progress" in request.overrides:  # --set progress=false: the progress bar, as --no-progress
+        if not isinstance(request.overrides["progress"], bool):
+            raise ValueError(f"setting progress takes true or false, got {request.overrides['progress']!r}")
         overrides = {k: v for k, v in request.overrides.items() if k != "progress"}
-        request = replace(request, progress=bool(request.overrides["progress"]), overrides=overrides)
+        request = replace(request, progress=request.overrides["progress"], overrides=overrides)
     with tracing.run_span("train", {"agentgym.env.id": request.env, "agentgym.algo": request.algo,
                                     "agentgym.seed": request.seed, "agentgym.total_steps": request.total_steps}) as span:
         return _train(request, span)

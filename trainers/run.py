@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol
+from types import NoneType, UnionType
+from typing import Any, Protocol, get_args, get_type_hints
 
 import gymnasium as gym
 from tqdm import tqdm
@@ -134,12 +135,38 @@ def entry_point(reference: str) -> Callable[..., Any]:
 
 
 def check_settings(algo: str, config_class: type | None, overrides: dict[str, Any]) -> None:
-    """A clear error for overrides that are no field of ``config_class``."""
+    """A clear error for overrides that are no field of ``config_class``, or whose value is not of
+    the field's type (``--set anneal_lr=False`` is the string ``"False"``, which Python reads as true)."""
     known = {f.name for f in fields(config_class)} if config_class is not None else set()
     unknown = set(overrides) - known
     if unknown:
         raise ValueError(f"unknown {algo} setting(s) {sorted(unknown)}; settings: "
                          f"{sorted(known | set(LIFECYCLE_OVERRIDES))}")
+    hints = get_type_hints(config_class) if overrides else {}
+    for name, value in overrides.items():
+        expected = scalar_types(hints[name])
+        if expected and not setting_fits(value, expected):
+            raise ValueError(f"{algo} setting {name} takes {' or '.join(SETTING_SPELLING[t] for t in expected)}, "
+                             f"got {value!r} ({type(value).__name__})")
+
+
+# the scalar types a setting's value is checked against, as ``--set`` (JSON) spells them
+SETTING_SPELLING = {bool: "true or false", int: "an integer", float: "a number", str: "a string", NoneType: "null"}
+
+
+def setting_fits(value: Any, expected: tuple[type, ...]) -> bool:
+    """Whether ``value`` is of one of ``expected``: a bool only where bool is (not for an integer
+    field), an integer also where a float is."""
+    if isinstance(value, bool):
+        return bool in expected
+    return isinstance(value, expected) or (isinstance(value, int) and float in expected)
+
+
+def scalar_types(hint: Any) -> tuple[type, ...]:
+    """The types a value of a field annotated ``hint`` may have, where they are all scalars
+    (``float | None`` -> float, None; an integer is a float's value too); () for other fields."""
+    options = get_args(hint) if isinstance(hint, UnionType) else (hint,)
+    return options if all(option in SETTING_SPELLING for option in options) else ()
 
 
 # ------------------------------------------------------------------ environments

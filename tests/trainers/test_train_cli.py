@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agentgym_envs.cli import main
 
 TINY = ["--set", "num_envs=2", "--set", "num_steps=16", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2",
@@ -66,6 +68,41 @@ def test_unknown_algorithm_and_config_field_are_clear_errors(tmp_path, capsys):
     assert "unknown algorithm" in capsys.readouterr().err
     assert main(["train", "customer_support", "--set", "no_such_field=1", "--run-dir", str(tmp_path)]) == 2
     assert "no_such_field" in capsys.readouterr().err
+
+
+def test_a_setting_of_the_wrong_type_is_a_clear_error_and_writes_nothing(tmp_path, capsys):
+    # JSON spells a bool false: Python's False is the string "False", which would read as true
+    assert main(["train", "customer_support", "--set", "anneal_lr=False", "--run-dir", str(tmp_path)]) == 2
+    assert "ppo setting anneal_lr takes true or false, got 'False' (str)" in capsys.readouterr().err
+    assert main(["train", "customer_support", "--set", "num_envs=2.5", "--run-dir", str(tmp_path)]) == 2
+    assert "ppo setting num_envs takes an integer, got 2.5 (float)" in capsys.readouterr().err
+    assert main(["train", "customer_support", "--set", "progress=no", "--run-dir", str(tmp_path)]) == 2
+    assert "setting progress takes true or false" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_settings_of_the_fields_types_pass_the_check():
+    from trainers.ppo import Config
+    from trainers.run import check_settings
+
+    check_settings("ppo", Config, {"anneal_lr": False, "learning_rate": 1, "target_kl": None, "num_envs": 4,
+                                   "observation": "features"})
+    with pytest.raises(ValueError, match="ppo setting num_envs takes an integer, got True"):
+        check_settings("ppo", Config, {"num_envs": True})
+    with pytest.raises(ValueError, match="ppo setting target_kl takes a number or null, got 'x'"):
+        check_settings("ppo", Config, {"target_kl": "x"})
+
+
+def test_every_algorithms_defaults_pass_its_own_settings_check():
+    from dataclasses import MISSING, fields
+
+    from trainers.lifecycle import ALGORITHMS
+    from trainers.run import check_settings
+
+    for name, entry in ALGORITHMS.items():
+        config = entry.config_class()
+        if config is not None:
+            check_settings(name, config, {f.name: f.default for f in fields(config) if f.default is not MISSING})
 
 
 def test_eval_of_reference_policies_still_works(capsys):
