@@ -368,7 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a setting: env_kwargs={...} (gym.make arguments), training_reward={...} (reward_config fields "
                    "merged over the scenario's training reward; null: the env's own), or a field of the algorithm's "
-                   "config, e.g. --set learning_rate=3e-4 (repeatable; values are JSON where they parse)")
+                   "config, e.g. --set learning_rate=3e-4 --set anneal_lr=false (repeatable; values are JSON where they parse, and "
+                   "must be of the setting's type)")
     add_ray_arguments(p, "run PPO's vector env in N Ray actors (vectorization=ray)")
     add_tracing_arguments(p)
     add_store_arguments(p, "<run-dir>/agentgym.db, or AGENTGYM_RUN_STORE")
