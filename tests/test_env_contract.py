@@ -247,6 +247,21 @@ def test_history_is_trimmed_from_the_middle_keeping_the_task():
     assert "turn4" in obs and "turn0" not in obs
 
 
+def test_history_turns_zero_shows_no_earlier_turn():
+    env = gym.make(CS, action_mode="text", history_turns=0)
+    env.reset(seed=0)
+    obs, *_ = env.step('{"name": "search_kb", "arguments": {"topic": "turn0"}}')
+    assert "turn0" not in obs and "(1 earlier turns omitted)" in obs
+
+
+@pytest.mark.parametrize(("argument", "value"), [("max_turns", 0), ("max_turns", "10"), ("max_turns", 2.5),
+                                                 ("max_invalid_calls", -1), ("history_turns", -1),
+                                                 ("mask_repeats", "False")])
+def test_a_bad_limit_or_switch_is_a_clear_error_naming_it(argument, value):
+    with pytest.raises(ValueError, match=f"{argument} must be .*got {value!r}"):
+        gym.make(CS, **{argument: value})
+
+
 def test_observation_stays_in_space_for_unicode_garbage(text_env):
     text_env.reset(seed=0)
     obs, *_ = text_env.step("\u4e2d\u6587 \U0001f600 " * 2000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, SupportsFloat
@@ -40,6 +41,19 @@ def check_modes(action_mode: str, render_mode: str | None, render_modes: list[st
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     if render_mode not in (None, *render_modes):
         raise ValueError(f"render_mode must be None or one of {render_modes}, got {render_mode!r}")
+
+
+def check_limits(mask_repeats: bool, history_turns: int, **limits: int | None) -> None:
+    """Reject a limit that is not None or an int >= 1 (``max_turns=-1``, ``"10"``), a history
+    length that is not an int >= 0, or a ``mask_repeats`` that is not a bool (the string
+    ``"False"`` would read as true), with a message naming the argument."""
+    for name, value in limits.items():
+        if value is not None and not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1):
+            raise ValueError(f"{name} must be None or an int >= 1, got {value!r}")
+    if not (isinstance(history_turns, numbers.Integral) and not isinstance(history_turns, bool) and history_turns >= 0):
+        raise ValueError(f"history_turns must be an int >= 0, got {history_turns!r}")
+    if not isinstance(mask_repeats, bool | np.bool_):
+        raise ValueError(f"mask_repeats must be True or False, got {mask_repeats!r}")
 
 
 def make_task_source(scenario: Scenario, split: str, task_file: str | Path | None) -> TaskSource:
@@ -120,6 +134,7 @@ class ToolUseEnv(gym.Env[Any, Any]):
         observation: str = "text",
     ) -> None:
         check_modes(action_mode, render_mode, self.metadata["render_modes"])
+        check_limits(mask_repeats, history_turns, max_turns=max_turns, max_invalid_calls=max_invalid_calls)
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
         self.scenario = scenario

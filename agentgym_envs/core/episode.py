@@ -339,7 +339,7 @@ class Episode:
         turns = self.turn_texts
         parts = [self.prompt]
         if turns:
-            shown = turns[-self.history_turns :]
+            shown = turns[len(turns) - min(self.history_turns, len(turns)) :]  # history_turns=0: none
             omitted = len(turns) - len(shown)
             parts.append("CONVERSATION" + (f"\n... ({omitted} earlier turns omitted) ..." if omitted else ""))
             parts.extend(shown)

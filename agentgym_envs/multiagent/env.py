@@ -18,7 +18,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from agentgym_envs.core import CallReport, Episode, RewardConfig
-from agentgym_envs.core.env import check_modes, make_reward_config, make_task_source
+from agentgym_envs.core.env import check_limits, check_modes, make_reward_config, make_task_source
 from agentgym_envs.core.episode import MAX_ECHO_CHARS, max_observation_chars
 from agentgym_envs.core.text import text_space
 
@@ -80,6 +80,7 @@ class ToolTeamParallelEnv(ParallelEnv):
         mask_repeats: bool = False,
     ) -> None:
         check_modes(action_mode, render_mode, self.metadata["render_modes"])
+        check_limits(mask_repeats, history_turns, max_cycles=max_cycles, max_invalid_calls=max_invalid_calls)
         self.scenario = scenario
         self.action_mode = action_mode
         self.split = split

@@ -316,3 +316,8 @@ def test_tool_schemas_and_ansi_render_follow_the_holder():
     handoff = next(s for s in env.tool_schemas("triage") if s["function"]["name"] == "handoff")
     assert handoff["function"]["parameters"]["properties"]["to"]["enum"] == AGENTS
     assert env.render().startswith("HOLDER triage") and env.episode.prompt in env.render()
+
+
+def test_a_bad_cycle_limit_is_a_clear_error_naming_it():
+    with pytest.raises(ValueError, match="max_cycles must be None or an int >= 1, got 0"):
+        support_team_v0.parallel_env(max_cycles=0)
