@@ -140,7 +140,7 @@ def with_level(name: str, level: int | None, given: Mapping[str, Any]) -> dict[s
     if level is None:
         return dict(given)
     levels = family(name).levels
-    if not (isinstance(level, int) and 0 <= level < len(levels)):
+    if not (isinstance(level, int) and not isinstance(level, bool) and 0 <= level < len(levels)):
         raise ValueError(f"level must be None (the -v0 configuration) or an int in [0, {len(levels)}), got {level!r}")
     return {**levels[level].kwargs, **given}
 

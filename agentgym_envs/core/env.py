@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, SupportsFloat
@@ -12,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..observe import tracing
+from .arguments import check_bool, check_int
 from .episode import CallReport, Episode, max_observation_chars
 from .features import FeatureEncoder
 from .rewards import RewardConfig
@@ -45,15 +45,11 @@ def check_modes(action_mode: str, render_mode: str | None, render_modes: list[st
 
 def check_limits(mask_repeats: bool, history_turns: int, **limits: int | None) -> None:
     """Reject a limit that is not None or an int >= 1 (``max_turns=-1``, ``"10"``), a history
-    length that is not an int >= 0, or a ``mask_repeats`` that is not a bool (the string
-    ``"False"`` would read as true), with a message naming the argument."""
+    length that is not an int >= 0, or a ``mask_repeats`` that is not a bool."""
     for name, value in limits.items():
-        if value is not None and not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1):
-            raise ValueError(f"{name} must be None or an int >= 1, got {value!r}")
-    if not (isinstance(history_turns, numbers.Integral) and not isinstance(history_turns, bool) and history_turns >= 0):
-        raise ValueError(f"history_turns must be an int >= 0, got {history_turns!r}")
-    if not isinstance(mask_repeats, bool | np.bool_):
-        raise ValueError(f"mask_repeats must be True or False, got {mask_repeats!r}")
+        check_int(name, value, 1, optional=True)
+    check_int("history_turns", history_turns, 0)
+    check_bool("mask_repeats", mask_repeats)
 
 
 def make_task_source(scenario: Scenario, split: str, task_file: str | Path | None) -> TaskSource:

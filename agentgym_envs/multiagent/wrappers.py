@@ -14,7 +14,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from agentgym_envs.core import Episode
-from agentgym_envs.wrappers.tokens import PAD_ID, episode_token_ids
+from agentgym_envs.wrappers.tokens import PAD_ID, check_token_layout, episode_token_ids
 
 from .features import TeamFeatureEncoder
 from .policies import team_env
@@ -32,6 +32,7 @@ class TeamTokenIds(BaseParallelWrapper):
     """
 
     def __init__(self, env: ParallelEnv, context_len: int = 256, entity_len: int = 12) -> None:
+        check_token_layout(context_len, entity_len)
         super().__init__(env)
         self.base = team_env(env)
         self.context_len, self.entity_len = context_len, entity_len

@@ -14,10 +14,17 @@ import numpy as np
 from gymnasium import spaces
 
 from agentgym_envs.core.agent import tool_env
+from agentgym_envs.core.arguments import check_int
 from agentgym_envs.core.episode import Episode
 from agentgym_envs.core.tokens import VOCAB_SIZE, encode
 
 PAD_ID = VOCAB_SIZE  # one past the last cl100k id
+
+
+def check_token_layout(context_len: int, entity_len: int) -> None:
+    """A clear error for a token layout of no room (a length that is not an int >= 1)."""
+    check_int("context_len", context_len, 1)
+    check_int("entity_len", entity_len, 1)
 
 
 def episode_token_ids(episode: Episode, context_len: int, entity_len: int) -> np.ndarray:
@@ -82,6 +89,7 @@ class TokenIdsObservation(gym.ObservationWrapper):
     """
 
     def __init__(self, env: gym.Env, context_len: int = 256, entity_len: int = 12) -> None:
+        check_token_layout(context_len, entity_len)
         super().__init__(env)
         self.base = tool_env(env)
         self.context_len, self.entity_len = context_len, entity_len

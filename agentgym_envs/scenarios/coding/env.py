@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.core.arguments import check_bool, check_int
 from agentgym_envs.levels import with_level
 
 from .judge import CODING_LIMITS
@@ -135,6 +136,10 @@ class CodingEnv(ToolUseEnv):
         level: int | None = None,
         **kwargs: Any,
     ) -> None:
+        for name, switch in (("partial_credit", partial_credit), ("candidates", candidates), ("cache_results", cache_results)):
+            check_bool(name, switch)
+        check_bool("subtle_candidates", subtle_candidates, optional=True)
+        check_int("distractors", distractors, 0, optional=True)
         given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors}
         kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
         difficulties = kwargs.pop("difficulties", None)
