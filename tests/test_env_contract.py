@@ -194,6 +194,12 @@ def test_unknown_reward_field_is_rejected():
         gym.make(CS, reward_config={"bonus": 1})
 
 
+@pytest.mark.parametrize("value", ["x", None, True, float("nan")])
+def test_a_reward_field_that_is_no_finite_number_is_rejected_at_make(value):
+    with pytest.raises(ValueError, match="reward_config field failure must be a finite number"):
+        gym.make(CS, reward_config={"failure": value})
+
+
 def test_outcome_mode_rewards_only_the_end():
     env = gym.make(CS, reward_config={"mode": "outcome"})
     env.reset(seed=3)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +48,10 @@ class RewardConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"reward mode must be one of {MODES}, got {self.mode!r}")
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name != "mode" and not (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)):
+                raise ValueError(f"reward_config field {name} must be a finite number, got {value!r}")
 
     def step_reward(self, correct: bool) -> float:
         if self.mode != "shaped":
