@@ -1,9 +1,11 @@
 """A trained policy's success by task kind: a CustomerSupport ticket's kind (``password_reset``,
 ``api_integration (rate_limit)``: an API ticket's kind names the failure its logs show, which
-decides its plan, ...) or a tau2 task's reference write (``cancel_reservation``, ...). On a
+decides its plan, ...) or a tau2 task's reference write or transfer (``cancel_reservation``,
+``transfer_to_human_agents``, ...). On a
 level with several kinds, a policy that solves some kinds and never others shows it here; the
 episodes are those of the run's final evaluation (seeded 0, 1, ...). Notes:
-results/tau2_one_write_notes.md, results/customer_support_l2_notes.md.
+results/tau2_one_write_notes.md, results/tau2_telecom_notes.md,
+results/customer_support_l2_notes.md.
 
     python benchmarks/success_by_kind.py runs/suite/Tau2Airline-L1-v0__ppo__seed0
 """
@@ -24,8 +26,9 @@ from trainers.run import EVAL_SEED  # noqa: E402
 
 def task_kind(env) -> str:
     """The current task's kind: its ``kind`` and ``issue``, where it has one (CustomerSupport:
-    ``"api_integration (auth)"``), else the name of its reference write (tau2; ``"no write"`` for
-    a task without one)."""
+    ``"api_integration (auth)"``), else the name of its first reference call that is not a read
+    (tau2: a write, or ``transfer_to_human_agents``; ``"no write"`` for a task without one, such as
+    a telecom task fixed on the user's device alone)."""
     episode = env.unwrapped.episode
     kind = getattr(episode.task, "kind", None)
     if isinstance(kind, str):
@@ -35,8 +38,8 @@ def task_kind(env) -> str:
     if actions is None:
         raise ValueError(f"{type(episode.task).__name__} tasks have no kinds (CustomerSupport and tau2 tasks have)")
     tools = env.unwrapped.scenario.domain.all_tools
-    writes = [a.name for a in actions if a.name in tools and tools[a.name].kind == "write"]
-    return writes[0] if writes else "no write"
+    acts = [a.name for a in actions if a.name in tools and tools[a.name].kind != "read"]
+    return acts[0] if acts else "no write"
 
 
 def success_by_kind(run: str, split: str, episodes: int) -> dict[str, tuple[int, int]]:
