@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..observe import tracing
-from .arguments import check_bool, check_int
+from .arguments import check_limits
 from .episode import CallReport, Episode, max_observation_chars
 from .features import FeatureEncoder
 from .rewards import RewardConfig
@@ -41,15 +41,6 @@ def check_modes(action_mode: str, render_mode: str | None, render_modes: list[st
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     if render_mode not in (None, *render_modes):
         raise ValueError(f"render_mode must be None or one of {render_modes}, got {render_mode!r}")
-
-
-def check_limits(mask_repeats: bool, history_turns: int, **limits: int | None) -> None:
-    """Reject a limit that is not None or an int >= 1 (``max_turns=-1``, ``"10"``), a history
-    length that is not an int >= 0, or a ``mask_repeats`` that is not a bool."""
-    for name, value in limits.items():
-        check_int(name, value, 1, optional=True)
-    check_int("history_turns", history_turns, 0)
-    check_bool("mask_repeats", mask_repeats)
 
 
 def make_task_source(scenario: Scenario, split: str, task_file: str | Path | None) -> TaskSource:

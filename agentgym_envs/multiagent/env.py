@@ -18,7 +18,8 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from agentgym_envs.core import CallReport, Episode, RewardConfig
-from agentgym_envs.core.env import check_limits, check_modes, make_reward_config, make_task_source
+from agentgym_envs.core.arguments import check_limits
+from agentgym_envs.core.env import check_modes, make_reward_config, make_task_source
 from agentgym_envs.core.episode import MAX_ECHO_CHARS, max_observation_chars
 from agentgym_envs.core.text import text_space
 
