@@ -1,9 +1,9 @@
 """A trained policy's success by task kind: a CustomerSupport ticket's kind (``password_reset``,
 ``api_integration (rate_limit)``: an API ticket's kind names the failure its logs show, which
 decides its plan, ...) or a tau2 task's reference write or transfer (``cancel_reservation``,
-``transfer_to_human_agents``, ...). On a
-level with several kinds, a policy that solves some kinds and never others shows it here; the
-episodes are those of the run's final evaluation (seeded 0, 1, ...). Notes:
+``transfer_to_human_agents``, ...). On a level with several kinds, a policy that solves some
+kinds and never others shows it here; the episodes are those of the run's final evaluation
+(seeded 0, 1, ...). Notes:
 results/tau2_one_write_notes.md, results/tau2_telecom_notes.md,
 results/customer_support_l2_notes.md.
 
@@ -38,8 +38,8 @@ def task_kind(env) -> str:
     if actions is None:
         raise ValueError(f"{type(episode.task).__name__} tasks have no kinds (CustomerSupport and tau2 tasks have)")
     tools = env.unwrapped.scenario.domain.all_tools
-    acts = [a.name for a in actions if a.name in tools and tools[a.name].kind != "read"]
-    return acts[0] if acts else "no write"
+    calls = [a.name for a in actions if a.name in tools and tools[a.name].kind != "read"]
+    return calls[0] if calls else "no write"
 
 
 def success_by_kind(run: str, split: str, episodes: int) -> dict[str, tuple[int, int]]:
