@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..observe import tracing
-from .arguments import check_limits
+from .arguments import check_limits, check_path
 from .episode import CallReport, Episode, max_observation_chars
 from .features import FeatureEncoder
 from .rewards import RewardConfig
@@ -29,6 +29,8 @@ def make_reward_config(base: RewardConfig, given: RewardConfig | dict[str, Any] 
         return base
     if isinstance(given, RewardConfig):
         return given
+    if not isinstance(given, dict):
+        raise ValueError(f"reward_config must be None, a RewardConfig or a dict of its fields, got {given!r}")
     unknown = set(given) - set(RewardConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown reward_config field(s) {sorted(unknown)}; fields: {list(RewardConfig.__dataclass_fields__)}")
@@ -45,6 +47,7 @@ def check_modes(action_mode: str, render_mode: str | None, render_modes: list[st
 
 def make_task_source(scenario: Scenario, split: str, task_file: str | Path | None) -> TaskSource:
     """The user's task file if given (checked at once), else the scenario's ``split``."""
+    check_path("task_file", task_file)
     if task_file is not None:
         return TaskList(load_task_file(task_file, scenario.task_from_dict))
     return scenario.task_source(split)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
-from agentgym_envs.core.arguments import check_bool, check_int
+from agentgym_envs.core.arguments import check_bool, check_int, check_names
 from agentgym_envs.levels import with_level
 
 from .judge import CODING_LIMITS
@@ -140,6 +140,9 @@ class CodingEnv(ToolUseEnv):
             check_bool(name, switch)
         check_bool("subtle_candidates", subtle_candidates, optional=True)
         check_int("distractors", distractors, 0, optional=True)
+        check_names("difficulties", difficulties)
+        if not isinstance(limits, SandboxLimits):
+            raise ValueError(f"limits must be a SandboxLimits, got {limits!r}")
         given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors}
         kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
         difficulties = kwargs.pop("difficulties", None)

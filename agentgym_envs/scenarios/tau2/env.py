@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
+from agentgym_envs.core.arguments import check_bool, check_int, check_names, check_number, check_path, check_text
 from agentgym_envs.levels import with_level
 
 from .airline.scenario import Tau2AirlineScenario
@@ -15,6 +16,18 @@ from .retail.scenario import Tau2RetailScenario
 from .scenario import USERS, Tau2Scenario
 from .session import Tau2Session
 from .telecom.scenario import Tau2TelecomScenario
+
+
+def check_llm_settings(user_temperature: object, llm_timeout: object, llm_max_retries: object,
+                       llm_max_tokens: object, **names: object) -> None:
+    """The LLM user's and judge's settings have their types, whether or not ``user`` reads them
+    (a string for each model, base URL and key, or None)."""
+    for name, value in names.items():
+        check_text(name, value, optional=True)
+    check_number("user_temperature", user_temperature, 0)
+    check_number("llm_timeout", llm_timeout, 0, above=True)
+    check_int("llm_max_retries", llm_max_retries, 0)
+    check_int("llm_max_tokens", llm_max_tokens, 1, optional=True)
 
 
 class Tau2Env(ToolUseEnv):
@@ -184,6 +197,14 @@ class Tau2Env(ToolUseEnv):
         level: int | None = None,
         **kwargs: Any,
     ) -> None:
+        check_llm_settings(user_model=user_model, user_base_url=user_base_url, user_api_key=user_api_key,
+                           nl_judge_model=nl_judge_model, nl_judge_base_url=nl_judge_base_url,
+                           nl_judge_api_key=nl_judge_api_key, user_temperature=user_temperature,
+                           llm_timeout=llm_timeout, llm_max_retries=llm_max_retries, llm_max_tokens=llm_max_tokens)
+        check_path("data_dir", data_dir)
+        check_bool("solo", solo, optional=True)
+        check_names("kinds", kinds)
+        check_int("max_actions", max_actions, 1, optional=True)
         chosen = {k: v for k, v in {"solo": solo, "kinds": kinds, "max_actions": max_actions}.items() if v is not None}
         kwargs = with_level(self.scenario_class.name, level, {**kwargs, **chosen})
         solo, kinds, max_actions = bool(kwargs.pop("solo", False)), kwargs.pop("kinds", None), kwargs.pop("max_actions", None)
