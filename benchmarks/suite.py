@@ -264,7 +264,7 @@ def grouped(rows: list[dict[str, str]]) -> dict[tuple[str, str, str], list[dict[
     return groups
 
 
-def goals(rows: list[dict[str, str]], curves: list[dict[str, str]]) -> list[str]:
+def goals(rows: list[dict[str, str]], curves: list[dict[str, str]], eval_episodes: int) -> list[str]:
     """The suite's goals, each checked on the rows there are (every seed must meet it)."""
     groups = grouped(rows)
     lines = []
@@ -304,14 +304,15 @@ def goals(rows: list[dict[str, str]], curves: list[dict[str, str]]) -> list[str]
     if ppo is not None:
         lines.append(f"- customer_support {below}, the level just below v0: ppo >= 0.8 test success in every seed: "
                      f"{'met' if ppo[0] else 'NOT met'} ({ppo[1]})")
-    lines += ordering(groups)
+    lines += ordering(groups, eval_episodes)
     return lines
 
 
-def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]]) -> list[str]:
+def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]], eval_episodes: int) -> list[str]:
     """Per level where a trained algorithm learns anything: whether mean test success runs
     random < best SB3 <= our PPO <= BC-PPO, and which step breaks it where it does not, with
-    whether the gap lies within the seeds' spread (the larger sample std of the two)."""
+    whether the gap lies within the noise: the larger of the two algorithms' sample std over
+    seeds and the standard error of one run's success rate over ``eval_episodes`` episodes."""
     lines = []
     for env, level in dict.fromkeys((e, lv) for e, lv, _ in groups):
         values = {a: [float(r["test_success"]) for r in g] for (e, lv, a), g in groups.items() if (e, lv) == (env, level)}
@@ -322,7 +323,7 @@ def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]]) -> list[s
             continue
         best = max(sb3, key=mean.get)
         chain = [("random", mean["random"]), (best, mean[best]), ("ppo", mean["ppo"]), ("bc-ppo", mean["bc-ppo"])]
-        broken = [f"{a} {x:.2f} > {b} {y:.2f}" + gap_remark(x - y, max(spread[a], spread[b]))
+        broken = [f"{a} {x:.2f} > {b} {y:.2f}" + gap_remark(x - y, max(spread[a], spread[b]), (x + y) / 2, eval_episodes)
                   for (a, x), (b, y) in zip(chain, chain[1:]) if x > y or (a == "random" and x == y)]
         figures = ", ".join(f"{a} {x:.2f}" for a, x in chain)
         lines.append(f"- {env} {level}: random < best SB3 <= ppo <= bc-ppo: " + ("holds" if not broken else f"does not hold: {'; '.join(broken)}")
@@ -330,11 +331,15 @@ def ordering(groups: dict[tuple[str, str, str], list[dict[str, str]]]) -> list[s
     return lines
 
 
-def gap_remark(gap: float, spread: float) -> str:
-    """Whether a gap between two algorithms' mean test success lies within the seeds' spread."""
-    if gap > 0 and spread > 0:
-        return f", {'within' if gap <= spread else 'beyond'} the seeds' spread (std {spread:.2f})"
-    return ""
+def gap_remark(gap: float, spread: float, success: float, episodes: int) -> str:
+    """Whether a gap between two algorithms' mean test success lies within the noise: the seeds'
+    spread (``spread``, a std) or a success rate's standard error over ``episodes`` episodes,
+    sqrt(p (1 - p) / n) at their mean success ``success``, whichever is larger."""
+    error = math.sqrt(success * (1 - success) / episodes)
+    if gap <= 0 or max(spread, error) == 0:
+        return ""
+    return (f", {'within' if gap <= max(spread, error) else 'beyond'} the noise (seeds' std {spread:.2f}, "
+            f"{episodes}-episode standard error {error:.2f})")
 
 
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str, preset_name: str, preset: Preset,
@@ -350,7 +355,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained.",
         "", f"Runs so far: {len(rows)} of the {len(cells(preset, FAMILIES))} the preset plans"
         + (" (every family's easiest level first, then the next level up)." if preset.levels == "all" else "."),
-        "", "## Goals", "", *(goals(rows, curves) or ["- (no rows yet)"]), "",
+        "", "## Goals", "", *(goals(rows, curves, preset.eval_episodes) or ["- (no rows yet)"]), "",
         "Where an ordering breaks and why, and the measurements behind the settings: [suite_notes.md](suite_notes.md), "
         "[tau2_one_write_notes.md](tau2_one_write_notes.md), [tau2_telecom_notes.md](tau2_telecom_notes.md), "
         "[customer_support_l2_notes.md](customer_support_l2_notes.md).",

@@ -81,15 +81,27 @@ def test_a_level_budget_overrides_the_family_and_the_page_names_it(suite):
     assert full.budget_text() == "100,000 env steps (coding: 200,000; customer_support L2: 200,000; customer_support L3: 200,000; customer_support v0: 200,000)"
 
 
-def test_the_ordering_names_the_step_that_breaks_it_and_whether_the_seeds_spread_covers_it(suite):
-    def rows(algorithm, *values):
-        return [{"env": "e", "level": "L1", "algorithm": algorithm, "seed": str(i), "test_success": str(v)}
-                for i, v in enumerate(values)]
-    table = [*rows("random", 0.0), *rows("sb3-maskable-ppo", 1.0, 1.0, 1.0), *rows("ppo", 1.0, 0.92, 1.0),
-             *rows("bc-ppo", 0.5, 0.5, 0.5)]
-    line, = suite.ordering(suite.grouped(table))
-    assert "does not hold: sb3-maskable-ppo 1.00 > ppo 0.97, within the seeds' spread (std 0.05); " in line
-    assert "ppo 0.97 > bc-ppo 0.50, beyond the seeds' spread (std 0.05)" in line
+def success_rows(algorithm, *values):
+    return [{"env": "e", "level": "L1", "algorithm": algorithm, "seed": str(i), "test_success": str(v)}
+            for i, v in enumerate(values)]
+
+
+def test_the_ordering_names_the_step_that_breaks_it_and_whether_the_noise_covers_it(suite):
+    table = [*success_rows("random", 0.0), *success_rows("sb3-maskable-ppo", 1.0, 1.0, 1.0),
+             *success_rows("ppo", 1.0, 0.92, 1.0), *success_rows("bc-ppo", 0.5, 0.5, 0.5)]
+    line, = suite.ordering(suite.grouped(table), 100)
+    assert ("does not hold: sb3-maskable-ppo 1.00 > ppo 0.97, within the noise "
+            "(seeds' std 0.05, 100-episode standard error 0.01); ") in line
+    assert "ppo 0.97 > bc-ppo 0.50, beyond the noise (seeds' std 0.05, 100-episode standard error 0.04)" in line
+
+
+def test_a_gap_of_one_episode_in_a_hundred_is_within_the_noise_when_the_seeds_agree(suite):
+    table = [*success_rows("random", 0.0), *success_rows("sb3-maskable-ppo", 0.47, 0.47, 0.47),
+             *success_rows("ppo", 0.47, 0.47, 0.47), *success_rows("bc-ppo", 0.46, 0.46, 0.46)]
+    line, = suite.ordering(suite.grouped(table), 100)
+    assert "ppo 0.47 > bc-ppo 0.46, within the noise (seeds' std 0.00, 100-episode standard error 0.05)" in line
+    line, = suite.ordering(suite.grouped(table), 10_000)
+    assert "ppo 0.47 > bc-ppo 0.46, beyond the noise (seeds' std 0.00, 10000-episode standard error 0.00)" in line
 
 
 def test_our_ppo_on_the_level_just_below_v0_is_checked_in_every_seed(suite):
@@ -98,11 +110,11 @@ def test_our_ppo_on_the_level_just_below_v0_is_checked_in_every_seed(suite):
                 for i, v in enumerate(values)]
     below = suite.level_name(suite.level_ids("customer_support")[-2])
     assert below == "L3"
-    met = [line for line in suite.goals(rows(below, 1.0, 0.82, 0.86), []) if "just below v0" in line]
+    met = [line for line in suite.goals(rows(below, 1.0, 0.82, 0.86), [], 100) if "just below v0" in line]
     assert met == ["- customer_support L3, the level just below v0: ppo >= 0.8 test success in every seed: met (1.00, 0.82, 0.86)"]
-    missed, = [line for line in suite.goals(rows(below, 1.0, 0.79, 0.95), []) if "just below v0" in line]
+    missed, = [line for line in suite.goals(rows(below, 1.0, 0.79, 0.95), [], 100) if "just below v0" in line]
     assert "NOT met (1.00, 0.79, 0.95)" in missed
-    assert not [line for line in suite.goals(rows("L2", 1.0), []) if "just below v0" in line]
+    assert not [line for line in suite.goals(rows("L2", 1.0), [], 100) if "just below v0" in line]
 
 
 def test_a_run_left_by_other_settings_is_run_afresh(suite, tmp_path, capsys, monkeypatch):
