@@ -6,7 +6,13 @@ masked-in action and ask the episode whether the call is valid (the check ``Epis
 makes), then step the sampled one and read ``info["valid"]``. Also reports how many of the
 scripted expert's calls the layout can express (its numbered calls are capped per tool).
 
+With ``--expert-episodes N``: per level of every family, on test tasks 0..N-1, how many episodes
+the scripted expert solves playing only the flat actions at the trainers' capacity (each
+scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written to
+``results/admissible_actions.md``.
+
 Usage: python benchmarks/admissible_actions.py [--states 1000] [--seed 0] [--tau2-data-dir DIR]
+       python benchmarks/admissible_actions.py --expert-episodes 100
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -22,6 +29,7 @@ import numpy as np
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import Episode
+from agentgym_envs.levels import FAMILIES, level_ids
 from agentgym_envs.wrappers import FlatDiscreteAction
 
 TAU2_DATA_DIR = os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2")
@@ -96,13 +104,69 @@ def check_masked_play(make: Callable[..., gym.Env], states: int, seed: int = 0, 
     return counts
 
 
+def level_maker(env_id: str, tau2_data_dir: str) -> Callable[..., gym.Env]:
+    """``env_id`` as the trainers make it (repeated calls masked; the team env has no such
+    argument), taking more ``gym.make`` keyword arguments."""
+    kwargs: dict[str, Any] = {"data_dir": tau2_data_dir} if env_id.startswith(("AgentGym/Tau2Retail", "AgentGym/Tau2Airline")) else {}
+    if "SupportTeam" not in env_id:
+        kwargs["mask_repeats"] = True
+    return lambda **kw: gym.make(env_id, **kwargs, **kw)
+
+
+def expert_episodes(make: Callable[..., gym.Env], episodes: int) -> tuple[int, int]:
+    """(test episodes the expert solves playing only flat actions, ``episodes``) at the
+    scenario's capacity; an episode ends unsolved where its next call has no action."""
+    env = FlatDiscreteAction(make(split="test"), layout="admissible")
+    solved = 0
+    for seed in range(episodes):
+        env.reset(seed=seed)
+        while True:
+            env.action_masks()  # numbers the calls admissible now
+            expert = expert_rows(env.unwrapped.episode)
+            number = None if expert is None else env.call_table().numbers[expert[0]].get(expert[1])
+            if number is None:
+                break
+            _, _, terminated, truncated, info = env.step(int(env.offsets[expert[0]]) + number)
+            if terminated or truncated:
+                solved += bool(info["metrics"]["success"])
+                break
+    env.close()
+    return solved, episodes
+
+
+def expert_page(episodes: int, tau2_data_dir: str) -> str:
+    """The markdown page of :func:`expert_episodes` on every level of every family."""
+    lines = ["# The expert through the trainers' flat actions", "",
+             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}`", "",
+             "Per level, the test episodes (tasks 0 to "
+             f"{episodes - 1}) that the scripted expert solves when it may play only the flat admissible "
+             "actions that SB3's MaskablePPO and our PPO choose from (`FlatDiscreteAction`, layout "
+             "`admissible`, at each scenario's `flat_capacity`; repeated calls masked). A call numbered "
+             "past a tool's capacity has no action, so the episode stops there: no trained policy on those "
+             "actions can pass this figure.", "",
+             "| level | capacity | solved |", "|---|---|---|"]
+    for family in (entry.name for entry in FAMILIES):
+        for env_id in level_ids(family):
+            make = level_maker(env_id, tau2_data_dir)
+            solved, played = expert_episodes(make, episodes)
+            capacity = FlatDiscreteAction(make(), layout="admissible").capacity
+            lines.append(f"| {env_id.split('/')[-1]} | {capacity} | {solved} of {played} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--states", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--capacity", type=int, default=128)
     parser.add_argument("--tau2-data-dir", default=TAU2_DATA_DIR)
+    parser.add_argument("--expert-episodes", type=int, help="write the expert's ceiling per level instead")
     args = parser.parse_args()
+    if args.expert_episodes:
+        page = expert_page(args.expert_episodes, args.tau2_data_dir)
+        (Path(__file__).parent / "results" / "admissible_actions.md").write_text(page, encoding="utf-8")
+        print(page)
+        return
     for family, make in env_makers(args.tau2_data_dir).items():
         counts = check_masked_play(make, args.states, args.seed, args.capacity)
         print(json.dumps({"family": family, **counts}), flush=True)

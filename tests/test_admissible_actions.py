@@ -159,3 +159,31 @@ def test_joint_mask_follows_steps_taken_under_the_wrapper():
     env.unwrapped.step(env.action(int(np.flatnonzero(before)[0])))  # the base env stepped directly
     np.testing.assert_array_equal(env.action_masks(), reference_joint_mask(env))
     assert not np.array_equal(env.action_masks(), before)
+
+
+def test_the_default_capacity_is_the_scenarios_so_the_expert_solves_every_math_range_sum(benchmark_script):
+    module = benchmark_script("admissible_actions")
+    make = module.level_maker("AgentGym/Math-L2-v0", str(TAU2_DATA))
+    assert FlatDiscreteAction(make(), layout="admissible").capacity == 256
+    assert FlatDiscreteAction(gym.make(CS), layout="admissible").capacity == 64
+    assert module.expert_episodes(make, 12) == (12, 12)  # test tasks 0-11: consecutive-number sums among them
+
+
+def test_at_capacity_64_a_math_range_sum_has_no_action_for_the_experts_subtraction():
+    env = FlatDiscreteAction(gym.make("AgentGym/Math-L2-v0", mask_repeats=True), layout="admissible", capacity=64)
+    env.reset(seed=0)
+    while env.unwrapped.episode.task.template not in ("train-range-sum", "train-range-add-up"):
+        env.reset()
+    episode = env.unwrapped.episode
+    missing = 0
+    while not episode.ended:
+        env.action_masks()
+        call = episode.encode(episode.scenario.expert_call(episode.task, episode.world, episode.history))
+        tool, rows = int(call[0]), tuple(int(r) for r in call[1 : 1 + env.arities[int(call[0])]])
+        number = env.call_table().numbers[tool].get(rows)
+        if number is None:
+            missing += 1
+            env.env.step(call)
+        else:
+            env.step(int(env.offsets[tool]) + number)
+    assert missing >= 1

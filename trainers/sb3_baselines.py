@@ -102,7 +102,7 @@ class SB3Config:
     observation: str = "features"
     mask_repeats: bool = True
     action_layout: str = "admissible"
-    action_capacity: int = 64
+    action_capacity: int | None = None
     n_envs: int = 8
     context_len: int = 256
     entity_len: int = 12

@@ -35,8 +35,8 @@ from .policy import Masks, MLPPolicy, TokenPolicy, TokenPolicyConfig, build_poli
 from .run import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, make_env
 
 MASK_KEYS = ("action_mask", "argument_mask")
-# observation="features": the flat admissible actions (FlatDiscreteAction's layout and capacity), repeated calls masked
-FEATURES_ACTIONS = {"layout": "admissible", "capacity": 64}
+# observation="features": the flat admissible actions (FlatDiscreteAction's layout, at the scenario's capacity), repeated calls masked
+FEATURES_ACTIONS = {"layout": "admissible"}
 FEATURES_MASK_REPEATS = True
 TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
 

@@ -50,6 +50,10 @@ class Scenario(ABC):
     """Whether :meth:`verdict` gives any (the features then hold a verdict per entity row)."""
     gives_hints: ClassVar[bool] = False
     """Whether :meth:`hint` may give one (the features then hold it in a block of its own)."""
+    flat_capacity: ClassVar[int] = 64
+    """The calls per tool that :class:`~agentgym_envs.wrappers.FlatDiscreteAction`'s admissible
+    layout numbers by default: enough for the expert's every call at each level where a
+    capacity can be (``benchmarks/results/admissible_actions.md``)."""
     training_rewards: ClassVar[dict[str, Any]] = {}
     """``reward_config`` fields that trainers train on, over :attr:`default_rewards` (empty: the
     scenario's own reward); evaluation always uses :attr:`default_rewards`."""

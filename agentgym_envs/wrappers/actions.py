@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agentgym_envs.core.arguments import check_int
 from agentgym_envs.core.episode import Episode
 
 LAYOUTS = ("product", "admissible")
@@ -76,7 +77,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
       order they become admissible (:class:`CallTable`; the admissible commands of TextWorld
       and Jericho, kept in place per tool). The block says which tool, so the output layer
       keeps a meaning per tool; within an episode a number always names the same call; the
-      size stays small at any arity. A tool with more admissible calls than ``capacity``
+      size stays small at any arity. ``capacity`` (None: the scenario's
+      :attr:`~agentgym_envs.core.Scenario.flat_capacity`, 64; Math's 256) bounds the block. A
+      tool with more admissible calls than ``capacity``
       (Tau2Airline's ``book_reservation``: thousands of combinations) keeps the first
       ``capacity`` of them, so some calls are then not expressible; ``docs/contract.md``
       gives how often the expert's calls are. An unnumbered index stands for its tool with
@@ -93,12 +96,15 @@ class FlatDiscreteAction(gym.ActionWrapper):
     masks from ``info`` get this action space's.
     """
 
-    def __init__(self, env: gym.Env, layout: str = "product", capacity: int = 128) -> None:
+    def __init__(self, env: gym.Env, layout: str = "product", capacity: int | None = None) -> None:
         super().__init__(env)
         if not (isinstance(self.base.action_space, spaces.MultiDiscrete) and hasattr(self.base, "call_masks")):
             raise ValueError("FlatDiscreteAction needs a tool-use env with action_mode='structured'")
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        if capacity is None:  # a team's acting-agent view holds the team env, which holds the scenario
+            capacity = (getattr(self.base, "scenario", None) or self.base.base.scenario).flat_capacity
+        check_int("capacity", capacity, 1)
         self.layout, self.capacity = layout, capacity
         self.n_entities = int(self.base.max_entities)
         self.arities = list(self.base.tool_arities)

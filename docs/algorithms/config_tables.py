@@ -85,7 +85,7 @@ SHARED = {
     "reward_scale": "the training rewards are multiplied by this for learning (logged returns are unscaled)",
     "mask_repeats": "the env masks a call already made",
     "action_layout": "`FlatDiscreteAction`'s layout: `admissible` numbers each tool's valid calls",
-    "action_capacity": "`FlatDiscreteAction`'s calls numbered per tool",
+    "action_capacity": "`FlatDiscreteAction`'s calls numbered per tool (None: the scenario's `flat_capacity`, 64; Math 256)",
     "bag_dim": "size of the `bag` observation's hashed counts",
     "hash_buckets": "embeddings the `tokens` extractor hashes token ids into",
     "recent_tokens": "latest context tokens the `tokens` extractor pools apart (the latest tool result)",

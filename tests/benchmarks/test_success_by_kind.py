@@ -1,5 +1,6 @@
-"""``benchmarks/success_by_kind.py`` on CustomerSupport: a run's final evaluation split by ticket
-kind (the tau2 split, by reference write, is tested beside the tau2 data: tests/tau2)."""
+"""``benchmarks/success_by_kind.py`` on CustomerSupport and Math: a run's final evaluation split by
+ticket kind or problem template (the tau2 split, by reference write, is tested beside the tau2
+data: tests/tau2)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,15 @@ def test_an_api_ticket_kind_names_the_failure_its_logs_show(benchmark_script, re
         "api_integration (auth)", "api_integration (rate_limit)", "api_integration (server_error)"}
 
 
+def test_a_math_problem_kind_is_its_difficulty_and_a_template_of_its_split(benchmark_script, reference_run):
+    kinds = benchmark_script("success_by_kind")
+    by_kind = kinds.success_by_kind(reference_run("AgentGym/Math-L2-v0", "expert"), "test", 30)
+    assert {kind.split(" (")[0] for kind in by_kind} == {"easy", "medium"}
+    assert all(kind.split(" (")[1].startswith("test-") for kind in by_kind)
+    assert all(solved == played for solved, played in by_kind.values())
+
+
 def test_an_env_without_task_kinds_is_a_clear_error(benchmark_script, reference_run, capsys):
     kinds = benchmark_script("success_by_kind")
-    assert kinds.main([reference_run("AgentGym/Math-v0", "random"), "--episodes", "1"]) == 2
+    assert kinds.main([reference_run("AgentGym/Coding-L0-v0", "random"), "--episodes", "1"]) == 2
     assert "tasks have no kinds" in capsys.readouterr().err
