@@ -1,6 +1,7 @@
 """A trained policy's success by task kind: a CustomerSupport ticket's kind (``password_reset``,
 ``api_integration (rate_limit)``: an API ticket's kind names the failure its logs show, which
-decides its plan, ...) or a tau2 task's reference write or transfer (``cancel_reservation``,
+decides its plan, ...), a Math problem's difficulty and template (``medium (test-consecutive)``)
+or a tau2 task's reference write or transfer (``cancel_reservation``,
 ``transfer_to_human_agents``, ...). On a level with several kinds, a policy that solves some
 kinds and never others shows it here; the episodes are those of the run's final evaluation
 (seeded 0, 1, ...). Notes:
@@ -26,7 +27,7 @@ from trainers.run import EVAL_SEED  # noqa: E402
 
 def task_kind(env) -> str:
     """The current task's kind: its ``kind`` and ``issue``, where it has one (CustomerSupport:
-    ``"api_integration (auth)"``), else the name of its first reference call that is not a read
+    ``"api_integration (auth)"``), its difficulty and template (Math), else the name of its first reference call that is not a read
     (tau2: a write, or ``transfer_to_human_agents``; ``"no write"`` for a task without one, such as
     a telecom task fixed on the user's device alone)."""
     episode = env.unwrapped.episode
@@ -34,9 +35,12 @@ def task_kind(env) -> str:
     if isinstance(kind, str):
         issue = getattr(episode.task, "issue", None)
         return kind if issue is None else f"{kind} ({issue})"
+    template = getattr(episode.task, "template", None)
+    if isinstance(template, str):
+        return f"{episode.task.difficulty} ({template or 'user task'})"
     actions = getattr(episode.world, "reference_actions", None)
     if actions is None:
-        raise ValueError(f"{type(episode.task).__name__} tasks have no kinds (CustomerSupport and tau2 tasks have)")
+        raise ValueError(f"{type(episode.task).__name__} tasks have no kinds (CustomerSupport, Math and tau2 tasks have)")
     tools = env.unwrapped.scenario.domain.all_tools
     calls = [a.name for a in actions if a.name in tools and tools[a.name].kind != "read"]
     return calls[0] if calls else "no write"
@@ -64,7 +68,7 @@ def success_by_kind(run: str, split: str, episodes: int) -> dict[str, tuple[int,
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", help="a run directory (or its checkpoint) of `agentgym train` on a CustomerSupport or tau2 env")
+    parser.add_argument("run", help="a run directory (or its checkpoint) of `agentgym train` on a CustomerSupport, Math or tau2 env")
     parser.add_argument("--split", default="test", choices=["train", "test"])
     parser.add_argument("--episodes", type=int, default=100, help="the final evaluation's count")
     args = parser.parse_args(argv)
