@@ -107,7 +107,8 @@ def check_masked_play(make: Callable[..., gym.Env], states: int, seed: int = 0, 
 def level_maker(env_id: str, tau2_data_dir: str) -> Callable[..., gym.Env]:
     """``env_id`` as the trainers make it (repeated calls masked; the team env has no such
     argument), taking more ``gym.make`` keyword arguments."""
-    kwargs: dict[str, Any] = {"data_dir": tau2_data_dir} if env_id.startswith(("AgentGym/Tau2Retail", "AgentGym/Tau2Airline")) else {}
+    local_data = env_id.startswith(("AgentGym/Tau2Retail", "AgentGym/Tau2Airline"))  # telecom's data: the tau2 package
+    kwargs: dict[str, Any] = {"data_dir": tau2_data_dir} if local_data else {}
     if "SupportTeam" not in env_id:
         kwargs["mask_repeats"] = True
     return lambda **kw: gym.make(env_id, **kwargs, **kw)

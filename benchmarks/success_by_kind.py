@@ -27,9 +27,9 @@ from trainers.run import EVAL_SEED  # noqa: E402
 
 def task_kind(env) -> str:
     """The current task's kind: its ``kind`` and ``issue``, where it has one (CustomerSupport:
-    ``"api_integration (auth)"``), its difficulty and template (Math), else the name of its first reference call that is not a read
-    (tau2: a write, or ``transfer_to_human_agents``; ``"no write"`` for a task without one, such as
-    a telecom task fixed on the user's device alone)."""
+    ``"api_integration (auth)"``), its difficulty and template (Math), else the name of its first
+    reference call that is not a read (tau2: a write, or ``transfer_to_human_agents``; ``"no
+    write"`` for a task without one, such as a telecom task fixed on the user's device alone)."""
     episode = env.unwrapped.episode
     kind = getattr(episode.task, "kind", None)
     if isinstance(kind, str):
