@@ -6,7 +6,7 @@ or a tau2 task's reference write or transfer (``cancel_reservation``,
 kinds and never others shows it here; the episodes are those of the run's final evaluation
 (seeded 0, 1, ...). Notes:
 results/tau2_one_write_notes.md, results/tau2_telecom_notes.md,
-results/customer_support_l2_notes.md.
+results/customer_support_l2_notes.md, results/math_notes.md.
 
     python benchmarks/success_by_kind.py runs/suite/Tau2Airline-L1-v0__ppo__seed0
 """
