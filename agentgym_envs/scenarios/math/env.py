@@ -106,7 +106,9 @@ class MathEnv(ToolUseEnv):
 
     - v0: initial version; text actions in every form language models write;
       `info["parse"]`; `sample_mask()`; levels L0-L2 below `-v0` (`level=`, `problems=`),
-      `-v0` unchanged.
+      `-v0` unchanged; `FlatDiscreteAction` numbers 256 calls a tool here (the scenario's
+      `flat_capacity`; 64 before, which left a range sum's subtraction without an action), so
+      a features policy trained on math before has a smaller action layer.
     """
 
     def __init__(self, level: int | None = None, **kwargs: Any) -> None:
