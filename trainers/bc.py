@@ -139,7 +139,7 @@ def train(run: Run) -> Trained:
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
     first_epoch, curve, train_seconds = 1, [], collect_seconds
     if state is not None:
-        policy.load_state_dict(state["policy"])
+        checkpoints.load_weights(policy, state["policy"], f"the checkpoint in {run.run_dir}")
         optimizer.load_state_dict(state["optimizer"])
         first_epoch, curve, train_seconds = state["epoch"] + 1, state["curve"], state["train_seconds"]
         checkpoints.set_rng_state(state["rng"])

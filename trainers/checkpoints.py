@@ -48,6 +48,17 @@ def load(path: str | Path) -> dict[str, Any]:
     return payload
 
 
+def load_weights(module: torch.nn.Module, weights: dict[str, Any], what: str = "the checkpoint") -> None:
+    """Load ``weights`` into ``module``; a :class:`CheckpointError` where they do not fit it (a
+    checkpoint of another network: other settings, or an env whose spaces have changed since)."""
+    try:
+        module.load_state_dict(weights)
+    except RuntimeError as exc:
+        detail = str(exc).strip().splitlines()
+        raise CheckpointError(f"{what} does not fit this run's network (trained with other settings, or before the env's "
+                              f"spaces changed); train in a new run directory. {' '.join(line.strip() for line in detail[:2])}") from None
+
+
 def seed_everything(seed: int, threads: int = 0) -> None:
     """Seed python, numpy and torch; ``threads`` > 0 also fixes torch's CPU thread count."""
     if threads > 0:

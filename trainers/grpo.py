@@ -187,7 +187,7 @@ def train(run: Run) -> Trained:
 
     global_step, update, curve, train_seconds = 0, 0, [], 0.0
     if state is not None:
-        policy.load_state_dict(state["policy"])
+        checkpoints.load_weights(policy, state["policy"], f"the checkpoint in {run.run_dir}")
         reference.load_state_dict(state["reference"])
         optimizer.load_state_dict(state["optimizer"])
         task_rng.bit_generator.state = state["task_rng"]

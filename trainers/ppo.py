@@ -163,7 +163,7 @@ def train(run: Run) -> Trained:
         next_obs_np, info = envs.reset(seed=run.seed)
         next_done_np = np.zeros(config.num_envs)
     else:  # continue exactly where the checkpoint left off
-        policy.load_state_dict(state["policy"])
+        checkpoints.load_weights(policy, state["policy"], f"the checkpoint in {run.run_dir}")
         if reference is not None:
             reference.load_state_dict(state["reference"])
         optimizer.load_state_dict(weights.optimizer_state(state["optimizer"]))

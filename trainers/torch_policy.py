@@ -138,7 +138,7 @@ def batch_masks(info: dict[str, Any], device: torch.device | str) -> Masks | Non
 
 def policy_from_checkpoint(payload: dict[str, Any], device: torch.device | str) -> nn.Module:
     policy = build_policy(payload["policy_spec"])
-    policy.load_state_dict(payload["policy"])
+    checkpoints.load_weights(policy, payload["policy"])
     return policy.to(device).eval()
 
 

@@ -98,3 +98,17 @@ def test_a_corrupt_checkpoint_gives_a_clear_error(tmp_path):
         checkpoints.load(path)
     with pytest.raises(CheckpointError, match="no checkpoint at"):
         checkpoints.load(tmp_path / "missing.pt")
+
+
+def test_resuming_from_a_checkpoint_of_another_network_is_a_clear_error(train_tiny, tmp_path, tiny_ppo, monkeypatch):
+    with monkeypatch.context() as patch:
+        interrupt_after_first_checkpoint(patch)
+        with pytest.raises(Interrupted):
+            train_tiny("ppo", 96, root=tmp_path, **tiny_ppo)
+    path, = tmp_path.glob("*/checkpoint.pt")
+    payload = checkpoints.load(path)
+    name, tensor = next(iter(payload["policy"].items()))
+    payload["policy"][name] = torch.zeros(tensor.shape[0] + 1, *tensor.shape[1:])  # as an action layer of another size
+    checkpoints.save(path, payload)
+    with pytest.raises(CheckpointError, match="does not fit this run's network"):
+        train_tiny("ppo", 96, root=tmp_path, resume=True, **tiny_ppo)
