@@ -359,7 +359,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         "Where an ordering breaks and why, and the measurements behind the settings: [suite_notes.md](suite_notes.md), "
         "[tau2_one_write_notes.md](tau2_one_write_notes.md), [tau2_telecom_notes.md](tau2_telecom_notes.md), "
         "[customer_support_l2_notes.md](customer_support_l2_notes.md), [support_team_notes.md](support_team_notes.md), "
-        "[math_notes.md](math_notes.md). "
+        "[math_notes.md](math_notes.md), [coding_notes.md](coding_notes.md). "
         "What the expert solves per level through the same flat actions (a trained row's ceiling): "
         "[admissible_actions.md](admissible_actions.md).",
     ]
