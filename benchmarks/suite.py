@@ -352,7 +352,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         f"{platform.python_version()}, no GPU used. Each trained run: {preset.budget_text()}, the algorithm's defaults "
         f"but {settings_text()}; final greedy evaluation over {preset.eval_episodes} episodes per split on the env's own reward. "
         f"Values: mean ± sample std over seeds. Steps to {TARGET}: the first learning-curve point at which test "
-        "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained.",
+        "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained. "
+        f"Each run's test return and wall time: [{name}.csv]({name}.csv).",
         "", f"Runs so far: {len(rows)} of the {len(cells(preset, FAMILIES))} the preset plans"
         + (" (every family's easiest level first, then the next level up)." if preset.levels == "all" else "."),
         "", "## Goals", "", *(goals(rows, curves, preset.eval_episodes) or ["- (no rows yet)"]), "",
@@ -363,19 +364,33 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str
         "What the expert solves per level through the same flat actions (a trained row's ceiling): "
         "[admissible_actions.md](admissible_actions.md).",
     ]
-    columns = ["level", "algorithm", "seeds", "test success", "train success", "test return", f"steps to {TARGET}", "wall (s)"]
     groups = grouped(rows)
     for env in dict.fromkeys(r["env"] for r in rows):
-        lines += ["", f"## {env}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        for (group_env, level, algorithm), group in groups.items():
-            if group_env != env:
-                continue
-            value = lambda name: [float(r[name]) for r in group]  # noqa: E731, B023 (called in this iteration)
-            lines.append("| " + " | ".join([
-                level, algorithm, str(len(group)), mean_std(value("test_success")), mean_std(value("train_success")),
-                mean_std(value("test_return"), 1), steps_cell(curves, group), mean_std(value("wall_s"), 0)]) + " |")
-        lines += ["", f"![{env}]({plot_name(name, env)})"]
+        lines += ["", f"## {env}", "", *family_tables(env, groups, curves, preset.seeds), "",
+                  f"![{env}]({plot_name(name, env)})"]
     return "\n".join(lines) + "\n"
+
+
+def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, str]]], curves: list[dict[str, str]],
+                  seeds: int) -> list[str]:
+    """A family's two tables, a row per level and a column per algorithm: test success (mean ±
+    std over seeds) with train success after the slash, and steps to the target. A trained
+    algorithm with fewer than ``seeds`` rows so far says how many it has."""
+    own = {(level, algorithm): group for (e, level, algorithm), group in groups.items() if e == env}
+    algorithms = list(dict.fromkeys(algorithm for _, algorithm in own))
+    head = ["| level | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
+
+    def table(cell: Callable[[list[dict[str, str]]], str]) -> list[str]:
+        return [*head, *("| " + " | ".join([level, *(cell(own[level, a]) if (level, a) in own else "" for a in algorithms)])
+                         + " |" for level in dict.fromkeys(level for level, _ in own))]
+
+    def success(group: list[dict[str, str]]) -> str:
+        partial = "" if group[0]["algorithm"] in REFERENCES or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
+        train = np.mean([float(r["train_success"]) for r in group])
+        return f"{mean_std([float(r['test_success']) for r in group])} / {train:.2f}{partial}"
+
+    return ["Test success / train success:", "", *table(success), "",
+            f"Steps to {TARGET} test success:", "", *table(lambda group: steps_cell(curves, group))]
 
 
 def plot_name(name: str, env: str) -> str:
