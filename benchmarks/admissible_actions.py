@@ -114,20 +114,20 @@ def level_maker(env_id: str, tau2_data_dir: str) -> Callable[..., gym.Env]:
     return lambda **kw: gym.make(env_id, **kwargs, **kw)
 
 
-def expert_episodes(make: Callable[..., gym.Env], episodes: int) -> tuple[int, int]:
-    """(test episodes the expert solves playing only flat actions, ``episodes``) at the
-    scenario's capacity; an episode ends unsolved where its next call has no action."""
-    env = FlatDiscreteAction(make(split="test"), layout="admissible")
+def expert_episodes(make: Callable[..., gym.Env], episodes: int, capacity: int | None = None) -> tuple[int, int]:
+    """(test episodes the expert solves playing only flat actions, ``episodes``) at ``capacity``
+    (None: the scenario's); an episode ends unsolved where its next call has no action."""
+    env = FlatDiscreteAction(make(split="test"), layout="admissible", capacity=capacity)
     solved = 0
     for seed in range(episodes):
         env.reset(seed=seed)
         while True:
             env.action_masks()  # numbers the calls admissible now
             expert = expert_rows(env.unwrapped.episode)
-            number = None if expert is None else env.call_table().numbers[expert[0]].get(expert[1])
-            if number is None:
+            action = None if expert is None else env.index((expert[0], *expert[1]))
+            if action is None:
                 break
-            _, _, terminated, truncated, info = env.step(int(env.offsets[expert[0]]) + number)
+            _, _, terminated, truncated, info = env.step(action)
             if terminated or truncated:
                 solved += bool(info["metrics"]["success"])
                 break

@@ -138,6 +138,7 @@ class ToolUseEnv(gym.Env[Any, Any]):
         self.render_mode = render_mode
         self.mask_repeats = mask_repeats
         self.max_entities = scenario.max_entities
+        self.flat_capacity = scenario.flat_capacity
         self.tool_schemas: list[dict[str, Any]] = [tool.schema() for tool in scenario.tools]
         self.tool_names: list[str] = [tool.name for tool in scenario.tools]
         self.tool_arities: list[int] = [len(tool.args) for tool in scenario.tools]

@@ -92,8 +92,8 @@ class ActiveAgentEnv(gym.Env):
     single-agent env) and ``agent_metrics`` (per agent).
 
     Public attributes for trainers: the token layout (``context_len``, ``entity_len``,
-    ``max_entities``), ``tool_arities`` (arguments per tool) and ``training_reward`` (the
-    scenario's, as :class:`~agentgym_envs.core.ToolUseEnv` has them).
+    ``max_entities``), ``tool_arities`` (arguments per tool), ``flat_capacity`` and
+    ``training_reward`` (the scenario's, as :class:`~agentgym_envs.core.ToolUseEnv` has them).
     """
 
     metadata = {"render_modes": []}
@@ -112,6 +112,7 @@ class ActiveAgentEnv(gym.Env):
         self.agents = list(self.base.possible_agents)
         self.context_len, self.entity_len = context_len, entity_len
         self.max_entities = self.base.scenario.max_entities
+        self.flat_capacity = self.base.scenario.flat_capacity
         self.tool_arities = [len(tool.args) for tool in self.base.scenario.tools]
         self.training_reward = dict(self.base.scenario.training_rewards)
         if self.features is None:

@@ -102,8 +102,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
             raise ValueError("FlatDiscreteAction needs a tool-use env with action_mode='structured'")
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-        if capacity is None:  # a team's acting-agent view holds the team env, which holds the scenario
-            capacity = (getattr(self.base, "scenario", None) or self.base.base.scenario).flat_capacity
+        capacity = self.base.flat_capacity if capacity is None else capacity
         check_int("capacity", capacity, 1)
         self.layout, self.capacity = layout, capacity
         self.n_entities = int(self.base.max_entities)
