@@ -52,8 +52,8 @@ SB3 = ("sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3-dqn")
 # Our torch PPO trains on what the SB3 baselines read by default (the features observation, the flat admissible
 # actions with their joint mask, the same MLP as SB3's MlpPolicy) with their PPO's settings: 8 envs x 128 steps a
 # rollout, 4 epochs of minibatches of 256, a constant 2e-3, entropy 0.01, no value clipping
-# (``trainers.sb3_baselines.PPOConfig``), so that the two compare like for like. Our PPO's own defaults (16 envs x 32 steps, 2 epochs, annealed; at 3e-3 and
-# entropy 0.03, the main job's) did worse in the suite: Tau2Retail-L0-v0 test 0.54 (30k steps; one cancellation
+# (``trainers.sb3_baselines.PPOConfig``), so that the two compare like for like. Our PPO's own defaults (16 envs x 32
+# steps, 2 epochs, annealed; at 3e-3 and entropy 0.03, the main job's) did worse in the suite: Tau2Retail-L0-v0 test 0.54 (30k steps; one cancellation
 # reason for every task), and at 100k steps, seeds 0-2, train / test: CustomerSupport-L1 1.00 / 0.78, 0.80, 0.99
 # (SB3's: 1.00 / 0.99, 0.95, 0.96), CustomerSupport-L3 0.79, 0.20, 0.89 / 0.51, 0.09, 0.55 (SB3's: 0.86, 0.90,
 # 0.93 / 0.60, 0.71, 0.75); Coding-L0 at 200k with entropy 0.03, 0.79, 0.68, 0.97 / 0.71, 0.62, 0.92 (SB3's:
@@ -125,8 +125,8 @@ class Preset:
 CODING_STEPS = 200_000
 # CustomerSupport's levels with the API integration kind (a plan that branches on the logs) need more than 100k steps:
 # our PPO (value loss clipped) on CustomerSupport-L3-v0, seeds 0-2, test success 0.90, 0.76, 0.81 at 100k and 1.00,
-# 0.82, 0.86 at 200k; on CustomerSupport-L2-v0 at 100k 0.78, 0.68, 0.78, with seeds 0 and 2 flat from 30k on and no API integration ticket
-# solved in seed 0. Its -v0 trains as long (the budget of the earlier comparison on it, results/compare.md).
+# 0.82, 0.86 at 200k; on CustomerSupport-L2-v0 at 100k 0.78, 0.68, 0.78, with seeds 0 and 2 flat from 30k on and no
+# API integration ticket solved in seed 0. Its -v0 trains as long (the budget of the earlier comparison on it, results/compare.md).
 HARD_SUPPORT_STEPS = {("customer_support", level): 200_000 for level in ("L2", "L3", "v0")}
 PRESETS = {
     "quick": Preset("easiest", (*REFERENCES, "ppo", "sb3-maskable-ppo"), seeds=1, env_steps=30_000, eval_episodes=50,
