@@ -53,11 +53,11 @@ SB3 = ("sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3-dqn")
 # actions with their joint mask, the same MLP as SB3's MlpPolicy) with their PPO's settings: 8 envs x 128 steps a
 # rollout, 4 epochs of minibatches of 256, a constant 2e-3, entropy 0.01, no value clipping
 # (``trainers.sb3_baselines.PPOConfig``), so that the two compare like for like. Our PPO's own defaults (16 envs x 32
-# steps, 2 epochs, annealed; at 3e-3 and entropy 0.03, the main job's) did worse in the suite: Tau2Retail-L0-v0 test 0.54 (30k steps; one cancellation
-# reason for every task), and at 100k steps, seeds 0-2, train / test: CustomerSupport-L1 1.00 / 0.78, 0.80, 0.99
-# (SB3's: 1.00 / 0.99, 0.95, 0.96), CustomerSupport-L3 0.79, 0.20, 0.89 / 0.51, 0.09, 0.55 (SB3's: 0.86, 0.90,
-# 0.93 / 0.60, 0.71, 0.75); Coding-L0 at 200k with entropy 0.03, 0.79, 0.68, 0.97 / 0.71, 0.62, 0.92 (SB3's:
-# 1.00 / 0.96, 0.92, 1.00).
+# steps, 2 epochs, annealed; at 3e-3 and entropy 0.03, the main job's) did worse in the suite: Tau2Retail-L0-v0 test
+# 0.54 (30k steps; one cancellation reason for every task), and at 100k steps, seeds 0-2, train / test:
+# CustomerSupport-L1 1.00 / 0.78, 0.80, 0.99 (SB3's: 1.00 / 0.99, 0.95, 0.96), CustomerSupport-L3 0.79, 0.20, 0.89 /
+# 0.51, 0.09, 0.55 (SB3's: 0.86, 0.90, 0.93 / 0.60, 0.71, 0.75); Coding-L0 at 200k with entropy 0.03, 0.79, 0.68, 0.97
+# / 0.71, 0.62, 0.92 (SB3's: 1.00 / 0.96, 0.92, 1.00).
 # SB3's PPO does not clip its value loss (clip_range_vf=None), and neither does ours here: with CleanRL's clipping our
 # PPO trailed MaskablePPO on CustomerSupport-L2 (200k, seeds 0-2, test 0.79, 0.68, 0.83; without: 0.84, 0.85, 0.92)
 # and Tau2Telecom-L2 (100k, seeds 0-1: 0.19, 0.19; without: 0.29, 0.29), and did no better on CustomerSupport-L3
