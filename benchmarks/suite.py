@@ -342,20 +342,27 @@ def gap_remark(gap: float, spread: float, success: float, episodes: int) -> str:
             f"{episodes}-episode standard error {error:.2f})")
 
 
+def runs_line(done: int, planned: int, ladder: bool) -> str:
+    """How many of the preset's runs the page holds (and, while some are missing, in what order they come)."""
+    if done >= planned:
+        return f"Runs: all {planned} the preset plans."
+    return f"Runs so far: {done} of the {planned} the preset plans" + (
+        " (every family's easiest level first, then the next level up)." if ladder else ".")
+
+
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], name: str, preset_name: str, preset: Preset,
-             command: str) -> str:
+             written_by: str) -> str:
     lines = [
         f"# Benchmark suite ({preset_name})", "",
         f"Command: `python benchmarks/suite.py --preset {preset_name}` (resumable: the rows come from one or more "
-        f"sittings; this page was last written by `{command}`)", "",
+        f"sittings; this page was last written by {written_by})", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.python_implementation()} "
         f"{platform.python_version()}, no GPU used. Each trained run: {preset.budget_text()}, the algorithm's defaults "
         f"but {settings_text()}; final greedy evaluation over {preset.eval_episodes} episodes per split on the env's own reward. "
         f"Values: mean ± sample std over seeds. Steps to {TARGET}: the first learning-curve point at which test "
         "success reached it (mean over the seeds that reached it, and how many). Random and expert are evaluated, not trained. "
         f"Each run's test return and wall time: [{name}.csv]({name}.csv).",
-        "", f"Runs so far: {len(rows)} of the {len(cells(preset, FAMILIES))} the preset plans"
-        + (" (every family's easiest level first, then the next level up)." if preset.levels == "all" else "."),
+        "", runs_line(len(rows), len(cells(preset, FAMILIES)), preset.levels == "all"),
         "", "## Goals", "", *(goals(rows, curves, preset.eval_episodes) or ["- (no rows yet)"]), "",
         "Where an ordering breaks and why, and the measurements behind the settings: [suite_notes.md](suite_notes.md), "
         "[tau2_one_write_notes.md](tau2_one_write_notes.md), [tau2_telecom_notes.md](tau2_telecom_notes.md), "
@@ -464,11 +471,11 @@ def finished_runs(todo: list[Cell], args: argparse.Namespace, eval_episodes: int
 
 
 def write_report(rows: list[dict[str, str]], curves: list[dict[str, str]], args: argparse.Namespace, preset: Preset,
-                 command: str, out: Path) -> None:
+                 written_by: str, out: Path) -> None:
     """The table and the plots of the rows so far (rewritten after every run: a sitting cut short keeps them)."""
     order = {c.key: i for i, c in enumerate(cells(preset, list(dict.fromkeys(r["env"] for r in rows))))}
     rows = sorted(rows, key=lambda r: order.get(row_key(r), math.inf))
-    (out / f"{args.name}.md").write_text(markdown(rows, curves, args.name, args.preset, preset, command), encoding="utf-8")
+    (out / f"{args.name}.md").write_text(markdown(rows, curves, args.name, args.preset, preset, written_by), encoding="utf-8")
     for env in dict.fromkeys(r["env"] for r in rows):
         plot_family(rows, curves, env, out / plot_name(args.name, env))
 
@@ -490,9 +497,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, curves = read_rows(table_path), read_curves(curves_folder)
     done = {row_key(r): r for r in rows}
     planned = [c for c in cells(preset, args.envs) if not args.algos or c.algorithm in args.algos]
-    command = "python benchmarks/suite.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     todo = [c for c in planned if not (c.key in done and (c.algorithm in REFERENCES or int(done[c.key]["env_steps"]) >= c.env_steps))]
     todo = todo[: args.max_runs] if args.max_runs is not None else todo
+    written_by = "`python benchmarks/suite.py " + shlex.join(sys.argv[1:] if argv is None else argv) + "`"
+    written_by += "" if todo else f", from {args.name}.csv alone"
     failures = 0
     for cell, outcome in finished_runs(todo, args, preset.eval_episodes):
         name = f"[{cell.env} {cell.level} {cell.algorithm} seed {cell.seed}]"
@@ -506,9 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         curves = [r for r in curves if row_key(r) != cell.key] + [{k: str(v) for k, v in r.items()} for r in curve]
         write_rows(table_path, FIELDS, rows)
         write_curves(curves_folder, curves)
-        write_report(rows, curves, args, preset, command, out)
+        write_report(rows, curves, args, preset, written_by, out)
         print(f"  {name} test success {row['test_success']}, {row['wall_s']}s", flush=True)
-    write_report(rows, curves, args, preset, command, out)
+    write_report(rows, curves, args, preset, written_by, out)
     return 1 if failures else 0
 
 

@@ -59,6 +59,14 @@ def test_a_second_sitting_runs_only_what_is_missing(suite, tmp_path, capsys):
     assert len(read_csv(tmp_path / "results" / "suite_quick.csv")) == 2
     assert suite.main(tiny(tmp_path, "--algos", "random", "expert")) == 0
     assert "seed 0] " not in capsys.readouterr().out  # nothing left to run
+    table = (tmp_path / "results" / "suite_quick.md").read_text(encoding="utf-8")
+    assert "--algos random expert`, from suite_quick.csv alone)" in table
+    assert "Runs so far: 2 of the 28 the preset plans." in table
+
+
+def test_a_complete_table_says_so(suite):
+    assert suite.runs_line(28, 28, ladder=False) == "Runs: all 28 the preset plans."
+    assert suite.runs_line(27, 28, ladder=True).startswith("Runs so far: 27 of the 28 the preset plans (every family's")
 
 
 def test_an_unknown_algorithm_is_a_clear_error(suite, tmp_path, capsys):
