@@ -131,7 +131,8 @@ def train(run: Run) -> Trained:
     state = run.resume_state()
     device = run.device
     checkpoints.seed_everything(run.seed, config.threads)
-    env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation)()
+    env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation,
+                      action_capacity=config.action_capacity)()
     started = time.time()
     data = {key: torch.as_tensor(value, device=device) for key, value in expert_dataset(env, run.total_steps, run.seed).items()}
     collect_seconds = time.time() - started
@@ -172,7 +173,7 @@ def train(run: Run) -> Trained:
         # BC's env steps are the recorded expert steps: one curve point, the latest evaluated epoch's (greedy
         # episodes of both splits: at 100 epochs, evaluating every epoch took most of a tau2 run's cloning time)
         if epoch % config.eval_every_epochs == 0 or epoch == config.epochs:
-            point = run.curve_point(trained_policy(run, policy, config.observation), epoch, config.eval_curve_episodes)
+            point = run.curve_point(trained_policy(run, policy, config), epoch, config.eval_curve_episodes)
             curve = [(run.total_steps, point)]
         writer.add_scalar("losses/bc_loss", np.mean(losses), epoch)
         writer.add_scalar("losses/bc_accuracy", np.mean(hits), epoch)
@@ -185,4 +186,4 @@ def train(run: Run) -> Trained:
             "global_step": epoch, "curve": curve, "train_seconds": train_seconds, "rng": checkpoints.rng_state(),
         })
     bar.close()
-    return Trained(trained_policy(run, policy, config.observation), run.total_steps, curve, train_seconds)
+    return Trained(trained_policy(run, policy, config), run.total_steps, curve, train_seconds)

@@ -79,9 +79,12 @@ class TokenPolicyFields:
     warm start's network matches the next stage's). ``observation``: a ``Text`` observation as
     token ids (the token policy), ``"bag"`` (hashed counts, the MLP) or ``"features"`` (the env's
     features observation and flat admissible actions with their joint mask, the MLP: SB3's
-    ``MlpPolicy`` network)."""
+    ``MlpPolicy`` network); ``action_capacity``: with ``"features"``, the flat actions a tool
+    (:class:`~agentgym_envs.wrappers.FlatDiscreteAction`'s capacity; None: the scenario's
+    ``flat_capacity``)."""
 
     observation: str = "tokens"
+    action_capacity: int | None = None
     context_len: int = 320  # room for the ticket and a check_payment result (the longest turn)
     entity_len: int = 12
     embed_dim: int = 64

@@ -143,7 +143,8 @@ def train(run: Run) -> Trained:
     print(f"PPO: {num_updates} updates of {config.num_envs} envs x {config.num_steps} steps "
           f"= {num_updates * config.batch_size} env steps")
 
-    factory = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation, ROLLOUT_INFO_KEYS)
+    factory = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation, ROLLOUT_INFO_KEYS,
+                          config.action_capacity)
     envs = run.make_vector_env([factory] * config.num_envs, config.vectorization)
     probe = factory()
     policy = initial_policy(run, probe, config.token_config(), device)
@@ -285,7 +286,7 @@ def train(run: Run) -> Trained:
                                ("perf/cpu_s", cpu_now - cpu_started), *stats.update_means(),
                                *([] if reference is None else [("losses/kl_to_reference", kl_loss.item())])], global_step)
         if next_eval is not None and (global_step >= next_eval or update == num_updates):
-            point = run.curve_point(trained_policy(run, policy, config.observation), global_step, config.eval_curve_episodes)
+            point = run.curve_point(trained_policy(run, policy, config), global_step, config.eval_curve_episodes)
             curve.append((global_step, point))
             next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps
         bar.update(config.batch_size)
@@ -300,4 +301,4 @@ def train(run: Run) -> Trained:
             })
     bar.close()
     envs.close()
-    return Trained(trained_policy(run, policy, config.observation), global_step, curve, train_seconds)
+    return Trained(trained_policy(run, policy, config), global_step, curve, train_seconds)

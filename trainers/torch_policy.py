@@ -31,11 +31,12 @@ from torch import nn
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
 from . import checkpoints
-from .policy import Masks, MLPPolicy, TokenPolicy, TokenPolicyConfig, build_policy, masks_from_info
+from .policy import Masks, MLPPolicy, TokenPolicy, TokenPolicyConfig, TokenPolicyFields, build_policy, masks_from_info
 from .run import EPISODE_METRICS, TRAINING_RETURN_TAG, Run, features_kwargs, make_env
 
 MASK_KEYS = ("action_mask", "argument_mask")
-# observation="features": the flat admissible actions (FlatDiscreteAction's layout, at the scenario's capacity), repeated calls masked
+# observation="features": the flat admissible actions (FlatDiscreteAction's layout; its capacity the config's
+# action_capacity, by default the scenario's), repeated calls masked
 FEATURES_ACTIONS = {"layout": "admissible"}
 FEATURES_MASK_REPEATS = True
 TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
@@ -76,16 +77,19 @@ def has_attr(env: gym.Env, name: str) -> bool:
 
 
 def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens",
-                info_keys: tuple[str, ...] = TRAINER_INFO_KEYS) -> gym.Env:
+                info_keys: tuple[str, ...] = TRAINER_INFO_KEYS, action_capacity: int | None = None) -> gym.Env:
     """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info`` (the
     ``info_keys`` present): a ``Text`` observation as token ids (``observation="tokens"``, the
     ``context_len`` / ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP,
     which reads no masks: its ``info`` leaves them out, so that vector envs need not stack them
-    every step)."""
+    every step; ``"features"``: the env's features observation, acting through
+    :class:`FlatDiscreteAction` with ``action_capacity`` calls a tool, the scenario's by default)."""
+    if action_capacity is not None and observation != "features":
+        raise ValueError(f"action_capacity sizes the features' flat actions; observation is {observation!r}")
     env = make_base()
     keys = info_keys
     if observation == "features" and hasattr(env.unwrapped, "call_masks"):
-        env = FlatDiscreteAction(env, **FEATURES_ACTIONS)
+        env = FlatDiscreteAction(env, **FEATURES_ACTIONS, capacity=action_capacity)
     elif isinstance(env.observation_space, gym.spaces.Text):
         if observation == "tokens":
             env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
@@ -98,10 +102,12 @@ def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: 
 
 
 def env_factory(run: Run, split: str, training: bool, context_len: int, entity_len: int,
-                observation: str = "tokens", info_keys: tuple[str, ...] = TRAINER_INFO_KEYS) -> Callable[[], gym.Env]:
+                observation: str = "tokens", info_keys: tuple[str, ...] = TRAINER_INFO_KEYS,
+                action_capacity: int | None = None) -> Callable[[], gym.Env]:
     """A picklable factory of :func:`network_env` envs of the run's env (exact resume pickles them)."""
     extra = observation_kwargs(run.env_id, run.env_kwargs, observation)
-    return functools.partial(network_env, run.env_factory(split, training, extra), context_len, entity_len, observation, info_keys)
+    return functools.partial(network_env, run.env_factory(split, training, extra), context_len, entity_len, observation,
+                             info_keys, action_capacity)
 
 
 def observation_kwargs(env_id: str, env_kwargs: dict[str, Any], observation: str) -> dict[str, Any]:
@@ -252,24 +258,31 @@ class TorchPolicy:
     device: torch.device | str
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     observation: str = "tokens"  # how a Text observation is read (network_env)
+    action_capacity: int | None = None  # the features' flat actions a tool (None: the scenario's)
 
     def make_env(self, split: str) -> gym.Env:
         spec = self.network.spec
         base = functools.partial(make_env, self.env_id, split, self.env_kwargs)
-        return network_env(base, spec.get("context_len", 0), spec.get("entity_len", 0), self.observation)
+        return network_env(base, spec.get("context_len", 0), spec.get("entity_len", 0), self.observation,
+                           action_capacity=self.action_capacity)
 
     def agent(self, env: gym.Env) -> GreedyAgent:
         return GreedyAgent(self.network, self.device)
 
 
-def trained_policy(run: Run, network: nn.Module, observation: str = "tokens") -> TorchPolicy:
+def trained_policy(run: Run, network: nn.Module, fields: TokenPolicyFields | None = None) -> TorchPolicy:
+    """The run's network as a policy that reads the env as ``fields`` (its config's) say: ``observation``
+    and ``action_capacity`` (the token policy when None)."""
+    observation, capacity = (fields.observation, fields.action_capacity) if fields else ("tokens", None)
     env_kwargs = {**run.env_kwargs, **observation_kwargs(run.env_id, run.env_kwargs, observation)}
-    return TorchPolicy(run.env_id, network, run.device, env_kwargs, observation)
+    return TorchPolicy(run.env_id, network, run.device, env_kwargs, observation, capacity)
 
 
 def load_policy(checkpoint: str | Path, device: str) -> TorchPolicy:
     """The registry's loader for checkpoints of the torch trainers."""
     payload = checkpoints.load(checkpoint)
-    observation, env_kwargs = payload["config"].get("observation", "tokens"), payload.get("env_kwargs", {})
+    config, env_kwargs = payload["config"], payload.get("env_kwargs", {})
+    observation = config.get("observation", "tokens")
     env_kwargs = {**env_kwargs, **observation_kwargs(payload["env_id"], env_kwargs, observation)}
-    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, env_kwargs, observation)
+    return TorchPolicy(payload["env_id"], policy_from_checkpoint(payload, device), device, env_kwargs, observation,
+                       config.get("action_capacity"))

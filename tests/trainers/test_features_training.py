@@ -40,6 +40,19 @@ def test_ppo_on_features_never_makes_an_invalid_call_and_reloads(tmp_path):
     assert info["action_mask"][action]
 
 
+def test_an_action_capacity_sizes_the_flat_actions_in_training_and_in_the_reloaded_policy(tmp_path):
+    overrides = {**TINY_PPO, "action_capacity": 32, "bc_steps": 64, "bc_epochs": 1, "bc_eval_curve_episodes": 1}
+    result = train(request(tmp_path, "bc-ppo", 256, overrides=overrides))
+    policy = load_trained_policy(Path(result.run_dir) / "checkpoint.pt", "cpu")
+    assert policy.make_env("test").action_space.n == 11 * 32
+    assert policy.network.spec["n_actions"] == 11 * 32
+
+
+def test_an_action_capacity_without_the_features_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="action_capacity sizes the features' flat actions"):
+        train(request(tmp_path, "ppo", 256, overrides={"observation": "bag", "action_capacity": 32}))
+
+
 def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
     result = train(request(tmp_path, "bc", 600, overrides={"observation": "features", "epochs": 2, "eval_curve_episodes": 3}))
     assert result.total_steps == 600
