@@ -179,7 +179,8 @@ def train(run: Run) -> Trained:
         raise ValueError(f"GRPO trains the token policy: observation must be 'tokens', got {config.observation!r}")
     if config.reward_mode == "outcome":
         run.training_reward = {**(run.training_reward or {}), "mode": "outcome"}
-    envs = [env_factory(run, "train", True, config.context_len, config.entity_len)() for _ in range(config.group_size)]
+    envs = [env_factory(run, "train", True, config.context_len, config.entity_len,
+                        action_capacity=config.action_capacity)() for _ in range(config.group_size)]
     policy = initial_policy(run, envs[0], config.token_config(), device)
     reference = frozen_copy(policy, device)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate, eps=1e-5)

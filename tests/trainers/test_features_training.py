@@ -48,9 +48,10 @@ def test_an_action_capacity_sizes_the_flat_actions_in_training_and_in_the_reload
     assert policy.network.spec["n_actions"] == 11 * 32
 
 
-def test_an_action_capacity_without_the_features_is_refused(tmp_path):
+@pytest.mark.parametrize(("algo", "observation"), [("ppo", "bag"), ("bc", "tokens"), ("grpo", "tokens")])
+def test_an_action_capacity_without_the_features_is_refused(tmp_path, algo, observation):
     with pytest.raises(ValueError, match="action_capacity sizes the features' flat actions"):
-        train(request(tmp_path, "ppo", 256, overrides={"observation": "bag", "action_capacity": 32}))
+        train(request(tmp_path, algo, 256, overrides={"observation": observation, "action_capacity": 32}))
 
 
 def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
