@@ -31,6 +31,8 @@ import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import Episode
 from agentgym_envs.levels import FAMILIES, level_ids
 from agentgym_envs.wrappers import FlatDiscreteAction
+from trainers.run import features_kwargs
+from trainers.torch_policy import FEATURES_MASK_REPEATS
 
 TAU2_DATA_DIR = os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2")
 
@@ -105,12 +107,11 @@ def check_masked_play(make: Callable[..., gym.Env], states: int, seed: int = 0, 
 
 
 def level_maker(env_id: str, tau2_data_dir: str) -> Callable[..., gym.Env]:
-    """``env_id`` as the trainers make it (repeated calls masked; the team env has no such
-    argument), taking more ``gym.make`` keyword arguments."""
+    """``env_id`` as the trainers' features policies make it (``features_kwargs``: the features
+    observation, repeated calls masked), taking more ``gym.make`` keyword arguments."""
     local_data = env_id.startswith(("AgentGym/Tau2Retail", "AgentGym/Tau2Airline"))  # telecom's data: the tau2 package
     kwargs: dict[str, Any] = {"data_dir": tau2_data_dir} if local_data else {}
-    if "SupportTeam" not in env_id:
-        kwargs["mask_repeats"] = True
+    kwargs |= features_kwargs(env_id, kwargs, FEATURES_MASK_REPEATS)
     return lambda **kw: gym.make(env_id, **kwargs, **kw)
 
 
