@@ -75,6 +75,10 @@ _SUPPORT_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
      {"kinds": ("password_reset", "billing_inquiry", "api_integration", "refund_request"), "category_hint": True}),
     ("all-hinted", "all five kinds (+ data migration)" + _HINT, {"category_hint": True}),
 ]
+# -v1 adds a rung between all-hinted and the top: the category line on half the tickets.
+_SUPPORT_RUNGS_V1 = [*_SUPPORT_RUNGS, (
+    "half-hinted", "all five kinds; a `Category:` line in half the tickets (a fixed half, by task id)",
+    {"category_hint": 0.5})]
 
 FAMILIES: tuple[Family, ...] = (
     _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS),
@@ -111,6 +115,10 @@ FAMILIES: tuple[Family, ...] = (
     ]),
     _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS,
             turns_arg="max_cycles"),
+    _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS_V1,
+            version=1),
+    _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS_V1,
+            turns_arg="max_cycles", version=1),
 )
 LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
 

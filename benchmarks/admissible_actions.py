@@ -29,7 +29,7 @@ import numpy as np
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import Episode
-from agentgym_envs.levels import FAMILIES, level_ids
+from agentgym_envs.levels import FAMILIES
 from agentgym_envs.wrappers import FlatDiscreteAction
 from trainers.run import features_kwargs
 from trainers.torch_policy import FEATURES_MASK_REPEATS
@@ -147,8 +147,8 @@ def expert_page(episodes: int, tau2_data_dir: str) -> str:
              "past a tool's capacity has no action, so the episode stops there: no trained policy on those "
              "actions can pass this figure.", "",
              "| level | capacity | solved |", "|---|---|---|"]
-    for family in (entry.name for entry in FAMILIES):
-        for env_id in level_ids(family):
+    for family in FAMILIES:  # every version's ladder
+        for env_id in family.ids():
             make = level_maker(env_id, tau2_data_dir)
             solved, played = expert_episodes(make, episodes)
             capacity = FlatDiscreteAction(make(), layout="admissible").capacity

@@ -38,9 +38,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from agentgym_envs import ENVIRONMENTS  # noqa: E402
-from agentgym_envs.levels import level_ids  # noqa: E402
+from agentgym_envs.levels import family as ladder  # noqa: E402
 from agentgym_envs.tables import mean_std  # noqa: E402
 from trainers.lifecycle import ALGORITHMS, RunMismatchError, TrainRequest, TrainResult, train  # noqa: E402
+
+VERSION = 0
+"""The families' task-set version the committed table was run on (its ids end in ``-v0``)."""
+
+
+def level_ids(name: str) -> list[str]:
+    """A family's ids at :data:`VERSION`, from ``-L0`` up to the top."""
+    return ladder(name, VERSION).ids()
+
 
 FIELDS = ("env", "level", "algorithm", "seed", "env_steps", "train_success", "test_success", "test_return", "wall_s")
 CURVE_FIELDS = ("env", "level", "algorithm", "seed", "split", "points")
