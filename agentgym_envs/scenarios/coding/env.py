@@ -7,7 +7,7 @@ from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 
 from .judge import CODING_LIMITS
 from .sandbox import SandboxLimits
@@ -134,32 +134,39 @@ class CodingEnv(ToolUseEnv):
         subtle_candidates: bool | None = None,
         distractors: int | None = None,
         level: int | None = None,
+        version: int = 1,
+        programs: int | None = None,
         **kwargs: Any,
     ) -> None:
+        self.version = check_version("coding", version)
         for name, switch in (("partial_credit", partial_credit), ("candidates", candidates), ("cache_results", cache_results)):
             check_bool(name, switch)
         check_bool("subtle_candidates", subtle_candidates, optional=True)
         check_int("distractors", distractors, 0, optional=True)
+        check_int("programs", programs, 1, optional=True)
         check_names("difficulties", difficulties)
         if not isinstance(limits, SandboxLimits):
             raise ValueError(f"limits must be a SandboxLimits, got {limits!r}")
-        given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors}
-        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
-        difficulties = kwargs.pop("difficulties", None)
-        subtle_candidates, distractors = kwargs.pop("subtle_candidates", True), kwargs.pop("distractors", 0)
+        if version == 0 and programs is not None:
+            raise ValueError("programs is an argument of version 1; at version 0 use distractors")
+        given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors,
+                 "programs": programs}
+        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}}, version)
+        difficulties, programs = kwargs.pop("difficulties", None), kwargs.pop("programs", None)
+        subtle_candidates, distractors = kwargs.pop("subtle_candidates", version == 0), kwargs.pop("distractors", 0)
         if kwargs.get("action_mode", "structured") == "structured":
             if kwargs.get("task_file") is not None:
                 raise ValueError(
-                    "AgentGym/Coding-v0: task_file problems have no candidate programs, and the structured "
+                    "AgentGym/Coding: task_file problems have no candidate programs, and the structured "
                     "action mode can only choose among candidates; use action_mode='text'"
                 )
             if not candidates:
                 raise ValueError(
-                    "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
+                    "AgentGym/Coding: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
         scenario = CodingScenario(partial_credit, candidates, limits, cache_results, sandbox, difficulties,
-                                  subtle_candidates, distractors)
+                                  subtle_candidates, distractors, version, programs)
         super().__init__(scenario, **kwargs)
         self.level = level
 
