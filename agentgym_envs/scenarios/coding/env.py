@@ -44,8 +44,9 @@ class CodingEnv(ToolUseEnv):
 
     ## Action Space
 
-    - `action_mode="structured"` (default): `MultiDiscrete([2 n])`, the tool (`run_tests` or
-      `submit`) and a candidate program's entity row (`n`: 6 at `-v0`, the `programs` at v1). Needs the built-in problems with their
+    - `action_mode="structured"` (default): `MultiDiscrete([2 20])` at v1 (`[2 n]` for
+      `programs=n`), `MultiDiscrete([2 6])` at `-v0`: the tool (`run_tests` or `submit`) and a
+      candidate program's entity row. Needs the built-in problems with their
       candidates: refused with `task_file=` or `candidates=False`.
     - `action_mode="text"`: `Text(max_length=32000)`, one tool call in any form language
       models write, with the program's source as the argument; when the source holds a fenced
@@ -57,7 +58,7 @@ class CodingEnv(ToolUseEnv):
 
     ## Observation Space
 
-    `Text(max_length=52178)`: `PROBLEM` with the statement and its examples, the recent calls
+    `Text(max_length=74592)` at v1, `Text(max_length=52178)` at `-v0`: `PROBLEM` with the statement and its examples, the recent calls
     and results (4,000 characters each; the full text is in `info["messages"]`), then
     `ENTITIES`: one row per candidate program, shown whole.
 
