@@ -93,6 +93,12 @@ FAMILIES: tuple[Family, ...] = (
          {"difficulties": ("easy",), "subtle_candidates": False, "distractors": 12, "max_turns": 20}),
         ("easy-medium", "easy and medium problems (21 train, 9 test)", {"difficulties": ("easy", "medium")}),
     ]),
+    _ladder("Coding", "coding", "all tiers (easy, medium, hard); 20 programs", 24, [
+        ("easy-12", "easy problems; 12 programs, only the solution passes the visible examples",
+         {"difficulties": ("easy",), "programs": 12, "max_turns": 16}),
+        ("easy-medium-16", "easy and medium problems; 16 programs", {"difficulties": ("easy", "medium"), "programs": 16,
+                                                                     "max_turns": 20}),
+    ], version=1),
     _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40, [
         ("cancel-solo", "cancelling a pending order (4 reference calls, one write); the ticket up front (solo)",
          {"kinds": ("cancel",), "solo": True}),

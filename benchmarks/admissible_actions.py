@@ -6,13 +6,14 @@ masked-in action and ask the episode whether the call is valid (the check ``Epis
 makes), then step the sampled one and read ``info["valid"]``. Also reports how many of the
 scripted expert's calls the layout can express (its numbered calls are capped per tool).
 
-With ``--expert-episodes N``: per level of every family, on test tasks 0..N-1, how many episodes
-the scripted expert solves playing only the flat actions at the trainers' capacity (each
-scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written to
-``results/admissible_actions.md``.
+With ``--expert-episodes N``: per level of every version of every family, on test tasks 0..N-1,
+how many episodes the scripted expert solves playing only the flat actions at the trainers'
+capacity (each scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written
+to ``results/admissible_actions.md``; with ``--family NAME`` (repeatable) only those families'
+rows are printed, and nothing is written.
 
 Usage: python benchmarks/admissible_actions.py [--states 1000] [--seed 0] [--tau2-data-dir DIR]
-       python benchmarks/admissible_actions.py --expert-episodes 100
+       python benchmarks/admissible_actions.py --expert-episodes 100 [--family coding]
 """
 
 from __future__ import annotations
@@ -136,8 +137,9 @@ def expert_episodes(make: Callable[..., gym.Env], episodes: int, capacity: int |
     return solved, episodes
 
 
-def expert_page(episodes: int, tau2_data_dir: str) -> str:
-    """The markdown page of :func:`expert_episodes` on every level of every family."""
+def expert_page(episodes: int, tau2_data_dir: str, families: list[str] | None = None) -> str:
+    """The markdown page of :func:`expert_episodes` on every level of every version of every
+    family (of ``families`` only, when given)."""
     lines = ["# The expert through the trainers' flat actions", "",
              f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}`", "",
              "Per level, the test episodes (tasks 0 to "
@@ -148,6 +150,8 @@ def expert_page(episodes: int, tau2_data_dir: str) -> str:
              "actions can pass this figure.", "",
              "| level | capacity | solved |", "|---|---|---|"]
     for family in FAMILIES:  # every version's ladder
+        if families and family.name not in families:
+            continue
         for env_id in family.ids():
             make = level_maker(env_id, tau2_data_dir)
             solved, played = expert_episodes(make, episodes)
@@ -163,10 +167,12 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=128)
     parser.add_argument("--tau2-data-dir", default=TAU2_DATA_DIR)
     parser.add_argument("--expert-episodes", type=int, help="write the expert's ceiling per level instead")
+    parser.add_argument("--family", action="append", help="with --expert-episodes: only this family, printed")
     args = parser.parse_args()
     if args.expert_episodes:
-        page = expert_page(args.expert_episodes, args.tau2_data_dir)
-        (Path(__file__).parent / "results" / "admissible_actions.md").write_text(page, encoding="utf-8")
+        page = expert_page(args.expert_episodes, args.tau2_data_dir, args.family)
+        if not args.family:
+            (Path(__file__).parent / "results" / "admissible_actions.md").write_text(page, encoding="utf-8")
         print(page)
         return
     for family, make in env_makers(args.tau2_data_dir).items():
