@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names, check_number, check_path, check_text
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 
 from .airline.scenario import Tau2AirlineScenario
 from .retail.scenario import Tau2RetailScenario
@@ -195,8 +195,11 @@ class Tau2Env(ToolUseEnv):
         kinds: Sequence[str] | None = None,
         max_actions: int | None = None,
         level: int | None = None,
+        version: int = 1,
         **kwargs: Any,
     ) -> None:
+        name = self.scenario_class.name
+        version = check_version(name, version)
         check_llm_settings(user_model=user_model, user_base_url=user_base_url, user_api_key=user_api_key,
                            nl_judge_model=nl_judge_model, nl_judge_base_url=nl_judge_base_url,
                            nl_judge_api_key=nl_judge_api_key, user_temperature=user_temperature,
@@ -206,7 +209,7 @@ class Tau2Env(ToolUseEnv):
         check_names("kinds", kinds)
         check_int("max_actions", max_actions, 1, optional=True)
         chosen = {k: v for k, v in {"solo": solo, "kinds": kinds, "max_actions": max_actions}.items() if v is not None}
-        kwargs = with_level(self.scenario_class.name, level, {**kwargs, **chosen})
+        kwargs = with_level(name, level, {**kwargs, **chosen}, version=version)
         solo, kinds, max_actions = bool(kwargs.pop("solo", False)), kwargs.pop("kinds", None), kwargs.pop("max_actions", None)
         if user not in USERS:
             raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
@@ -224,10 +227,11 @@ class Tau2Env(ToolUseEnv):
             if nl_judge_model is not None:
                 nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
                                               request_options={"temperature": 0.0, **length}))
-        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge, kinds, max_actions)
+        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge, kinds, max_actions,
+                                       version)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
-        self.level = level
+        self.level, self.version = level, version
 
     def database(self) -> dict[str, Any]:
         """The episode's live database as a plain dict in upstream's schema."""
