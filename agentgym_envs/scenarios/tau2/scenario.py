@@ -76,6 +76,7 @@ class Tau2Scenario(Scenario):
     baseline_tokens = 20_000
     baseline_seconds = 600.0
     default_rewards = RewardConfig(mode="outcome")
+    flat_capacities: ClassVar[dict[int, int]] = {}  # flat_capacity by version, where it differs from v0's
     instructions = (
         "You are a customer-service agent. Follow the policy. Each turn, call one tool; talk to the "
         "customer with the 'respond' tool."
@@ -104,6 +105,7 @@ class Tau2Scenario(Scenario):
         if max_actions is not None and source != "real":
             raise ValueError(f"max_actions selects real tasks (source='real'), got source={source!r}")
         self.kinds, self.max_actions, self.version = kinds, max_actions, version
+        self.flat_capacity = self.flat_capacities.get(version, type(self).flat_capacity)
         if version >= 1:  # a validation split beside train and test (see :func:`real_split`)
             self.splits = ("train", "validation", "test", "base")
         self._data_dir_arg = data_dir
