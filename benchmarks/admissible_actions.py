@@ -12,8 +12,9 @@ scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written
 ``results/admissible_actions.md``.
 
 Usage: python benchmarks/admissible_actions.py [--states 1000] [--seed 0] [--tau2-data-dir DIR]
-       python benchmarks/admissible_actions.py --expert-episodes 100 [--families tau2_retail ...]
-(``--families``: measure those families' levels, every version's, and keep the page's other rows)
+       python benchmarks/admissible_actions.py --expert-episodes 100 [--only tau2_retail Math-v0 ...]
+(``--only``: measure only the levels of these families' latest versions or of these ids' ladders,
+and keep the page's other rows)
 """
 
 from __future__ import annotations
@@ -137,10 +138,11 @@ def expert_episodes(make: Callable[..., gym.Env], episodes: int, capacity: int |
     return solved, episodes
 
 
-def expert_page(episodes: int, tau2_data_dir: str, families: list[str] | None = None,
+def expert_page(episodes: int, tau2_data_dir: str, only: list[str] | None = None,
                 kept: dict[str, str] | None = None) -> str:
     """The markdown page of :func:`expert_episodes` on every level of every family's every version
-    (of ``families`` only when given; the other levels' rows are taken from ``kept``, by id)."""
+    (only of the ladders ``only`` names, when given: the other rows are taken from ``kept``, by id)."""
+    measured = None if only is None else {env_id for name in only for env_id in family(name).ids()}
     lines = ["# The expert through the trainers' flat actions", "",
              f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}`", "",
              "Per level, the test episodes (tasks 0 to "
@@ -152,7 +154,7 @@ def expert_page(episodes: int, tau2_data_dir: str, families: list[str] | None = 
              "| level | capacity | solved |", "|---|---|---|"]
     for env_id in (env_id for fam in FAMILIES for env_id in fam.ids()):
         short = env_id.split("/")[-1]
-        if families is not None and family(env_id).name not in families:
+        if measured is not None and env_id not in measured:
             lines += [kept[short]] if short in (kept or {}) else []
             continue
         make = level_maker(env_id, tau2_data_dir)
@@ -177,11 +179,11 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=128)
     parser.add_argument("--tau2-data-dir", default=TAU2_DATA_DIR)
     parser.add_argument("--expert-episodes", type=int, help="write the expert's ceiling per level instead")
-    parser.add_argument("--families", nargs="+", help="with --expert-episodes: only these families' levels")
+    parser.add_argument("--only", nargs="+", help="with --expert-episodes: only these ladders (family names or ids)")
     args = parser.parse_args()
     if args.expert_episodes:
         path = Path(__file__).parent / "results" / "admissible_actions.md"
-        page = expert_page(args.expert_episodes, args.tau2_data_dir, args.families, page_rows(path))
+        page = expert_page(args.expert_episodes, args.tau2_data_dir, args.only, page_rows(path))
         path.write_text(page, encoding="utf-8")
         print(page)
         return

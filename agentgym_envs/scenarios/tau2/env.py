@@ -211,7 +211,9 @@ class Tau2Env(ToolUseEnv):
 
     - v1: a validation split, disjoint from train and test in users (generated) or tasks (real,
       carved from upstream's train split); the test split keeps `-v0`'s users and tasks; airline
-      gains a rung (cancel or compensation) between L0 and the three one-write kinds.
+      gains a rung (cancel or compensation) between L0 and the three one-write kinds; the
+      flat admissible actions (`FlatDiscreteAction`) number 512 calls a tool (`flat_capacity`;
+      64 at `-v0`), so that a bag change's, certificate's or item change's write has an action.
     - v0: initial version; data found in `data_dir=`, `$TAU2_DATA_DIR` or an installed
       `tau2` package; both task-file versions; text actions in every form language models
       write; an LLM user and an NL-assertion judge on any OpenAI-compatible endpoint;
