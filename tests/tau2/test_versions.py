@@ -12,7 +12,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agentgym_envs.levels import family
+from agentgym_envs.docs import documented, page
+from agentgym_envs.levels import family, levels_table
 from agentgym_envs.scenarios.tau2.env import Tau2AirlineEnv, Tau2RetailEnv
 from agentgym_envs.scenarios.tau2.scenario import VALIDATION_EVERY, tasks_within
 
@@ -135,3 +136,9 @@ def test_v1_numbers_512_flat_calls_a_tool_and_v0_keeps_64():
     assert make("AgentGym/Tau2Airline-L1-v1").unwrapped.flat_capacity == 512
     assert make("AgentGym/Tau2Retail-v1").unwrapped.flat_capacity == 512
     assert make("AgentGym/Tau2Airline-L1-v0").unwrapped.flat_capacity == 64
+
+
+@pytest.mark.parametrize("name", ["tau2_retail", "tau2_airline", "tau2_telecom"])
+def test_env_page_holds_the_levels_table_of_each_version(name):
+    text = page(documented(name))
+    assert levels_table(name, 0) in text and levels_table(name, 1) in text

@@ -161,7 +161,7 @@ class Tau2Env(ToolUseEnv):
     | --- | --- | --- | --- |
     | 0 (cancel-solo) | `AgentGym/Tau2Airline-L0-v1` | cancelling a reservation (3 reference calls, one write); the ticket up front (solo) | 40 |
     | 1 (cancel-compensation-solo) | `AgentGym/Tau2Airline-L1-v1` | cancel, or a certificate for a cancelled flight (a status read first); solo | 40 |
-    | 2 (one-write-solo) | `AgentGym/Tau2Airline-L2-v1` | cancel, compensation, bag change: one write after 2-3 reads; solo | 40 |
+    | 2 (one-write-solo) | `AgentGym/Tau2Airline-L2-v1` | cancel, bag change, compensation: one write after 2-3 reads; solo | 40 |
     | 3 (all-solo) | `AgentGym/Tau2Airline-L3-v1` | all five kinds (+ flight changes and bookings, with a flight search); solo | 40 |
     | v1 | `AgentGym/Tau2Airline-v1` | generated tasks of all five kinds, in conversation with the customer | 40 |
 
