@@ -14,6 +14,7 @@ import pytest
 
 from agentgym_envs.docs import documented, page
 from agentgym_envs.levels import family, levels_table
+from agentgym_envs.scenarios.tau2 import get_domain
 from agentgym_envs.scenarios.tau2.env import Tau2AirlineEnv, Tau2RetailEnv
 from agentgym_envs.scenarios.tau2.scenario import VALIDATION_EVERY, tasks_within
 
@@ -142,3 +143,12 @@ def test_v1_numbers_512_flat_calls_a_tool_and_v0_keeps_64():
 def test_env_page_holds_the_levels_table_of_each_version(name):
     text = page(documented(name))
     assert levels_table(name, 0) in text and levels_table(name, 1) in text
+
+
+def test_a_task_files_tasks_are_their_own_units(tmp_path):
+    require_data(DATA_DIR / "airline" / "tasks.json")
+    tasks = get_domain("airline").load_tasks("train", DATA_DIR)[:2]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(task.raw) for task in tasks) + "\n")
+    _, info = make("AgentGym/Tau2Airline-v1", task_file=path).reset(options={"task_id": tasks[1].id})
+    assert info["unit_id"] == tasks[1].id

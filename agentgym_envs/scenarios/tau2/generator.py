@@ -29,11 +29,11 @@ def user_split(user_id: str, version: int = 0) -> str:
     return "validation" if version >= 1 and (crc // TEST_SHARE) % VALIDATION_SHARE == 0 else "train"
 
 
-def generated_user(task: Tau2Task) -> str:
+def generated_user(task: Tau2Task) -> str | None:
     """The user a generated task is about (its unit of generalisation): the ``user_id`` of its
-    ``get_user_details`` reference call, which every generated task makes."""
+    ``get_user_details`` reference call, which every generated task makes (None without one)."""
     actions = task.evaluation_criteria.actions if task.evaluation_criteria else ()
-    return next(str(a.arguments["user_id"]) for a in actions or () if a.name == "get_user_details")
+    return next((str(a.arguments["user_id"]) for a in actions or () if a.name == "get_user_details"), None)
 
 
 def task_rng(domain: str, split: str, index: int) -> random.Random:

@@ -162,8 +162,10 @@ class Tau2Scenario(Scenario):
         return GeneratedTasks(split, functools.partial(self.generator.generate, kinds=kinds), splits)
 
     def unit_id(self, task: Tau2Task) -> str:
-        """A generated task's user (its ``get_user_details`` call's ``user_id``); a real task's id."""
-        return generated_user(task) if self.source == "generated" else str(task.id)
+        """A generated task's user (its ``get_user_details`` call's ``user_id``); the id of a real
+        task or of a task file's task."""
+        user = generated_user(task) if self.source == "generated" and "facts" in task.user_scenario else None
+        return str(task.id) if user is None else user
 
     def task_from_dict(self, data: dict[str, Any]) -> Tau2Task:
         try:
