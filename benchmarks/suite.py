@@ -35,12 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs import ENVIRONMENTS  # noqa: E402
-from agentgym_envs.levels import level_ids  # noqa: E402
-from agentgym_envs.tables import mean_std  # noqa: E402
-from trainers.lifecycle import ALGORITHMS, RunMismatchError, TrainRequest, TrainResult, train  # noqa: E402
+from agentgym_envs import ENVIRONMENTS
+from agentgym_envs.levels import level_ids
+from agentgym_envs.tables import mean_std
+from trainers.lifecycle import ALGORITHMS, RunMismatchError, TrainResult, train
+from trainers.run import TrainRequest
 
 FIELDS = ("env", "level", "algorithm", "seed", "env_steps", "train_success", "test_success", "test_return", "wall_s")
 CURVE_FIELDS = ("env", "level", "algorithm", "seed", "split", "points")
