@@ -34,11 +34,9 @@ from typing import Any
 
 import gymnasium as gym
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import agentgym_envs  # noqa: E402,F401
-from agentgym_envs.policies.agents import expert_action  # noqa: E402
-from agentgym_envs.serve.client import action_payload, ws_url  # noqa: E402
+from agentgym_envs.policies.agents import expert_action
+from agentgym_envs.serve.client import action_payload, ws_url
 
 ENV_ID = "AgentGym/Math-v0"
 

@@ -35,12 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs import ENVIRONMENTS  # noqa: E402
-from agentgym_envs.levels import family as ladder  # noqa: E402
-from agentgym_envs.tables import mean_std  # noqa: E402
-from trainers.lifecycle import ALGORITHMS, RunMismatchError, TrainRequest, TrainResult, train  # noqa: E402
+from agentgym_envs import ENVIRONMENTS
+from agentgym_envs.levels import family as ladder
+from agentgym_envs.tables import mean_std
+from trainers.lifecycle import ALGORITHMS, RunMismatchError, TrainResult, train
+from trainers.run import TrainRequest
 
 VERSION = 0
 """The families' task-set version the committed table was run on (its ids end in ``-v0``)."""
