@@ -1,8 +1,10 @@
 """One served session: an agentgym env in text mode behind OpenEnv's ``Environment`` interface.
 
-Each session owns its own env instances (one per split, made on first use) and a single
-worker thread that runs them, so that a slow step never blocks another session and a step that
-overruns ``step_timeout_s`` is answered with an error instead of a hang. Errors are
+Each session owns its own env instances (one per split, made on first use). Its resets and
+steps run either on the server's event loop (``inline``: no thread hop, for envs whose step
+never waits on anything outside the process) or on a worker thread of its own, so that a slow
+step never blocks another session and a step that overruns ``step_timeout_s`` is answered with
+an error instead of a hang; :func:`default_inline` chooses per env. Errors are
 :class:`ServeError` subclasses carrying the HTTP status the app answers with.
 """
 
@@ -19,7 +21,13 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from .. import base_env_id
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
+
+INLINE_FAMILIES = frozenset({"AgentGym/Math-v0", "AgentGym/CustomerSupport-v0", "AgentGym/Tau2Retail-v0",
+                             "AgentGym/Tau2Airline-v0", "AgentGym/Tau2Telecom-v0"})
+"""Env families whose steps are pure Python in this process (sub-millisecond), served inline by
+default: tau2's only with its rule-based user and no LLM judge."""
 
 
 class ServeError(Exception):
@@ -51,6 +59,16 @@ class StepTimeout(ServeError):
 
 class BadReset(ServeError):
     status, code = 400, "BAD_RESET"
+
+
+def default_inline(env_id: str, make_kwargs: dict[str, Any]) -> bool:
+    """Whether ``env_id`` made with ``make_kwargs`` is served inline by default: yes for the
+    families of :data:`INLINE_FAMILIES` whose step never blocks (Math, CustomerSupport, tau2 with
+    its rule-based user and no LLM judge); no for the rest: Coding (a sandboxed program per test
+    run), tau2 with an LLM user or judge (a request to a model per turn), any other env."""
+    if base_env_id(env_id) not in INLINE_FAMILIES:
+        return False
+    return make_kwargs.get("user", "rule") != "llm" and make_kwargs.get("nl_judge_model") is None
 
 
 @dataclass(frozen=True)
@@ -104,13 +122,19 @@ def observation_of(**fields: Any) -> AgentGymObservation:
     return AgentGymObservation.model_construct(**values)
 
 
+def metadata_of(config: ServeConfig) -> EnvironmentMetadata:
+    """OpenEnv's ``/metadata`` of a served env."""
+    return EnvironmentMetadata(name=config.env_id, version="0",
+                               description=f"agentgym {config.env_id} in text mode, one env per session")
+
+
 class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, AgentGymState]):
     """One session's env, as OpenEnv serves it. ``reset(seed, task_id, split)`` starts the task
     the same call starts in process; ``step`` runs one reply or tool call."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, config: ServeConfig, on_close: Callable[[AgentGymEnvironment], None] | None = None) -> None:
+    def __init__(self, config: ServeConfig) -> None:
         super().__init__()
         self.config = config
         self._envs: dict[str, gym.Env] = {}
@@ -121,7 +145,6 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         self._started = False
         self._broken: str | None = None
         self._closed = False
-        self._on_close = on_close
         self.make(config.split)  # a bad env id or argument fails the session now, not its first reset
 
     # ------------------------------------------------------------------ env instances
@@ -220,11 +243,11 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=self.config.env_id, version="0",
-                                   description=f"agentgym {self.config.env_id} in text mode, one env per session")
+        return metadata_of(self.config)
 
     def close(self) -> None:
-        """Close the envs on the worker without waiting (a step that overran may still hold it)."""
+        """Close the envs: inline at once, else on the worker without waiting (a step that
+        overran may still hold it)."""
         if self._closed:
             return
         self._closed = True
@@ -234,7 +257,8 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
             for env in envs:
                 env.close()
 
-        self._worker.submit(close_all)
+        if self.config.inline:
+            close_all()
+        else:
+            self._worker.submit(close_all)
         self._worker.shutdown(wait=False)
-        if self._on_close is not None:
-            self._on_close(self)
