@@ -24,7 +24,7 @@ from typing import Any
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse
 from openenv.core.env_server.exceptions import EnvironmentFactoryError, SessionCapacityError
-from openenv.core.env_server.serialization import deserialize_action, serialize_observation
+from openenv.core.env_server.serialization import deserialize_action
 from openenv.core.env_server.types import (
     EnvironmentMetadata,
     HealthResponse,
@@ -142,7 +142,7 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
     async def stateless_reset(request: ResetRequest | None = None) -> Any:
         """A task's opening (and the tool schemas), from a fresh env."""
         arguments = request.model_dump(exclude_unset=True) if request is not None else {}
-        return serialize_observation(await with_fresh_env(lambda fresh: fresh.reset_async(**arguments)))
+        return await with_fresh_env(lambda fresh: fresh.reset_wire(**arguments))
 
     @app.post("/step", tags=["Environment Control"])
     async def stateless_step(request: StepRequest) -> Any:
@@ -150,7 +150,7 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
         action = action_or_422(request)
         if isinstance(action, JSONResponse):
             return action
-        return serialize_observation(await with_fresh_env(lambda fresh: fresh.step_async(action)))
+        return await with_fresh_env(lambda fresh: fresh.step_wire(action))
 
     @app.get("/state", tags=["State Management"])
     async def stateless_state() -> dict[str, Any]:
@@ -178,9 +178,9 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
         session = table.get(session_id)
         arguments = request.model_dump(exclude_unset=True) if request is not None else {}
         table.touch(session_id)
-        observation = await session.reset_async(**arguments)
+        payload = await session.reset_wire(**arguments)
         table.touch(session_id)
-        return serialize_observation(observation)
+        return payload
 
     @app.post("/sessions/{session_id}/step", tags=["Sessions"])
     async def session_step(session_id: str, request: StepRequest) -> Any:
@@ -190,9 +190,9 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
         if isinstance(action, JSONResponse):
             return action
         table.touch(session_id)
-        observation = await session.step_async(action)
+        payload = await session.step_wire(action)
         table.touch(session_id)
-        return serialize_observation(observation)
+        return payload
 
     @app.get("/sessions/{session_id}/state", tags=["Sessions"])
     async def session_state(session_id: str) -> Any:

@@ -14,9 +14,10 @@ import contextlib
 import json
 from typing import Any
 
+import orjson
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.exceptions import EnvironmentFactoryError, SessionCapacityError
-from openenv.core.env_server.serialization import deserialize_action, serialize_observation
+from openenv.core.env_server.serialization import deserialize_action
 from openenv.core.env_server.types import WSErrorCode
 from pydantic import ValidationError
 
@@ -29,8 +30,9 @@ def error(message: str, code: WSErrorCode, **extra: Any) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code.value, **extra}})
 
 
-def observation_message(observation: Any) -> str:
-    return json.dumps({"type": "observation", "data": serialize_observation(observation)})
+def observation_message(payload: dict[str, Any]) -> str:
+    """The answer to a reset or a step (orjson: the whole conversation goes out every step)."""
+    return orjson.dumps({"type": "observation", "data": payload}).decode()
 
 
 async def answer(env: AgentGymEnvironment, kind: Any, message: dict[str, Any]) -> str:
@@ -40,9 +42,9 @@ async def answer(env: AgentGymEnvironment, kind: Any, message: dict[str, Any]) -
         return error("Invalid message: data must be an object", WSErrorCode.VALIDATION_ERROR)
     try:
         if kind == "reset":
-            return observation_message(await env.reset_async(**data))
+            return observation_message(await env.reset_wire(**data))
         if kind == "step":
-            return observation_message(await env.step_async(deserialize_action(data, AgentGymAction)))
+            return observation_message(await env.step_wire(deserialize_action(data, AgentGymAction)))
         if kind == "state":
             return json.dumps({"type": "state", "data": env.state.model_dump()})
     except ValidationError as exc:

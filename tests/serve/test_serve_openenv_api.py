@@ -40,3 +40,24 @@ def test_no_private_member_of_an_openenv_object_is_touched():
         for name in ("_create_session", "_destroy_session", "_update_session_activity", "_session_info",
                      "_session_lock", "_reap_idle_sessions"):
             assert name not in text, (path.name, name)
+
+
+def test_the_wire_payload_is_what_openenvs_serialization_makes_of_the_observation():
+    from openenv.core.env_server.serialization import serialize_observation
+
+    from agentgym_envs.policies.agents import expert_action
+    from agentgym_envs.serve.models import AgentGymAction
+    from agentgym_envs.serve.sessions import AgentGymEnvironment, ServeConfig
+
+    config = ServeConfig("AgentGym/CustomerSupport-v0", inline=True)
+    typed, wire = AgentGymEnvironment(config), AgentGymEnvironment(config)
+    assert serialize_observation(typed.reset(seed=2)) == wire.reset_payload(seed=2)
+    done = False
+    while not done:
+        action = AgentGymAction(text=expert_action(typed._env.unwrapped.episode, "text"))
+        payload = wire.step_payload(action)
+        assert serialize_observation(typed.step(action)) == payload
+        done = payload["done"]
+    assert payload["observation"]["metrics"] and typed.state == wire.state
+    typed.close()
+    wire.close()
