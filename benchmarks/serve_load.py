@@ -115,6 +115,12 @@ def client_process(base: str, sessions: list[list[dict[str, Any]]], barrier: Any
     queue.put(asyncio.run(run()))
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_bytes(pid: int) -> int:
     """The resident memory of process ``pid`` (Linux ``/proc``)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -169,12 +175,15 @@ def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) ->
                      for group in groups]
         for process in processes:
             process.start()
+        load = os.getloadavg()[0]
         barrier.wait()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_seconds(server.process.pid)
         results = [result for _ in processes for result in queue.get()]
+        cpu = cpu_seconds(server.process.pid) - cpu
         for process in processes:
             process.join()
         wall = max(result["end"] for result in results) - start
+        load = (load, os.getloadavg()[0])
         memory = memory_per_session(server.base, server.process.pid, len(plans))
     finally:
         server.kill()
@@ -182,7 +191,8 @@ def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) ->
     steps = sum(result["steps"] for result in results)
     return {"options": " ".join(options), "sessions": len(plans), "steps": steps, "rate": steps / wall,
             "clients": len(groups), "mismatches": sum(result["mismatches"] for result in results),
-            "episodes": sum(len(plan) for plan in plans), "memory_mib": memory / 2**20,
+            "episodes": sum(len(plan) for plan in plans), "memory_mib": memory / 2**20, "load": load,
+            "cpu_us": 1e6 * cpu / steps,
             "median_ms": 1000 * times[len(times) // 2],
             "p99_ms": 1000 * times[min(len(times) - 1, int(0.99 * len(times)))]}
 
@@ -224,7 +234,8 @@ def main() -> int:
         "in-process return. In process: the same resets and steps in one process without a server (median of 3). "
         "By default Math's steps run on the server's event loop (`--inline`); `--worker` runs them on a thread "
         "per session. Memory per session: the server's resident memory with every session open and reset, less "
-        "its memory with none, over the sessions. The goals hold for the default mode with "
+        "its memory with none, over the sessions. Server CPU time: the server process's user and system time "
+        "over the run, per step. The goals hold for the default mode with "
         f"{args.sessions} sessions.",
         "",
         "| measure | " + " | ".join(runs) + " | goal |",
@@ -238,7 +249,9 @@ def main() -> int:
         row("wire / in process", lambda r, _: f"{r['rate'] / local_rate:.2f}"),
         row("step round trip, median", lambda r, _: f"{r['median_ms']:.2f} ms"),
         row("step round trip, p99", lambda r, g: f"{r['p99_ms']:.2f} ms{verdict(r['p99_ms'] <= 5, g)}", "<= 5 ms"),
+        row("server CPU time per step", lambda r, _: f"{r['cpu_us']:.0f} µs"),
         row("server memory per session", lambda r, _: f"{r['memory_mib']:.2f} MiB"),
+        row("machine load average (1 min) before, after", lambda r, _: f"{r['load'][0]:.1f}, {r['load'][1]:.1f}"),
         "",
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
