@@ -167,6 +167,7 @@ def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) ->
     server = ServerProcess("math", free_port(), *options).start()
     assert server.process is not None
     try:
+        memory = memory_per_session(server.base, server.process.pid, len(plans))  # first: no freed memory to reuse
         context = multiprocessing.get_context("fork")
         groups = [group for group in (plans[i::clients] for i in range(clients)) if group]
         barrier = context.Barrier(len(groups) + 1)
@@ -184,7 +185,6 @@ def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) ->
             process.join()
         wall = max(result["end"] for result in results) - start
         load = (load, os.getloadavg()[0])
-        memory = memory_per_session(server.base, server.process.pid, len(plans))
     finally:
         server.kill()
     times = sorted(t for result in results for t in result["times"])
@@ -233,8 +233,9 @@ def main() -> int:
         "expert's replies, computed in process beforehand, and every episode's return is checked against its "
         "in-process return. In process: the same resets and steps in one process without a server (median of 3). "
         "By default Math's steps run on the server's event loop (`--inline`); `--worker` runs them on a thread "
-        "per session. Memory per session: the server's resident memory with every session open and reset, less "
-        "its memory with none, over the sessions. Server CPU time: the server process's user and system time "
+        "per session. Memory per session: on the fresh server, before the load, its resident memory with every "
+        "session open and reset, less its memory with none (after one session opened, reset and closed), over "
+        "the sessions. Server CPU time: the server process's user and system time "
         "over the run, per step. The goals hold for the default mode with "
         f"{args.sessions} sessions.",
         "",
