@@ -1,8 +1,12 @@
-"""Difficulty ladders: each env family's levels below its ``-v0`` configuration.
+"""Difficulty ladders: each env family's levels below its top configuration, per version.
 
 A level is a set of constructor arguments of the family's env class (``level=k`` applies
-them; arguments the caller passes win) and a registered id, ``AgentGym/<Family>-L<k>-v0``.
-Levels count up from 0, the easiest; ``-v0`` itself, unchanged, is the top of each ladder.
+them; arguments the caller passes win) and a registered id, ``AgentGym/<Family>-L<k>-v<n>``.
+Levels count up from 0, the easiest; ``<Family>-v<n>`` itself is the top of each ladder.
+A family's version ``n`` (the env argument ``version=n``) fixes its tasks and splits, as
+Gymnasium versions envs: ``-v0`` (train and test splits) stays registered as it was, ``-v1``
+adds a validation split and at least 20 test units per level. Plain names
+(``customer_support``) mean a family's latest version.
 This module is pure data: the env classes read it, it imports none of them.
 """
 
@@ -26,16 +30,17 @@ class Level:
     name: str
     description: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    version: int = 0
 
     @property
     def env_id(self) -> str:
-        return f"{NAMESPACE}/{self.family}-L{self.index}-v0"
+        return f"{NAMESPACE}/{self.family}-L{self.index}-v{self.version}"
 
 
 @dataclass(frozen=True)
 class Family:
-    """An env family's ladder: its id ``stem``, short ``name``, what ``-v0`` holds, the name
-    and ``-v0`` value of its turn limit, and its levels (easiest first)."""
+    """An env family's ladder at one ``version``: its id ``stem``, short ``name``, what the top
+    holds, the name and top value of its turn limit, and its levels (easiest first)."""
 
     stem: str
     name: str
@@ -43,19 +48,21 @@ class Family:
     turns_arg: str
     turns: int
     levels: tuple[Level, ...]
+    version: int = 0
 
     @property
     def env_id(self) -> str:
-        return f"{NAMESPACE}/{self.stem}-v0"
+        return f"{NAMESPACE}/{self.stem}-v{self.version}"
 
     def ids(self) -> list[str]:
         return [level.env_id for level in self.levels] + [self.env_id]
 
 
 def _ladder(stem: str, name: str, top: str, turns: int, rungs: list[tuple[str, str, dict[str, Any]]],
-            turns_arg: str = "max_turns") -> Family:
-    levels = tuple(Level(stem, i, short, text, MappingProxyType(kwargs)) for i, (short, text, kwargs) in enumerate(rungs))
-    return Family(stem, name, top, turns_arg, turns, levels)
+            turns_arg: str = "max_turns", version: int = 0) -> Family:
+    levels = tuple(Level(stem, i, short, text, MappingProxyType(kwargs), version)
+                   for i, (short, text, kwargs) in enumerate(rungs))
+    return Family(stem, name, top, turns_arg, turns, levels, version)
 
 
 _HINT = "; a `Category:` line in the ticket"
@@ -108,18 +115,31 @@ FAMILIES: tuple[Family, ...] = (
 LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
 
 
-def family(name_or_id: str) -> Family:
-    """The family of a short name (``customer_support``), a stem, or any of its ids (full or
-    without the namespace, ``-v0`` or a level's)."""
+def latest_version(name: str) -> int:
+    """The newest version of a family (short name or stem)."""
+    versions = [fam.version for fam in FAMILIES if name in (fam.name, fam.stem)]
+    if not versions:
+        raise ValueError(f"unknown environment family {name!r}; known: {', '.join(sorted({f.name for f in FAMILIES}))}")
+    return max(versions)
+
+
+def family(name_or_id: str, version: int | None = None) -> Family:
+    """The ladder of a short name (``customer_support``) or a stem, at ``version`` (default: the
+    latest), or the one any of its ids names (full or without the namespace, a level's or the top)."""
     for fam in FAMILIES:
-        ids = fam.ids()
-        if name_or_id in (fam.name, fam.stem, *ids, *(i.split("/", 1)[1] for i in ids)):
+        if name_or_id in (*fam.ids(), *(i.split("/", 1)[1] for i in fam.ids())):
             return fam
-    raise ValueError(f"unknown environment family {name_or_id!r}; known: {', '.join(f.name for f in FAMILIES)}")
+    wanted = latest_version(name_or_id) if version is None else version
+    for fam in FAMILIES:
+        if name_or_id in (fam.name, fam.stem) and fam.version == wanted:
+            return fam
+    versions = sorted(fam.version for fam in FAMILIES if name_or_id in (fam.name, fam.stem))
+    raise ValueError(f"{name_or_id!r} has no version {wanted!r}; it has {versions}")
 
 
 def level_ids(name_or_id: str) -> list[str]:
-    """A family's ids from ``-L0-v0`` up to and including ``-v0``."""
+    """A family's ids from ``-L0`` up to and including the top, at the version the id names
+    (a short name: the latest)."""
     return family(name_or_id).ids()
 
 
@@ -129,28 +149,36 @@ def level_of(env_id: str) -> Level | None:
 
 
 def base_env_id(env_id: str) -> str:
-    """A level id -> its family's ``-v0`` id; any other id unchanged."""
+    """A level id -> its family's top id at the same version; any other id unchanged."""
     level = level_of(env_id)
-    return env_id if level is None else family(level.family).env_id
+    return env_id if level is None else family(level.family, level.version).env_id
 
 
-def with_level(name: str, level: int | None, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The env arguments of ``level`` of family ``name`` (None: ``-v0``, none), overridden by
-    the ``given`` ones."""
+def check_version(name: str, version: Any) -> int:
+    """``version`` if it is one of the family's versions, else a ValueError naming them."""
+    versions = sorted(fam.version for fam in FAMILIES if name in (fam.name, fam.stem))
+    if isinstance(version, bool) or version not in versions:
+        raise ValueError(f"version must be one of {versions} for {name}, got {version!r}")
+    return int(version)
+
+
+def with_level(name: str, level: int | None, given: Mapping[str, Any], version: int = 0) -> dict[str, Any]:
+    """The env arguments of ``level`` of family ``name`` at ``version`` (None: the top, none),
+    overridden by the ``given`` ones."""
     if level is None:
         return dict(given)
-    levels = family(name).levels
+    levels = family(name, check_version(name, version)).levels
     if not (isinstance(level, int) and not isinstance(level, bool) and 0 <= level < len(levels)):
-        raise ValueError(f"level must be None (the -v0 configuration) or an int in [0, {len(levels)}), got {level!r}")
+        raise ValueError(f"level must be None (the top configuration) or an int in [0, {len(levels)}), got {level!r}")
     return {**levels[level].kwargs, **given}
 
 
-def levels_table(name: str) -> str:
+def levels_table(name: str, version: int | None = None) -> str:
     """The family's ladder as a Markdown table (the ``Levels`` section of its docstring)."""
-    fam = family(name)
+    fam = family(name, version)
     rows = ["| level | id | what it holds | max turns |", "| --- | --- | --- | --- |"]
     for level in fam.levels:
         turns = level.kwargs.get(fam.turns_arg, fam.turns)
         rows.append(f"| {level.index} ({level.name}) | `{level.env_id}` | {level.description} | {turns} |")
-    rows.append(f"| v0 | `{fam.env_id}` | {fam.top} | {fam.turns} |")
+    rows.append(f"| v{fam.version} | `{fam.env_id}` | {fam.top} | {fam.turns} |")
     return "\n".join(rows)

@@ -115,3 +115,19 @@ def test_coding_level_zero_offers_thirteen_programs_of_which_only_the_solution_p
             outcomes = scenario.judge.run(program, problem.examples, task.examples_digest)
             assert all(o.status is TestStatus.PASSED for o in outcomes) == (program == task.solution), problem.id
     env.close()
+
+
+def test_a_version_a_family_lacks_is_refused_with_the_versions_it_has():
+    with pytest.raises(ValueError, match=r"version must be one of \[0"):
+        with_level("customer_support", 0, {}, version=99)
+    with pytest.raises(ValueError, match="has no version 99"):
+        family("customer_support", 99)
+
+
+def test_every_step_names_the_unit_the_task_is_drawn_from():
+    env = gym.make("AgentGym/CustomerSupport-L1-v0")
+    _, info = env.reset(seed=0)
+    scenario = env.unwrapped.scenario
+    assert info["unit_id"] == scenario.unit_id(env.unwrapped.episode.task)
+    _, _, _, _, info = env.step(env.action_space.sample())
+    assert info["unit_id"] == scenario.unit_id(env.unwrapped.episode.task)

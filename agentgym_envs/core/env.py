@@ -81,7 +81,8 @@ class ToolUseEnv(gym.Env[Any, Any]):
 
     Each environment's own docstring (``agentgym info <env>``) documents it in full.
 
-    ``info`` keys, every step: ``task_id``, ``turn``, ``tool_call`` (the parsed
+    ``info`` keys, every step: ``task_id``, ``unit_id`` (the task's unit of generalisation,
+    :meth:`Scenario.unit_id`), ``turn``, ``tool_call`` (the parsed
     :class:`~agentgym_envs.core.parsing.ToolCall`, or None), ``valid``, ``correct``, ``error`` (str or None),
     ``tokens_used``, ``messages`` (OpenAI chat format); structured mode also
     ``action_mask`` (as :meth:`action_masks`) and ``argument_mask`` (``[tool, slot,
@@ -93,7 +94,8 @@ class ToolUseEnv(gym.Env[Any, Any]):
     Args:
         scenario: the domain.
         action_mode: ``"structured"`` or ``"text"``.
-        split: which generated tasks ``reset`` draws from (``"train"`` or ``"test"``).
+        split: which generated tasks ``reset`` draws from (``"train"``, ``"validation"`` where
+            the scenario has it, or ``"test"``).
         task_file: a JSONL file of the user's own tasks (overrides ``split``).
         reward_config: a :class:`RewardConfig` or a dict overriding the scenario's defaults.
         max_turns: tool calls before truncation (scenario default when None).
@@ -274,6 +276,7 @@ class ToolUseEnv(gym.Env[Any, Any]):
         assert episode is not None
         info: dict[str, Any] = {
             "task_id": episode.task.task_id,
+            "unit_id": episode.unit_id,
             "turn": episode.calls,
             "tool_call": None,
             "valid": True,

@@ -153,6 +153,8 @@ class Episode:
 
     def __init__(self, scenario: Scenario, task: Any, history_turns: int = 8, mask_repeats: bool = False) -> None:
         self.scenario, self.task = scenario, task
+        self.unit_id = scenario.unit_id(task)
+        """The unit of generalisation the task is drawn from (:meth:`Scenario.unit_id`)."""
         self.mask_repeats = mask_repeats
         self.tools: Sequence[Tool] = scenario.tools
         self._tool_index = {tool.name: i for i, tool in enumerate(self.tools)}

@@ -66,6 +66,12 @@ class Scenario(ABC):
     def task_source(self, split: str) -> TaskSource:
         """The tasks of ``split``."""
 
+    def unit_id(self, task: Any) -> str:
+        """The unit of generalisation ``task`` is drawn from (a phrasing or problem template, a
+        coding problem, a tau2 user or real task): the splits are disjoint in it, and benchmarks
+        resample it. Default: the task itself."""
+        return str(task.task_id)
+
     @abstractmethod
     def task_from_dict(self, data: dict[str, Any]) -> Any:
         """Parse one task of a user's JSONL task file (raise ``TaskFormatError``)."""

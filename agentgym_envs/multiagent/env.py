@@ -286,6 +286,7 @@ class ToolTeamParallelEnv(ParallelEnv):
         assert episode is not None
         info: dict[str, Any] = {
             "task_id": episode.task.task_id,
+            "unit_id": episode.unit_id,
             "cycle": episode.calls,
             "holder": self.holder,
             "acted": report is not None,

@@ -1,0 +1,201 @@
+"""Equal tuning: every trained algorithm gets the same Optuna search, run on Ray Tune, scored on validation.
+
+    python benchmarks/tuning.py --algos ppo sb3-maskable-ppo          # 16 trials each, local Ray, resumable
+    python benchmarks/tuning.py --algos ppo --address auto            # the trials of a Ray cluster
+
+Each trial trains one seed on every level of the tuning set (:data:`TUNING_LEVELS`: mid-ladder levels of
+different families, as Atari work tunes on a few games) for the same env-step budget, then scores the greedy
+policy on each level's VALIDATION split; the trial's score is the mean. Optuna's TPE sampler (through Ray Tune's
+``OptunaSearch``, seeded) proposes each algorithm's standard hyper-parameters (:data:`SEARCH_SPACES`, in the
+spirit of rl-zoo3's samplers), the same number of trials for every algorithm. The test split is never read.
+
+The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
+tuning set and budget, and the commit), which the suite's tuned rows train with on every level. Ray Tune keeps
+every trial under ``--storage`` (default ``runs/tuning``, not committed): an interrupted search resumes there,
+and a finished one is not run again. ``<algo>_trials.csv`` beside the frozen file lists every trial's settings
+and scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TUNED = ROOT / "benchmarks" / "tuned"
+METRIC = "validation_success"
+TUNING_LEVELS = ("AgentGym/CustomerSupport-L2-v1", "AgentGym/Math-L1-v1", "AgentGym/Tau2Retail-L1-v1")
+TRIALS = 16
+STEPS = 50_000
+EPISODES = 50
+SEARCH_SEED = 0
+
+# What every trial of an algorithm shares (not searched): the observation SB3's stock policies read.
+FIXED: dict[str, dict[str, Any]] = {
+    "ppo": {"observation": "features"},
+    "bc-ppo": {"observation": "features"},
+    "bc": {"observation": "features"},
+}
+
+
+def search_spaces() -> dict[str, dict[str, Any]]:
+    """Each trained algorithm's standard hyper-parameters, as Ray Tune distributions (``--set`` names)."""
+    from ray import tune
+
+    learning_rate, ent_coef = tune.loguniform(1e-4, 1e-2), tune.loguniform(1e-4, 1e-1)
+    gamma, gae_lambda = tune.choice([0.95, 0.99, 0.995]), tune.choice([0.9, 0.95, 0.98, 1.0])
+    ours = {"learning_rate": learning_rate, "ent_coef": ent_coef, "num_steps": tune.choice([32, 64, 128, 256]),
+            "update_epochs": tune.choice([2, 4, 8]), "num_minibatches": tune.choice([2, 4, 8]), "gamma": gamma,
+            "gae_lambda": gae_lambda, "clip_coef": tune.choice([0.1, 0.2, 0.3])}
+    sb3_ppo = {"learning_rate": learning_rate, "ent_coef": ent_coef, "n_steps": tune.choice([32, 64, 128, 256]),
+               "batch_size": tune.choice([64, 128, 256]), "n_epochs": tune.choice([2, 4, 8]), "gamma": gamma,
+               "gae_lambda": gae_lambda, "clip_range": tune.choice([0.1, 0.2, 0.3])}
+    return {
+        "ppo": ours,
+        "bc-ppo": {**ours, "bc_epochs": tune.choice([20, 50, 100])},
+        "bc": {"learning_rate": learning_rate, "epochs": tune.choice([20, 50, 100]),
+               "batch_size": tune.choice([64, 128, 256])},
+        "sb3-ppo": sb3_ppo,
+        "sb3-maskable-ppo": sb3_ppo,
+        "sb3-a2c": {"learning_rate": learning_rate, "ent_coef": ent_coef, "n_steps": tune.choice([5, 8, 16, 32]),
+                    "gamma": gamma, "gae_lambda": gae_lambda, "max_grad_norm": tune.choice([0.5, 1.0, 5.0])},
+        "sb3-dqn": {"learning_rate": learning_rate, "buffer_size": tune.choice([10_000, 20_000, 50_000]),
+                    "learning_starts": tune.choice([1_000, 2_000, 5_000]),
+                    "target_update_interval": tune.choice([500, 1_000, 2_000, 5_000]),
+                    "exploration_fraction": tune.choice([0.1, 0.3, 0.5]), "train_freq": tune.choice([1, 4, 8]),
+                    "gamma": gamma},
+    }
+
+
+def validation_score(algo: str, settings: dict[str, Any], levels: Sequence[str], steps: int, episodes: int,
+                     run_root: Path, seed: int = 0) -> dict[str, float]:
+    """Train ``algo`` with ``settings`` on each level (one seed, no final evaluation), then the greedy
+    policy's success on ``episodes`` validation episodes of each; ``METRIC``: their mean."""
+    from trainers.lifecycle import ALGORITHMS, load_trained_policy, train
+    from trainers.run import TrainRequest, evaluate_policy
+
+    scores: dict[str, float] = {}
+    for env_id in levels:
+        request = TrainRequest(env_id, algo, seed, steps, run_root=str(run_root), eval_episodes=0, resume=True,
+                               progress=False, record=False, overrides={**FIXED.get(algo, {}), **settings})
+        result = train(request)
+        policy = load_trained_policy(Path(result.run_dir) / ALGORITHMS[algo].checkpoint_name)
+        scores[env_id] = float(evaluate_policy(policy, "validation", episodes)["success"])
+    scores[METRIC] = sum(scores[env_id] for env_id in levels) / len(levels)
+    return scores
+
+
+def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, storage: Path) -> Callable[[dict], dict]:
+    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation scores."""
+    def trial(settings: dict[str, Any]) -> dict[str, float]:
+        from ray import tune
+
+        run_root = storage / f"{algo}_runs" / tune.get_context().get_trial_id()  # a restored trial resumes its runs
+        return validation_score(algo, settings, levels, steps, episodes, run_root)
+    return trial
+
+
+def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, episodes: int, storage: Path,
+                   concurrent: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run (or resume) ``algo``'s search: the frozen record of its best trial, and every finished trial's row."""
+    from ray import tune
+    from ray.tune.search.optuna import OptunaSearch
+
+    storage = storage.resolve()
+    trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage), {"cpu": 1})
+    path = storage / algo
+    if tune.Tuner.can_restore(str(path)):
+        tuner = tune.Tuner.restore(str(path), trainable, resume_errored=True)
+    else:
+        searcher = OptunaSearch(metric=METRIC, mode="max", seed=SEARCH_SEED)
+        tuner = tune.Tuner(trainable, param_space=search_spaces()[algo],
+                           tune_config=tune.TuneConfig(search_alg=searcher, num_samples=trials,
+                                                       max_concurrent_trials=concurrent),
+                           run_config=tune.RunConfig(name=algo, storage_path=str(storage)))
+    results = tuner.fit()
+    rows = [{**{f"settings/{k}": v for k, v in result.config.items()}, **{k: result.metrics.get(k) for k in (METRIC, *levels)}}
+            for result in results if result.metrics and METRIC in result.metrics]
+    if len(rows) < trials:
+        raise RuntimeError(f"{algo}: {len(rows)} of {trials} trials finished; run the command again to resume")
+    best = results.get_best_result(metric=METRIC, mode="max")
+    return {"algorithm": algo, "settings": {**FIXED.get(algo, {}), **best.config}, METRIC: best.metrics[METRIC],
+            "per_level": {env_id: best.metrics[env_id] for env_id in levels}, "trials": len(rows),
+            "levels": list(levels), "env_steps": steps, "episodes": episodes, "searcher": "optuna-tpe",
+            "search_seed": SEARCH_SEED, "commit": commit()}, rows
+
+
+def commit() -> str:
+    """The repository's HEAD commit (``unknown`` outside a git checkout)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def write_frozen(record: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Path:
+    """``<folder>/<algo>.json`` (the frozen settings) and ``<algo>_trials.csv`` (every trial)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{record['algorithm']}.json"
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    fields = sorted({key for row in rows for key in row})
+    with open(folder / f"{record['algorithm']}_trials.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def frozen_settings(algo: str, folder: Path = TUNED) -> dict[str, Any]:
+    """The settings ``algo``'s search froze (a clear error when it has not been tuned)."""
+    path = folder / f"{algo}.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{algo} has no frozen settings ({path}): run benchmarks/tuning.py --algos {algo}")
+    return dict(json.loads(path.read_text())["settings"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algos", nargs="+", required=True, help="algorithms to tune (trainers' names)")
+    parser.add_argument("--trials", type=int, default=TRIALS, help="trials per algorithm (the same for each)")
+    parser.add_argument("--levels", nargs="+", default=list(TUNING_LEVELS), help="the tuning set of env ids")
+    parser.add_argument("--steps", type=int, default=STEPS, help="env steps per level and trial")
+    parser.add_argument("--episodes", type=int, default=EPISODES, help="validation episodes per level and trial")
+    parser.add_argument("--storage", type=Path, default=ROOT / "runs" / "tuning", help="Ray Tune's experiment folder")
+    parser.add_argument("--out", type=Path, default=TUNED, help="where the frozen settings are written")
+    parser.add_argument("--address", default=None, help="a Ray cluster's address (default: a local Ray)")
+    parser.add_argument("--concurrent", type=int, default=2, help="trials at once")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import ray
+
+    from agentgym_envs.scale import init_ray
+
+    spaces = search_spaces()
+    unknown = sorted(set(args.algos) - set(spaces))
+    if unknown:
+        raise SystemExit(f"no search space for {unknown}; known: {sorted(spaces)}")
+    owned = not ray.is_initialized()  # a Ray this process joined before (a test's) stays up
+    init_ray(args.address, None if args.address else args.concurrent)
+    try:
+        for algo in args.algos:
+            record, rows = tune_algorithm(algo, args.trials, args.levels, args.steps, args.episodes, args.storage,
+                                          args.concurrent)
+            path = write_frozen(record, rows, args.out)
+            print(f"{algo}: best {METRIC} {record[METRIC]:.3f} over {record['trials']} trials -> {path}")
+    finally:
+        if owned:
+            ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
