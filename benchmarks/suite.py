@@ -11,7 +11,7 @@ Every run goes through ``trainers.lifecycle.train`` (the row's ``command`` is th
 driver writes the files as runs finish, so the suite resumes where it stopped: a row is kept only
 while its settings hash is the cell's (changed settings run the row again, from scratch); an
 interrupted run continues from its checkpoint, its seconds summed over sittings. Files
-(:mod:`suite_store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and
+(:mod:`suite_lib.store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and
 figures (:mod:`suite_report`, also alone: ``python benchmarks/suite_report.py --preset ...``):
 ``<name>.md`` and ``<name>_*.png``; ``<name>`` is ``suite`` for the full preset, else ``suite_<preset>``.
 """
@@ -26,10 +26,9 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]  # run from anywhere
 
-from suite_exec import Job, Outcome, run_here, run_on_ray  # noqa: E402
-from suite_plan import FAMILIES, PRESETS, cells  # noqa: E402
-from suite_report import file_name, report  # noqa: E402
-from suite_store import (  # noqa: E402
+from suite_lib.plan import FAMILIES, PRESETS, cells  # noqa: E402
+from suite_lib.runner import Job, Outcome, run_here, run_on_ray  # noqa: E402
+from suite_lib.store import (  # noqa: E402
     EPISODE_FIELDS,
     FIELDS,
     read_curves,
@@ -40,6 +39,7 @@ from suite_store import (  # noqa: E402
     write_family_files,
     write_rows,
 )
+from suite_report import file_name, report  # noqa: E402
 
 
 def commit() -> str:

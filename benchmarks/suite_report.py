@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]  # run from anywhere
 
-from suite_plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text  # noqa: E402
-from suite_stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency  # noqa: E402
-from suite_store import read_curves, read_family_files, read_rows, row_key  # noqa: E402
+from suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text  # noqa: E402
+from suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency  # noqa: E402
+from suite_lib.store import read_curves, read_family_files, read_rows, row_key  # noqa: E402
 
 TARGET = 0.9  # the validation success "steps to" counts to
 TAUS = np.linspace(0.0, 1.0, 41)
@@ -151,18 +151,43 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], overall: Comp
     return figures
 
 
+def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list[dict[str, str]]) -> float:
+    """Hours the preset's runs without a row would take at the pace of the rows of the same family,
+    level and algorithm (this table's, else the superseded protocol's, whose times count a resumed
+    run's last sitting only): seconds per env step at full budgets (early stopping only shortens
+    them); an evaluated reference's own seconds."""
+    def paces(table: list[dict[str, str]], seconds: Callable[[dict[str, str]], float]) -> dict[tuple[str, ...], tuple[float, float]]:
+        runs: dict[tuple[str, ...], list[tuple[float, float]]] = {}
+        for row in table:
+            runs.setdefault((row["env"], row["level"], row["algorithm"]), []).append((seconds(row), float(row["env_steps"])))
+        return {key: tuple(np.mean(values, axis=0)) for key, values in runs.items()}
+
+    pace = {**paces(superseded, lambda r: float(r["wall_s"])),
+            **paces(rows, lambda r: float(r["wall_train_s"]) + float(r["wall_eval_s"]))}
+    done = {row_key(r) for r in rows}
+    total = 0.0
+    for cell in cells(preset, list(preset.families or FAMILIES)):
+        seconds, steps = pace.get(cell.key[:3], (0.0, 0.0))
+        total += 0.0 if cell.key in done else seconds * (cell.env_steps / steps if steps else 1.0)
+    return total / 3600
+
+
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
              preset_name: str, preset: Preset, name: str, reps: int) -> str:
     planned = len(cells(preset, list(preset.families or FAMILIES)))
     hours = sum(float(r["wall_train_s"]) + float(r["wall_eval_s"]) for r in rows) / 3600
     commits = sorted({r["commit"] for r in rows})
+    superseded = read_rows(Path(__file__).resolve().parent / "results" / "suite_v0" / "suite.csv")
+    left = (f" The {planned - len(rows)} runs left: about {estimated_hours(preset, rows, superseded):.0f} hours "
+            "on this machine (estimated at the seconds per env step of the same family, level and algorithm in this "
+            "table, else in the superseded one; full budgets).") if len(rows) < planned else ""
     lines = [
         f"# Benchmark suite ({preset_name})", "",
         f"Command: `python benchmarks/suite.py --preset {preset_name}` (the runs: resumable, over sittings, locally or "
         f"on Ray); this page and its figures: `python benchmarks/suite_report.py --preset {preset_name}`, from the "
         "committed files alone.", "",
         f"Runs: {len(rows)} of the {planned} the preset plans, {hours:.2f} hours of training and evaluation in all, "
-        f"at commit(s) {', '.join(commits) or '-'}. Each row of [{name}.csv]({name}.csv) holds its commit, the "
+        f"at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
         "`agentgym train` command that reproduces it, its settings hash, the versions of torch, SB3 and gymnasium, and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
         "episodes (task, unit, success, return, turns, invalid calls).", "",

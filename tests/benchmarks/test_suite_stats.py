@@ -3,14 +3,18 @@ stated only where the interval of the difference excludes 0."""
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("rliable")
 
 
 @pytest.fixture
-def stats(benchmark_script):
-    return benchmark_script("suite_stats")
+def stats(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    return importlib.import_module("suite_lib.stats")
 
 
 def episodes(algorithm: str, seeds: int, units: dict[str, list[int]], level: str = "L0") -> list[dict[str, str]]:

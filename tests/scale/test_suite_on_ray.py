@@ -9,8 +9,6 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 
 def test_the_suites_runs_fan_out_on_ray_and_the_driver_writes_their_rows(benchmark_script, tmp_path, capsys):
-    for name in ("suite_plan", "suite_store", "suite_stats", "suite_report", "suite_exec"):
-        benchmark_script(name)
     suite = benchmark_script("suite")
     argv = ["--preset", "smoke", "--algos", "random", "expert", "--ray", "--out", str(tmp_path / "results"),
             "--runs", str(tmp_path / "runs"), "--reps", "50"]

@@ -15,8 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from suite_plan import Cell
-from suite_store import KEY
+from .plan import Cell
+from .store import KEY
 
 VERSIONS = ("torch", "stable_baselines3", "gymnasium")
 
@@ -98,8 +98,7 @@ def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Ite
 
     from agentgym_envs.scale import init_ray
 
-    for module in ("suite_plan", "suite_store", "suite_exec"):  # the workers do not have benchmarks/ on their path
-        cloudpickle.register_pickle_by_value(sys.modules[module])
+    cloudpickle.register_pickle_by_value(sys.modules[__package__])  # the workers do not have benchmarks/ on their path
     init_ray(address, None if address else workers)
     task = ray.remote(num_cpus=1, max_retries=0)(run_job)
     pending = {task.remote(job): job for job in jobs}
