@@ -75,6 +75,24 @@ _SUPPORT_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
      {"kinds": ("password_reset", "billing_inquiry", "api_integration", "refund_request"), "category_hint": True}),
     ("all-hinted", "all five kinds (+ data migration)" + _HINT, {"category_hint": True}),
 ]
+# -v1 adds a rung between all-hinted and the top: the category line on half the tickets.
+_SUPPORT_RUNGS_V1 = [*_SUPPORT_RUNGS, (
+    "half-hinted", "all five kinds; a `Category:` line in half the tickets (a fixed half, by task id)",
+    {"category_hint": 0.5})]
+_RETAIL_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
+    ("cancel-solo", "cancelling a pending order (4 reference calls, one write); the ticket up front (solo)",
+     {"kinds": ("cancel",), "solo": True}),
+    ("one-write-solo", "cancel, address or payment change, return: one write after 3 reads; solo",
+     {"kinds": ("cancel", "modify_address", "modify_payment", "return"), "solo": True}),
+    ("all-solo", "all six kinds (+ item changes and exchanges, with product reads); solo", {"solo": True}),
+]
+_AIRLINE_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
+    ("cancel-solo", "cancelling a reservation (3 reference calls, one write); the ticket up front (solo)",
+     {"kinds": ("cancel",), "solo": True}),
+    ("one-write-solo", "cancel, bag change, compensation: one write after 2-3 reads; solo",
+     {"kinds": ("cancel", "change_bags", "compensation"), "solo": True}),
+    ("all-solo", "all five kinds (+ flight changes and bookings, with a flight search); solo", {"solo": True}),
+]
 
 FAMILIES: tuple[Family, ...] = (
     _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS),
@@ -89,20 +107,10 @@ FAMILIES: tuple[Family, ...] = (
          {"difficulties": ("easy",), "subtle_candidates": False, "distractors": 12, "max_turns": 20}),
         ("easy-medium", "easy and medium problems (21 train, 9 test)", {"difficulties": ("easy", "medium")}),
     ]),
-    _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40, [
-        ("cancel-solo", "cancelling a pending order (4 reference calls, one write); the ticket up front (solo)",
-         {"kinds": ("cancel",), "solo": True}),
-        ("one-write-solo", "cancel, address or payment change, return: one write after 3 reads; solo",
-         {"kinds": ("cancel", "modify_address", "modify_payment", "return"), "solo": True}),
-        ("all-solo", "all six kinds (+ item changes and exchanges, with product reads); solo", {"solo": True}),
-    ]),
-    _ladder("Tau2Airline", "tau2_airline", "generated tasks of all five kinds, in conversation with the customer", 40, [
-        ("cancel-solo", "cancelling a reservation (3 reference calls, one write); the ticket up front (solo)",
-         {"kinds": ("cancel",), "solo": True}),
-        ("one-write-solo", "cancel, bag change, compensation: one write after 2-3 reads; solo",
-         {"kinds": ("cancel", "change_bags", "compensation"), "solo": True}),
-        ("all-solo", "all five kinds (+ flight changes and bookings, with a flight search); solo", {"solo": True}),
-    ]),
+    _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40,
+            _RETAIL_RUNGS),
+    _ladder("Tau2Airline", "tau2_airline", "generated tasks of all five kinds, in conversation with the customer", 40,
+            _AIRLINE_RUNGS),
     _ladder("Tau2Telecom", "tau2_telecom", "all of tau2's telecom tasks (74 train, 40 test)", 60, [
         ("service-two-calls", "real no-service tasks with at most 2 reference calls (9 train, 12 test)",
          {"kinds": ("service_issue",), "max_actions": 2, "max_turns": 6}),
@@ -111,6 +119,32 @@ FAMILIES: tuple[Family, ...] = (
     ]),
     _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS,
             turns_arg="max_cycles"),
+    # version 1: a validation split, >= 20 test units a level, graded rungs
+    _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS_V1,
+            version=1),
+    _ladder("Coding", "coding", "all tiers (easy, medium, hard); 20 programs", 24, [
+        ("easy-12", "easy problems; 12 programs, only the solution passes the visible examples",
+         {"difficulties": ("easy",), "programs": 12, "max_turns": 16}),
+        ("easy-medium-16", "easy and medium problems; 16 programs", {"difficulties": ("easy", "medium"), "programs": 16,
+                                                                     "max_turns": 20}),
+    ], version=1),
+    _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40,
+            _RETAIL_RUNGS, version=1),
+    _ladder("Tau2Airline", "tau2_airline", "generated tasks of all five kinds, in conversation with the customer", 40, [
+        _AIRLINE_RUNGS[0],
+        ("cancel-compensation-solo", "cancel, or a certificate for a cancelled flight (a status read first); solo",
+         {"kinds": ("cancel", "compensation"), "solo": True}),
+        *_AIRLINE_RUNGS[1:],
+    ], version=1),
+    _ladder("Tau2Telecom", "tau2_telecom", "all of tau2's telecom tasks (49 train, 25 validation, 40 test)", 60, [
+        ("three-calls", "real tasks with at most 3 reference calls (19 train, 11 validation, 21 test)",
+         {"max_actions": 3, "max_turns": 12}),
+        ("five-calls", "real tasks with at most 5 reference calls (30 train, 17 validation, 28 test)", {"max_actions": 5, "max_turns": 24}),
+        ("seven-calls", "real tasks with at most 7 reference calls (40 train, 20 validation, 35 test)",
+         {"max_actions": 7, "max_turns": 40}),
+    ], version=1),
+    _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS_V1,
+            turns_arg="max_cycles", version=1),
 )
 LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
 

@@ -6,13 +6,15 @@ masked-in action and ask the episode whether the call is valid (the check ``Epis
 makes), then step the sampled one and read ``info["valid"]``. Also reports how many of the
 scripted expert's calls the layout can express (its numbered calls are capped per tool).
 
-With ``--expert-episodes N``: per level of every family, on test tasks 0..N-1, how many episodes
-the scripted expert solves playing only the flat actions at the trainers' capacity (each
-scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written to
-``results/admissible_actions.md``.
+With ``--expert-episodes N``: per level of every version of every family, on test tasks 0..N-1,
+how many episodes the scripted expert solves playing only the flat actions at the trainers'
+capacity (each scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written
+to ``results/admissible_actions.md``.
 
 Usage: python benchmarks/admissible_actions.py [--states 1000] [--seed 0] [--tau2-data-dir DIR]
-       python benchmarks/admissible_actions.py --expert-episodes 100
+       python benchmarks/admissible_actions.py --expert-episodes 100 [--only tau2_retail Math-v0 ...]
+(``--only``: measure only the levels of these families' latest versions or of these ids' ladders,
+and keep the page's other rows)
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import Episode
-from agentgym_envs.levels import FAMILIES, level_ids
+from agentgym_envs.levels import FAMILIES, family
 from agentgym_envs.wrappers import FlatDiscreteAction
 from trainers.run import features_kwargs
 from trainers.torch_policy import FEATURES_MASK_REPEATS
@@ -136,8 +138,11 @@ def expert_episodes(make: Callable[..., gym.Env], episodes: int, capacity: int |
     return solved, episodes
 
 
-def expert_page(episodes: int, tau2_data_dir: str) -> str:
-    """The markdown page of :func:`expert_episodes` on every level of every family."""
+def expert_page(episodes: int, tau2_data_dir: str, only: list[str] | None = None,
+                kept: dict[str, str] | None = None) -> str:
+    """The markdown page of :func:`expert_episodes` on every level of every family's every version
+    (only of the ladders ``only`` names, when given: the other rows are taken from ``kept``, by id)."""
+    measured = None if only is None else {env_id for name in only for env_id in family(name).ids()}
     lines = ["# The expert through the trainers' flat actions", "",
              f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}`", "",
              "Per level, the test episodes (tasks 0 to "
@@ -147,13 +152,24 @@ def expert_page(episodes: int, tau2_data_dir: str) -> str:
              "past a tool's capacity has no action, so the episode stops there: no trained policy on those "
              "actions can pass this figure.", "",
              "| level | capacity | solved |", "|---|---|---|"]
-    for family in (entry.name for entry in FAMILIES):
-        for env_id in level_ids(family):
-            make = level_maker(env_id, tau2_data_dir)
-            solved, played = expert_episodes(make, episodes)
-            capacity = FlatDiscreteAction(make(), layout="admissible").capacity
-            lines.append(f"| {env_id.split('/')[-1]} | {capacity} | {solved} of {played} |")
+    for env_id in (env_id for fam in FAMILIES for env_id in fam.ids()):
+        short = env_id.split("/")[-1]
+        if measured is not None and env_id not in measured:
+            lines += [kept[short]] if short in (kept or {}) else []
+            continue
+        make = level_maker(env_id, tau2_data_dir)
+        solved, played = expert_episodes(make, episodes)
+        capacity = FlatDiscreteAction(make(), layout="admissible").capacity
+        lines.append(f"| {short} | {capacity} | {solved} of {played} |")
     return "\n".join(lines) + "\n"
+
+
+def page_rows(path: Path) -> dict[str, str]:
+    """The table rows of a page written by :func:`expert_page`, by level id ({} without one)."""
+    if not path.is_file():
+        return {}
+    rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("| ") and "-v" in line]
+    return {row.split("|")[1].strip(): row for row in rows}
 
 
 def main() -> None:
@@ -163,15 +179,17 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=128)
     parser.add_argument("--tau2-data-dir", default=TAU2_DATA_DIR)
     parser.add_argument("--expert-episodes", type=int, help="write the expert's ceiling per level instead")
+    parser.add_argument("--only", nargs="+", help="with --expert-episodes: only these ladders (family names or ids)")
     args = parser.parse_args()
     if args.expert_episodes:
-        page = expert_page(args.expert_episodes, args.tau2_data_dir)
-        (Path(__file__).parent / "results" / "admissible_actions.md").write_text(page, encoding="utf-8")
+        path = Path(__file__).parent / "results" / "admissible_actions.md"
+        page = expert_page(args.expert_episodes, args.tau2_data_dir, args.only, page_rows(path))
+        path.write_text(page, encoding="utf-8")
         print(page)
         return
-    for family, make in env_makers(args.tau2_data_dir).items():
+    for name, make in env_makers(args.tau2_data_dir).items():
         counts = check_masked_play(make, args.states, args.seed, args.capacity)
-        print(json.dumps({"family": family, **counts}), flush=True)
+        print(json.dumps({"family": name, **counts}), flush=True)
 
 
 if __name__ == "__main__":

@@ -173,3 +173,12 @@ def test_at_capacity_64_the_expert_cannot_finish_every_math_range_sum(benchmark_
     module = benchmark_script("admissible_actions")
     solved, played = module.expert_episodes(module.level_maker("AgentGym/Math-L2-v0", str(TAU2_DATA)), 12, capacity=64)
     assert solved < played == 12  # a range sum's subtract(sum, sum) is past the calculator's 64th call
+
+
+def test_the_ceiling_page_measures_only_the_ladders_named_and_keeps_the_other_rows(benchmark_script):
+    module = benchmark_script("admissible_actions")
+    kept = {"Math-L0-v0": "| Math-L0-v0 | 256 | 7 of 7 |"}
+    page = module.expert_page(2, str(TAU2_DATA), only=["CustomerSupport-v0"], kept=kept)
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "-v" in line]
+    assert rows[0] == "| CustomerSupport-L0-v0 | 64 | 2 of 2 |" and kept["Math-L0-v0"] in rows
+    assert len(rows) == len(module.family("CustomerSupport-v0").ids()) + 1

@@ -30,7 +30,8 @@ LEVEL_IDS = [env_id for name in SPLIT_VALUES for env_id in level_ids(name)[:-1]]
 
 def test_level_ids_run_from_l0_up_to_v0_and_resolve():
     ids = [f"AgentGym/CustomerSupport-L{k}-v0" for k in range(4)] + ["AgentGym/CustomerSupport-v0"]
-    assert level_ids("customer_support") == level_ids("CustomerSupport-L2-v0") == level_ids(ids[-1]) == ids
+    assert family("customer_support", 0).ids() == level_ids("CustomerSupport-L2-v0") == level_ids(ids[-1]) == ids
+    assert level_ids("customer_support") == family("customer_support", 1).ids()  # a short name: the latest
     assert resolve_env_id("CustomerSupport-L1-v0") == ids[1] and resolve_env_id(ids[0]) == ids[0]
     assert level_ids("SupportTeam-v0")[0] == "AgentGym/SupportTeam-L0-v0"
     with pytest.raises(ValueError, match="level must be None"):

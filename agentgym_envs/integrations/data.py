@@ -45,8 +45,10 @@ def task_rows(env: str, tasks: int, seed: int = 0, split: str = "train",
 
 
 def _name(env_id: str) -> str:
+    """A built-in family's short name for any of its versions' ids; another id as it is."""
+    stem = env_id.split("/", 1)[-1].rsplit("-", 1)[0]
     for entry in ENVIRONMENTS:
-        if entry.env_id == env_id:
+        if env_id.startswith(entry.env_id.split("/", 1)[0] + "/") and entry.stem == stem:
             return entry.name
     return env_id
 

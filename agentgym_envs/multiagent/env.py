@@ -50,7 +50,8 @@ class ToolTeamParallelEnv(ParallelEnv):
     Args:
         scenario: the team scenario (the base scenario, the roster, the handoff tool).
         action_mode: ``"structured"`` (``MultiDiscrete``) or ``"text"`` (JSON tool calls).
-        split: ``"train"`` or ``"test"``: which generated tasks ``reset`` draws from.
+        split: ``"train"``, ``"validation"`` (where the scenario has it) or ``"test"``: which
+            generated tasks ``reset`` draws from.
         task_file: a JSONL file of the user's own tasks, in the base scenario's schema.
         reward_config: a :class:`RewardConfig` or a dict overriding the scenario's defaults.
         max_cycles: team turns before truncation (default: the base ``max_turns`` plus one

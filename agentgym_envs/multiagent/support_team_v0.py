@@ -1,5 +1,6 @@
 """``support_team_v0``: a customer-support team resolves one ticket together (PettingZoo; the
-environment is documented on :class:`SupportTeamParallelEnv`)."""
+environment is documented on :class:`SupportTeamParallelEnv`). The module keeps PettingZoo's
+``_v0`` name; its task set has versions (``version=``, as ``AgentGym/CustomerSupport-v<n>``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import gymnasium as gym
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 from agentgym_envs.scenarios.customer_support import CustomerSupportScenario
 
 from .env import ToolTeamParallelEnv
@@ -30,10 +31,11 @@ TEAM_NOTE = (
 )
 
 
-def support_team_scenario(kinds: Sequence[str] | None = None, category_hint: bool = False) -> TeamScenario:
-    """The customer-support scenario (its ``kinds`` and ``category_hint``) played by the
-    four-agent team of :data:`ROSTER`."""
-    return TeamScenario(CustomerSupportScenario(kinds, category_hint), ROSTER, TEAM_NOTE)
+def support_team_scenario(kinds: Sequence[str] | None = None, category_hint: bool | float = False,
+                          version: int = 1) -> TeamScenario:
+    """The customer-support scenario (its ``kinds``, ``category_hint`` and task-set ``version``)
+    played by the four-agent team of :data:`ROSTER`."""
+    return TeamScenario(CustomerSupportScenario(kinds, category_hint, version), ROSTER, TEAM_NOTE)
 
 
 class SupportTeamParallelEnv(ToolTeamParallelEnv):
@@ -48,8 +50,9 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     ```
 
     The tickets, tools, world, grading, splits and seeds are those of
-    ``AgentGym/CustomerSupport-v0`` (run by the core's ``Episode``); the team adds who may call
-    what and a ``handoff`` pseudo-tool.
+    ``AgentGym/CustomerSupport-v<n>`` at the same version (the team's scenario wraps the
+    customer-support scenario, whose ticket generator it draws from, run by the core's
+    ``Episode``); the team adds who may call what and a ``handoff`` pseudo-tool.
 
     | | |
     |---|---|
@@ -99,8 +102,9 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 
     ## Starting State
 
-    `triage` holds the ticket. **Seeds.** `reset(seed=s)` draws the same ticket as `gym.make("AgentGym/CustomerSupport-v0",
-    split=...).reset(seed=s)`; `options={"task_id": ...}` picks one.
+    `triage` holds the ticket. **Seeds.** `reset(seed=s)` draws the same ticket as
+    `gym.make("AgentGym/CustomerSupport-v<n>", split=...).reset(seed=s)` at the same version
+    and level; `options={"task_id": ...}` picks one.
 
     ## Episode End
 
@@ -123,7 +127,9 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 
     ## Arguments
 
-    **Arguments**: `action_mode="structured"`, `split="train"`, `task_file=None`,
+    **Arguments**: `version=1` (or 0: the task set, as in `AgentGym/CustomerSupport-v<n>`;
+    the registered ids pass their own), `action_mode="structured"`, `split="train"` (or
+    `"validation"` (v1), `"test"`), `task_file=None`,
     `reward_config=None`, `max_cycles=14` (team turns), `max_invalid_calls=None`,
     `history_turns=8`, `render_mode=None` (or `"ansi"`), `mask_repeats=False` (the masks also
     leave out calls identical to one already made, handoffs included); `level=None`, `kinds=None`,
@@ -131,7 +137,7 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 
     ## Info and Metrics
 
-    **Infos** (every agent, every step): `task_id`, `cycle`, `holder`, `acted`, `tool_call`,
+    **Infos** (every agent, every step): `task_id`, `unit_id` (the ticket's phrasing), `cycle`, `holder`, `acted`, `tool_call`,
     `valid`, `correct`, `error`, `tokens_used` (this agent's), `team_tokens_used`, `messages`
     (the team conversation in OpenAI chat format; assistant messages carry the acting agent's
     `name`). At the end: `metrics` (this agent: `success`, `score` (the team's),
@@ -142,9 +148,23 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     ## Levels
 
     `support_team_v0.env(level=k)` / `parallel_env(level=k)`, and for the single-agent adapter
-    the id `AgentGym/SupportTeam-L<k>-v0`, restrict the ticket kinds and add a category line
-    as `AgentGym/CustomerSupport-L<k>-v0` does; explicit arguments override the level's. Agents,
-    tools and spaces are those of `-v0` at every level.
+    the id `AgentGym/SupportTeam-L<k>-v1`, restrict the ticket kinds and add a category line
+    as `AgentGym/CustomerSupport-L<k>-v1` does (L4: on half the tickets, as there, to halve the
+    fall from L3 to the top, at v0 0.91 -> 0.52 for the best trained test success); explicit
+    arguments override the level's. Agents, tools and spaces are the same at every level and
+    version. The splits and their units (the ticket's phrasing: 12 validation and 30 test
+    units a kind at v1) are CustomerSupport's, see its page.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (password-reset) | `AgentGym/SupportTeam-L0-v1` | password reset tickets only; a `Category:` line in the ticket | 14 |
+    | 1 (easy) | `AgentGym/SupportTeam-L1-v1` | the easy kinds: password reset, billing inquiry; a `Category:` line in the ticket | 14 |
+    | 2 (easy-medium) | `AgentGym/SupportTeam-L2-v1` | easy and medium kinds: + API integration, refund request; a `Category:` line in the ticket | 14 |
+    | 3 (all-hinted) | `AgentGym/SupportTeam-L3-v1` | all five kinds (+ data migration); a `Category:` line in the ticket | 14 |
+    | 4 (half-hinted) | `AgentGym/SupportTeam-L4-v1` | all five kinds; a `Category:` line in half the tickets (a fixed half, by task id) | 14 |
+    | v1 | `AgentGym/SupportTeam-v1` | all five kinds, no category line | 14 |
+
+    At v0 (`version=0`, `AgentGym/SupportTeam-L<k>-v0`):
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
@@ -156,15 +176,19 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
 
     ## Version History
 
+    - v1: CustomerSupport-v1's tickets (a validation split, a phrasing grammar split by
+      fragment); a level L4 with the category line on half the tickets.
     - v0: initial version; text actions in every form language models write; `info["parse"]`
       for the acting agent; levels L0-L3 (`level=`), `-v0` unchanged.
     """
 
     metadata = {**ToolTeamParallelEnv.metadata, "name": "support_team_v0"}
 
-    def __init__(self, level: int | None = None, **kwargs: Any) -> None:
-        kwargs = with_level("support_team", level, kwargs)
-        super().__init__(support_team_scenario(kwargs.pop("kinds", None), kwargs.pop("category_hint", False)), **kwargs)
+    def __init__(self, level: int | None = None, version: int = 1, **kwargs: Any) -> None:
+        self.version = check_version("support_team", version)
+        kwargs = with_level("support_team", level, kwargs, version=self.version)
+        scenario = support_team_scenario(kwargs.pop("kinds", None), kwargs.pop("category_hint", False), self.version)
+        super().__init__(scenario, **kwargs)
         self.level = level
 
 
@@ -175,7 +199,7 @@ def parallel_env(**kwargs: Any) -> SupportTeamParallelEnv:
 
 def single_agent_env(context_len: int = 256, entity_len: int = 12, observation: str = "tokens", **kwargs: Any) -> gym.Env:
     """The team as one gymnasium env for parameter-shared training, registered as
-    ``AgentGym/SupportTeam-v0``: each step is the ticket holder's call
+    ``AgentGym/SupportTeam-v1`` (and ``-v0``): each step is the ticket holder's call
     (:class:`~agentgym_envs.multiagent.wrappers.ActiveAgentEnv`). The observation: ``"tokens"``,
     ``[agent_id, *token ids]`` (through :class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens`);
     ``"features"``, the features vector with the holder's one-hot. ``kwargs`` (``mask_repeats``

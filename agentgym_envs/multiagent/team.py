@@ -118,6 +118,9 @@ class TeamScenario(Scenario):
     def task_from_dict(self, data: dict[str, Any]) -> Any:
         return self.base.task_from_dict(data)
 
+    def unit_id(self, task: Any) -> str:
+        return self.base.unit_id(task)
+
     def new_world(self, task: Any) -> TeamWorld:
         return TeamWorld(self.base.new_world(task), self.agents[0])
 

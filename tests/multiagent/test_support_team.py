@@ -10,7 +10,7 @@ import pytest
 
 import agentgym_envs
 from agentgym_envs.cli import main as agentgym_main
-from agentgym_envs.levels import level_ids
+from agentgym_envs.levels import family
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import ExpertTeam, RandomTeam, evaluate_team, run_team_episode
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
@@ -44,9 +44,9 @@ def text(name: str, **arguments) -> str:
 
 
 # ----------------------------------------------------------------- tickets and seeds
-@pytest.mark.parametrize("split", ["train", "test"])
+@pytest.mark.parametrize("split", ["train", "validation", "test"])
 def test_seed_draws_the_same_ticket_as_the_single_agent_env(split):
-    single = gym.make("AgentGym/CustomerSupport-v0", split=split)
+    single = gym.make("AgentGym/CustomerSupport-v1", split=split)
     team = support_team_v0.parallel_env(split=split)
     for seed in range(20):
         ticket_text, _ = single.reset(seed=seed)
@@ -58,7 +58,7 @@ def test_seed_draws_the_same_ticket_as_the_single_agent_env(split):
 def test_task_id_option_picks_the_ticket():
     env = support_team_v0.parallel_env()
     env.reset(options={"task_id": "test-42"})
-    assert env.episode.task == generate_ticket("test", 42)
+    assert env.episode.task == generate_ticket("test", 42, version=1)
 
 
 def test_task_file_tickets_are_played(tmp_path):
@@ -278,7 +278,7 @@ def test_same_seed_same_trajectory_and_metrics(action_mode):
 
 
 # ----------------------------------------------------------------- reference teams
-@pytest.mark.parametrize("split", ["train", "test"])
+@pytest.mark.parametrize("split", ["train", "validation", "test"])
 def test_expert_team_solves_every_ticket(split):
     env = support_team_v0.parallel_env(split=split)
     result = evaluate_team(env, "expert", episodes=200, seed=0)
@@ -301,7 +301,8 @@ def test_random_team_is_far_below_the_expert(split):
 # ----------------------------------------------------------------- registered for trainers only
 def test_agentgym_list_and_the_gymnasium_registry_hold_only_the_training_adapter(capsys):
     assert not any("team" in entry.env_id.lower() or "team" in entry.name for entry in agentgym_envs.ENVIRONMENTS)
-    assert sorted(env_id for env_id in gym.registry if "team" in env_id.lower()) == sorted(level_ids("support_team"))  # the adapter and its levels
+    ids = family("support_team", 0).ids() + family("support_team", 1).ids()  # the adapter and its levels
+    assert sorted(env_id for env_id in gym.registry if "team" in env_id.lower()) == sorted(ids)
     assert isinstance(gym.make("AgentGym/SupportTeam-v0").unwrapped, ActiveAgentEnv)  # the single-agent adapter
     assert agentgym_main(["list"]) == 0
     listing = capsys.readouterr().out

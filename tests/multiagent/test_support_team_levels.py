@@ -1,5 +1,5 @@
-"""support_team_v0's levels: PettingZoo's API tests, the expert team on both splits, and the
-single-agent adapter's level ids."""
+"""support_team_v0's levels at every version: PettingZoo's API tests, the expert team on every
+split, and the single-agent adapter's level ids."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from agentgym_envs.levels import family
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import evaluate_team
 
-LEVELS = range(len(family("support_team").levels))
+LEVELS = [(version, level) for version in (0, 1) for level in range(len(family("support_team", version).levels))]
+SPLITS = {0: ("train", "test"), 1: ("train", "validation", "test")}
 
 
 @pytest.fixture(autouse=True)
@@ -25,16 +26,17 @@ def quiet_pettingzoo_advice():
         yield
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_level_passes_the_pettingzoo_api_tests(level):
-    api_test(support_team_v0.env(level=level), num_cycles=30)
-    parallel_api_test(support_team_v0.parallel_env(level=level), num_cycles=30)
+@pytest.mark.parametrize(("version", "level"), LEVELS)
+def test_level_passes_the_pettingzoo_api_tests(version, level):
+    api_test(support_team_v0.env(level=level, version=version), num_cycles=30)
+    parallel_api_test(support_team_v0.parallel_env(level=level, version=version), num_cycles=30)
 
 
-@pytest.mark.parametrize("split", ["train", "test"])
-@pytest.mark.parametrize("level", LEVELS)
-def test_expert_team_solves_the_level(level, split):
-    assert evaluate_team(support_team_v0.parallel_env(level=level, split=split), "expert", episodes=5)["success"] == 1.0
+@pytest.mark.parametrize(("version", "level"), LEVELS)
+def test_expert_team_solves_the_level(version, level):
+    for split in SPLITS[version]:
+        env = support_team_v0.parallel_env(level=level, split=split, version=version)
+        assert evaluate_team(env, "expert", episodes=5)["success"] == 1.0, split
 
 
 def test_level_zero_holds_password_resets_only():
@@ -44,6 +46,6 @@ def test_level_zero_holds_password_resets_only():
         assert env.episode.task.kind == "password_reset"
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_single_agent_level_id_passes_the_env_checker(level):
-    check_env(gym.make(f"AgentGym/SupportTeam-L{level}-v0").unwrapped, skip_render_check=True)
+@pytest.mark.parametrize(("version", "level"), LEVELS)
+def test_single_agent_level_id_passes_the_env_checker(version, level):
+    check_env(gym.make(f"AgentGym/SupportTeam-L{level}-v{version}").unwrapped, skip_render_check=True)

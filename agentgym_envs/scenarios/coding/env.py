@@ -7,7 +7,7 @@ from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 
 from .judge import CODING_LIMITS
 from .sandbox import SandboxLimits
@@ -20,7 +20,18 @@ class CodingEnv(ToolUseEnv):
 
     ## Description
 
-    43 built-in problems, each with a statement, 2-3 visible examples, 5-10 hidden tests
+    Version 1 (the default, `AgentGym/Coding-v1`) adds 112 generated problems to the 43
+    hand-written ones of `-v0`: 14 problem families (`kth-largest`, `count-divisible`,
+    `rotate-left`, `digit-sum-base`, `to-base`, ...), each instantiated at 8 values of its
+    parameter, each problem with its own statement, reference solution, 2-4 visible examples
+    and 8 hidden tests (the examples' inputs among them), and wrong variants (`off_by_one`,
+    `wrong_parameter`, `wrong_operator`, `wrong_edge_case`, `crashes_on_empty`). The examples
+    are chosen so that every wrong variant fails one, and a v1 task offers only programs that
+    fail a visible example besides the solution (the hand-written problems' subtle candidates
+    are left out; other families' solutions fill the rest): testing the programs and
+    submitting the one that passes solves every v1 task, a random pick does not.
+
+    Version 0: 43 built-in problems, each with a statement, 2-3 visible examples, 5-10 hidden tests
     (stdin/stdout or a function call), a reference solution and 1-4 realistic wrong candidates
     (`off_by_one`, `wrong_operator`, `wrong_edge_case`, `indentation_error`, `too_slow`,
     `crashes_on_empty`); most wrong candidates pass every visible example and fail only hidden
@@ -33,8 +44,9 @@ class CodingEnv(ToolUseEnv):
 
     ## Action Space
 
-    - `action_mode="structured"` (default): `MultiDiscrete([2 6])`, the tool (`run_tests` or
-      `submit`) and a candidate program's entity row. Needs the built-in problems with their
+    - `action_mode="structured"` (default): `MultiDiscrete([2 20])` at v1 (`[2 n]` for
+      `programs=n`), `MultiDiscrete([2 6])` at `-v0`: the tool (`run_tests` or `submit`) and a
+      candidate program's entity row. Needs the built-in problems with their
       candidates: refused with `task_file=` or `candidates=False`.
     - `action_mode="text"`: `Text(max_length=32000)`, one tool call in any form language
       models write, with the program's source as the argument; when the source holds a fenced
@@ -46,7 +58,7 @@ class CodingEnv(ToolUseEnv):
 
     ## Observation Space
 
-    `Text(max_length=52178)`: `PROBLEM` with the statement and its examples, the recent calls
+    `Text(max_length=74592)` at v1, `Text(max_length=52178)` at `-v0`: `PROBLEM` with the statement and its examples, the recent calls
     and results (4,000 characters each; the full text is in `info["messages"]`), then
     `ENTITIES`: one row per candidate program, shown whole.
 
@@ -61,13 +73,15 @@ class CodingEnv(ToolUseEnv):
 
     ## Starting State
 
-    Task ids are `"<problem-id>#<shuffle>"`: the problem and the order of its candidates.
+    Task ids are `"<problem-id>#<shuffle>"` in every split (train, validation, test): the
+    problem (e.g. `kth-largest-3`, the family and its parameter) and the order of its candidates.
     `reset(seed=s)` draws both, so the correct program moves from episode to episode;
     `options={"task_id": "two-sum#17"}` replays one (a bare problem id means shuffle 0).
 
     ## Episode End
 
-    Terminated when `submit` runs; truncated after `max_turns` (10) calls or
+    Terminated when `submit` runs; truncated after `max_turns` (10 at `-v0`; at v1 the
+    `programs` plus 4, 24) calls or
     `max_invalid_calls` invalid calls.
 
     ## Arguments
@@ -84,7 +98,8 @@ class CodingEnv(ToolUseEnv):
     only: LiveCodeBench rows with `question_content`, `public_test_cases`,
     `private_test_cases`, or DeepCoder rows with `problem` and `tests`; errors name the line
     and field), `difficulties` (the built-in problems' tiers drawn from, default all), `level`
-    (see Levels), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
+    (see Levels), `version` (1, the default, or 0), `programs` (v1 only, default 20: the
+    programs a task offers; `subtle_candidates` and `distractors` are v0's), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
     `max_invalid_calls`, `history_turns`, `render_mode`.
 
     ## Info and Metrics
@@ -98,7 +113,36 @@ class CodingEnv(ToolUseEnv):
 
     ## Levels
 
-    `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets the arguments below; arguments
+    Version 1 (`level=k`, or the id `AgentGym/Coding-L<k>-v1`): every rung has only wrong
+    programs the examples catch, so "test until a program passes, submit it" solves every
+    level within its turns (the programs plus 4) and the features policy's verdicts suffice;
+    the rungs grow the programs to test (12, 16, 20: more turns to spend, a longer search, a
+    random pick's success about 1/12, 1/16, 1/20) and the tiers (easy; + medium; + the
+    hand-written hard problems, more code for a reader). Random on validation (200 episodes):
+    L0 0.08.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (easy-12) | `AgentGym/Coding-L0-v1` | easy problems; 12 programs, only the solution passes the visible examples | 16 |
+    | 1 (easy-medium-16) | `AgentGym/Coding-L1-v1` | easy and medium problems; 16 programs | 20 |
+    | v1 | `AgentGym/Coding-v1` | all tiers (easy, medium, hard); 20 programs | 24 |
+
+    Splits at v1 (unit: the coding problem, `info["unit_id"]`): the generated problems are
+    split by family (3 easy and 1 medium family test, 2 easy and 1 medium validation, 7
+    train), so a test problem's statement, solution and tests, and its family's, are never
+    seen in train or validation; the hand-written problems keep their `-v0` split. Problems
+    per split:
+
+    | level | unit | train | validation | test |
+    | --- | --- | --- | --- | --- |
+    | `Coding-L0-v1` | coding problem | 50 | 16 | 28 |
+    | `Coding-L1-v1` | coding problem | 77 | 24 | 41 |
+    | `Coding-v1` | coding problem | 86 | 24 | 45 |
+    | `Coding-L0-v0` | coding problem | 10 | - | 4 |
+    | `Coding-L1-v0` | coding problem | 21 | - | 9 |
+    | `Coding-v0` | coding problem | 30 | - | 13 |
+
+    Version 0: `level=k` (or the id `AgentGym/Coding-L<k>-v0`) sets the arguments below; arguments
     given explicitly override them. Tools are those of `-v0` at every level (L0's entity rows,
     hence its spaces, are more: 18), and each tier's
     test problems are held out of train as in `-v0`. L0 offers 13-15 programs of which only the
@@ -121,6 +165,10 @@ class CodingEnv(ToolUseEnv):
       as root, hidden tests kept outside the program's view; the same without root, in a
       user namespace, and no unisolated run unless `sandbox="none"`; levels L0-L1 below
       `-v0` (`level=`, `difficulties=`), `-v0` unchanged.
+    - v1: 112 generated problems (14 families) beside the 43 hand-written ones; a validation
+      split (whole families); at least 20 test problems per level; every offered wrong
+      program fails a visible example (`programs=` per task: 12, 16, 20 up the ladder);
+      `info["unit_id"]` is the problem. `-v0` keeps its tasks.
     """
 
     def __init__(
@@ -134,32 +182,39 @@ class CodingEnv(ToolUseEnv):
         subtle_candidates: bool | None = None,
         distractors: int | None = None,
         level: int | None = None,
+        version: int = 1,
+        programs: int | None = None,
         **kwargs: Any,
     ) -> None:
+        self.version = check_version("coding", version)
         for name, switch in (("partial_credit", partial_credit), ("candidates", candidates), ("cache_results", cache_results)):
             check_bool(name, switch)
         check_bool("subtle_candidates", subtle_candidates, optional=True)
         check_int("distractors", distractors, 0, optional=True)
+        check_int("programs", programs, 1, optional=True)
         check_names("difficulties", difficulties)
         if not isinstance(limits, SandboxLimits):
             raise ValueError(f"limits must be a SandboxLimits, got {limits!r}")
-        given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors}
-        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
-        difficulties = kwargs.pop("difficulties", None)
-        subtle_candidates, distractors = kwargs.pop("subtle_candidates", True), kwargs.pop("distractors", 0)
+        if version == 0 and programs is not None:
+            raise ValueError("programs is an argument of version 1; at version 0 use distractors")
+        given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors,
+                 "programs": programs}
+        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}}, version)
+        difficulties, programs = kwargs.pop("difficulties", None), kwargs.pop("programs", None)
+        subtle_candidates, distractors = kwargs.pop("subtle_candidates", version == 0), kwargs.pop("distractors", 0)
         if kwargs.get("action_mode", "structured") == "structured":
             if kwargs.get("task_file") is not None:
                 raise ValueError(
-                    "AgentGym/Coding-v0: task_file problems have no candidate programs, and the structured "
+                    "AgentGym/Coding: task_file problems have no candidate programs, and the structured "
                     "action mode can only choose among candidates; use action_mode='text'"
                 )
             if not candidates:
                 raise ValueError(
-                    "AgentGym/Coding-v0: candidates=False leaves the structured action mode nothing to "
+                    "AgentGym/Coding: candidates=False leaves the structured action mode nothing to "
                     "choose; use action_mode='text'"
                 )
         scenario = CodingScenario(partial_credit, candidates, limits, cache_results, sandbox, difficulties,
-                                  subtle_candidates, distractors)
+                                  subtle_candidates, distractors, version, programs)
         super().__init__(scenario, **kwargs)
         self.level = level
 

@@ -8,13 +8,16 @@ from typing import Any
 from agentgym_envs.core import Outcome, RewardConfig, Scenario, TaskSource, ToolCall
 
 from .judge import CODING_LIMITS, SHARED_CACHE, Judge
+from .problems import SPLITS
 from .runner import TestStatus
 from .sandbox import Sandbox, SandboxLimits
 from .tasks import BuiltinTasks, CodingTask, task_from_row
 from .tools import PROGRAM_ENTITY, TOOLS
 from .world import CodingWorld
 
-MAX_PROGRAMS = 6  # entity rows: the solution and up to five wrong candidates
+MAX_PROGRAMS = 6  # entity rows at version 0: the solution and up to five wrong candidates
+V1_PROGRAMS = 20  # programs a version 1 task offers by default
+SLACK_TURNS = 4  # version 1's turns beyond one test of every program
 INSTRUCTIONS = (
     "You are solving a programming problem in Python with tools, one call per turn: run_tests(program) "
     "runs a program on the visible examples and shows each verdict; submit(program) runs it on the hidden "
@@ -56,6 +59,11 @@ class CodingScenario(Scenario):
         distractors: offer this many more wrong programs, solutions of other problems of the
             split, which fail the visible examples: a pick at random rarely succeeds, a test
             tells them apart.
+        version: the problem set and its splits: 0 (hand-written problems; train and test) or
+            1 (hand-written and generated problems; train, validation and test; every program
+            but the solution fails a visible example; see :mod:`.tasks`).
+        programs: at version 1, the programs each task offers (default 20); the turn limit
+            is that many plus 4.
     """
 
     name = "coding"
@@ -85,14 +93,25 @@ class CodingScenario(Scenario):
         difficulties: Sequence[str] | None = None,
         subtle_candidates: bool = True,
         distractors: int = 0,
+        version: int = 0,
+        programs: int | None = None,
     ) -> None:
+        if version >= 1 and (subtle_candidates or distractors):
+            raise ValueError("at version 1 no candidate passes every visible example and tasks hold `programs` "
+                             "programs: subtle_candidates=True and distractors are version 0's")
+        if version >= 1 and programs is None:
+            programs = V1_PROGRAMS
         if difficulties is not None and (not difficulties or set(difficulties) - set(self.difficulties)):
             raise ValueError(f"difficulties must be a non-empty subset of {list(self.difficulties)}, got {difficulties!r}")
         if distractors < 0:
             raise ValueError(f"distractors must be >= 0, got {distractors!r}")
         self.tiers = difficulties
         self.subtle_candidates, self.distractors = subtle_candidates, distractors
-        self.max_entities = MAX_PROGRAMS + distractors
+        self.version, self.programs = version, programs
+        self.splits = SPLITS[version]
+        self.max_entities = MAX_PROGRAMS + distractors if programs is None else programs
+        if programs is not None:
+            self.max_turns = programs + SLACK_TURNS
         self.partial_credit = partial_credit
         self.candidates = candidates
         self.sandbox = Sandbox(sandbox)
@@ -103,7 +122,12 @@ class CodingScenario(Scenario):
         self.sandbox.close()
 
     def task_source(self, split: str) -> TaskSource:
-        return BuiltinTasks(split, self.candidates, self.tiers, self.subtle_candidates, self.distractors)
+        return BuiltinTasks(split, self.candidates, self.tiers, self.subtle_candidates, self.distractors,
+                            self.version, self.programs)
+
+    def unit_id(self, task: CodingTask) -> str:
+        """The coding problem the task poses (the splits are disjoint in problems)."""
+        return task.problem.id
 
     def task_from_dict(self, data: dict[str, Any]) -> CodingTask:
         return task_from_row(data)

@@ -4,6 +4,11 @@ Built-in task ids are ``"<problem-id>#<shuffle>"`` (``shuffle`` in ``[0, SHUFFLE
 problem id means shuffle 0): the order of the candidates is a pure function of the id, and
 ``reset(seed=...)`` draws both the problem and the shuffle from the episode's seed. Tasks of a
 user's file (LiveCodeBench / DeepCoder rows) carry no candidates; their id is the row's.
+
+At version 1 a task offers a fixed number of ``programs``: the solution, the problem's wrong
+candidates that fail a visible example (never the subtle ones), and solutions of the split's
+generated problems of other families (which define another function) to fill the rest, so
+every program but the solution fails a visible example.
 """
 
 from __future__ import annotations
@@ -44,13 +49,13 @@ class CodingTask:
 
 
 @functools.cache
-def _digests(problem_id: str) -> tuple[str, str]:
-    problem = get_problem(problem_id)
+def _digests(problem_id: str, version: int) -> tuple[str, str]:
+    problem = get_problem(problem_id, version)
     return digest_tests(problem.examples), digest_tests(problem.hidden)
 
 
 def builtin_task(problem: Problem, shuffle: int, candidates: bool = True, subtle: bool = True,
-                 distractors: Sequence[str] = ()) -> CodingTask:
+                 distractors: Sequence[str] = (), version: int = 0) -> CodingTask:
     """The task of a built-in problem with its solution, its wrong candidates (without the
     ``subtle`` ones that pass every visible example, when False) and ``distractors`` (programs
     written for other problems) in the order that ``shuffle`` gives (or with no candidates)."""
@@ -61,7 +66,7 @@ def builtin_task(problem: Problem, shuffle: int, candidates: bool = True, subtle
         canonical = [solution, *(display_program(source) for source in (*wrong, *distractors))]
         order = np.random.default_rng([zlib.crc32(problem.id.encode()), shuffle]).permutation(len(canonical))
         programs = tuple(canonical[i] for i in order)
-    return CodingTask(f"{problem.id}#{shuffle}", problem, programs, solution, *_digests(problem.id))
+    return CodingTask(f"{problem.id}#{shuffle}", problem, programs, solution, *_digests(problem.id, version))
 
 
 def distractor_programs(problem: Problem, pool: Sequence[Problem], shuffle: int, count: int) -> tuple[str, ...]:
@@ -75,16 +80,23 @@ def distractor_programs(problem: Problem, pool: Sequence[Problem], shuffle: int,
 
 
 class BuiltinTasks(TaskSource):
-    """The built-in problems of one split (of ``difficulties`` only, when given); ``get``
-    accepts any built-in problem's task id. ``subtle`` and ``distractors``: see
-    :func:`builtin_task` (the distractors come from the same split's other problems)."""
+    """The built-in problems of one split of ``version`` (of ``difficulties`` only, when
+    given); ``get`` accepts any built-in problem's task id of that version. ``subtle`` and
+    ``distractors``: see :func:`builtin_task` (the distractors come from the same split's other
+    problems). ``programs`` (version 1 only): the programs each task offers, see the module."""
 
     def __init__(self, split: str, candidates: bool = True, difficulties: Sequence[str] | None = None,
-                 subtle: bool = True, distractors: int = 0) -> None:
-        problems = builtin_problems(split)  # raises ValueError for an unknown split
+                 subtle: bool = True, distractors: int = 0, version: int = 0, programs: int | None = None) -> None:
+        if (programs is not None) != (version >= 1):
+            raise ValueError(f"programs is given at version 1 and only there (version {version}, programs {programs!r})")
+        problems = builtin_problems(split, version)  # raises ValueError for an unknown split
         self.problems = tuple(p for p in problems if difficulties is None or p.difficulty in difficulties)
-        self.pool = problems
-        self.candidates, self.subtle, self.distractors = candidates, subtle, distractors
+        self.version, self.programs = version, programs
+        self.pool = tuple(p for p in problems if p.family) if version >= 1 else problems
+        self.candidates, self.subtle, self.distractors = candidates, subtle and version == 0, distractors
+        fewest = 1 + max(sum(not c.passes_examples for c in p.candidates) for p in problems)
+        if programs is not None and programs < fewest:
+            raise ValueError(f"programs must be >= {fewest} (a solution and every wrong candidate of a problem), got {programs!r}")
 
     def sample(self, rng: Any) -> CodingTask:
         problem = self.problems[int(rng.integers(len(self.problems)))]
@@ -93,7 +105,7 @@ class BuiltinTasks(TaskSource):
     def get(self, task_id: str) -> CodingTask:
         problem_id, _, shuffle = str(task_id).partition("#")
         try:
-            problem = get_problem(problem_id)
+            problem = get_problem(problem_id, self.version)
         except KeyError:
             some = ", ".join(p.id for p in self.problems[:4])
             raise ValueError(f"unknown task_id {task_id!r}: built-in task ids look like '<problem-id>#<shuffle>', e.g. {some}") from None
@@ -102,8 +114,12 @@ class BuiltinTasks(TaskSource):
         return self._task(problem, int(shuffle or 0))
 
     def _task(self, problem: Problem, shuffle: int) -> CodingTask:
-        distractors = distractor_programs(problem, self.pool, shuffle, self.distractors) if self.distractors else ()
-        return builtin_task(problem, shuffle, self.candidates, self.subtle, distractors)
+        pool, count = self.pool, self.distractors
+        if self.programs is not None:  # version 1: other families' solutions fill the task to ``programs``
+            pool = tuple(p for p in self.pool if p.family != problem.family)
+            count = self.programs - 1 - sum(not c.passes_examples for c in problem.candidates)
+        distractors = distractor_programs(problem, pool, shuffle, count) if count else ()
+        return builtin_task(problem, shuffle, self.candidates, self.subtle, distractors, self.version)
 
 
 def task_from_row(row: dict[str, Any]) -> CodingTask:

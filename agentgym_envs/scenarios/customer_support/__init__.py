@@ -1,4 +1,4 @@
-"""AgentGym/CustomerSupport-v0: a support agent resolves tickets with 11 tools.
+"""AgentGym/CustomerSupport-v1 (and -v0): a support agent resolves tickets with 11 tools.
 
 Ticket kinds: password_reset, billing_inquiry (easy); api_integration, refund_request
 (medium); data_migration (hard). Success is judged on the final state: the customer's

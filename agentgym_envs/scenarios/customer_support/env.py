@@ -1,11 +1,11 @@
-"""``AgentGym/CustomerSupport-v0``: the customer-support scenario run by the core :class:`ToolUseEnv`."""
+"""``AgentGym/CustomerSupport-v1`` (and ``-v0``): the customer-support scenario run by the core :class:`ToolUseEnv`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 
 from .scenario import CustomerSupportScenario
 
@@ -15,8 +15,9 @@ class CustomerSupportEnv(ToolUseEnv):
 
     ## Description
 
-    Tickets are generated from a seed: names, emails, plans, invoices, amounts and logs, with
-    6 train and 3 test phrasings per kind and disjoint value pools for the test split. Kinds:
+    Tickets are generated from a seed: names, emails, plans, invoices, amounts and logs, each
+    split with value pools of its own, and the text from phrasings no other split uses (see
+    Splits). Kinds:
     password reset and billing inquiry (easy); API integration, where the logs show a revoked
     key, a rate limit or a server error and each needs a different fix, and refund request, a
     duplicate charge among several invoices (medium); data migration (hard).
@@ -64,7 +65,7 @@ class CustomerSupportEnv(ToolUseEnv):
 
     ## Starting State
 
-    `reset(seed=s)` draws a ticket of `split`; `reset(options={"task_id": "test-42"})` picks
+    `reset(seed=s)` draws a ticket of `split`; `reset(options={"task_id": "validation-42"})` picks
     one by id (`"<split>-<index>"`). The conversation is empty; the entity table holds the
     enum values and the customer's email.
 
@@ -75,20 +76,25 @@ class CustomerSupportEnv(ToolUseEnv):
 
     ## Arguments
 
-    `action_mode` (`"structured"` | `"text"`), `split` (`"train"` | `"test"`), `task_file`
+    `version` (1, the default, or 0: the task set, see Splits; the registered ids pass their
+    own), `action_mode` (`"structured"` | `"text"`), `split` (`"train"` | `"validation"` (v1) |
+    `"test"`), `task_file`
     (JSONL tickets; one line per ticket: `task_id`, `kind`, `text`, `customer` {`user_id`,
     `name`, `email`, `plan`}, optional `invoices` [{`invoice_id`, `amount`, `date`,
-    `status` "paid" | "duplicate", `description`}], `logs`, and `issue` (`auth`,
+    `status` "paid" | "duplicate", `description`}], `logs`, optional `phrasing` (the unit id's
+    second part), and `issue` (`auth`,
     `rate_limit` or `server_error`) for API tickets; a malformed line fails with its line
     number and field), `reward_config` (a `RewardConfig` or a dict of its fields),
     `max_turns`, `max_invalid_calls`, `history_turns` (8), `render_mode` (`"ansi"`); `level`
     (see Levels), `kinds` (the ticket kinds generated, default all five) and `category_hint`
-    (a `Category: <kind>` line opens the ticket, as help desks tag tickets; default off).
+    (a `Category: <kind>` line opens the ticket, as help desks tag tickets; default off; a
+    fraction in [0, 1] hints that share of tickets, a fixed set chosen by a hash of the task id).
 
     ## Info and Metrics
 
-    Every step: `task_id`, `turn`, `tool_call`, `valid`, `correct`, `error`, `tokens_used`,
-    `messages` (OpenAI chat format); structured mode `action_mask` and `argument_mask`; text
+    Every step: `task_id`, `unit_id` (the ticket's phrasing unit, see Splits), `turn`,
+    `tool_call`, `valid`, `correct`, `error`, `tokens_used`, `messages` (OpenAI chat
+    format); structured mode `action_mask` and `argument_mask`; text
     mode `parse` (the form the call was written in and the repairs it needed). At the end
     `outcome` (`success`, `score`, `reason`: a sentence saying what the resolution lacked or
     should not have done) and `metrics`: `success`, `score`, `tool_reliability`,
@@ -96,12 +102,51 @@ class CustomerSupportEnv(ToolUseEnv):
     `invalid_calls`, `correct_calls`. Success criteria (`agentgym list --detailed`): tool
     reliability >= 0.95, cost reduction >= 0.30, time savings >= 0.98.
 
+    ## Splits
+
+    The unit of generalisation is the ticket's phrasing (`info["unit_id"]`, e.g.
+    `password_reset/s2-o1-c0`). At v1 a ticket's text is an opener, a statement of the kind's
+    problem (holding its key word: password, invoice, API, refund, migration) and a closing
+    clause with the email and name, and each split has its own openers, statements and closers,
+    so no test fragment is ever seen in training; -v0's whole phrasings are units too (its 6
+    train phrasings a kind in train, its 3 test phrasings in test, so v1's test split keeps
+    v0's). Per kind: train 6 openers x 5 statements x 6 closers + 6 = 186 units, validation
+    2 x 3 x 2 = 12, test 3 x 3 x 3 + 3 = 30. Names, email domains, plans and amounts, months,
+    endpoints, migration sources and ids come from pools of each split's own (v1's train and
+    test from v0's pools: a v1 train or test ticket has the kind and values of the v0 ticket of
+    the same id, only its text differs). Units per split:
+
+    | level | unit | train | validation | test |
+    | --- | --- | --- | --- | --- |
+    | v1 L0 | phrasing (kind, opener, statement, closer) | 186 | 12 | 30 |
+    | v1 L1 | phrasing | 372 | 24 | 60 |
+    | v1 L2 | phrasing | 744 | 48 | 120 |
+    | v1 L3, L4, v1 | phrasing | 930 | 60 | 150 |
+    | v0 L0 | phrasing (whole sentence) | 6 | - | 3 |
+    | v0 L1 | phrasing | 12 | - | 6 |
+    | v0 L2 | phrasing | 24 | - | 12 |
+    | v0 L3, v0 | phrasing | 30 | - | 15 |
+
     ## Levels
 
-    `level=k` (or the id `AgentGym/CustomerSupport-L<k>-v0`) sets `kinds` and `category_hint`
+    `level=k` (or the id `AgentGym/CustomerSupport-L<k>-v1`) sets `kinds` and `category_hint`
     as below; arguments given explicitly override the level's. The tools, entity table and
-    action space are those of `-v0` at every level; the test split keeps its unseen values
-    and phrasings (the category line reads the same in both splits).
+    action space are the same at every level and version; each split keeps its own values and
+    phrasings (the category line reads the same in every split). v1's L4 hints half the
+    tickets because at v0 the best trained test success fell 0.30, and our PPO's 0.59, from L3
+    to the top (1.00 -> 0.70, 0.91 -> 0.32): a level whose success is the mean of hinted and
+    unhinted tickets' cuts that fall about in half.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (password-reset) | `AgentGym/CustomerSupport-L0-v1` | password reset tickets only; a `Category:` line in the ticket | 10 |
+    | 1 (easy) | `AgentGym/CustomerSupport-L1-v1` | the easy kinds: password reset, billing inquiry; a `Category:` line in the ticket | 10 |
+    | 2 (easy-medium) | `AgentGym/CustomerSupport-L2-v1` | easy and medium kinds: + API integration, refund request; a `Category:` line in the ticket | 10 |
+    | 3 (all-hinted) | `AgentGym/CustomerSupport-L3-v1` | all five kinds (+ data migration); a `Category:` line in the ticket | 10 |
+    | 4 (half-hinted) | `AgentGym/CustomerSupport-L4-v1` | all five kinds; a `Category:` line in half the tickets (a fixed half, by task id) | 10 |
+    | v1 | `AgentGym/CustomerSupport-v1` | all five kinds, no category line | 10 |
+
+    At v0 (`AgentGym/CustomerSupport-L<k>-v0`):
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
@@ -113,13 +158,19 @@ class CustomerSupportEnv(ToolUseEnv):
 
     ## Version History
 
+    - v1: a validation split; the ticket text from a phrasing grammar split by fragment (30
+      test and 12 validation phrasings a kind, against v0's 3 test ones), -v0's phrasings kept
+      as units; validation value pools of its own; a level L4 with the category line on half
+      the tickets; `info["unit_id"]` names the phrasing.
     - v0: initial version; text actions in every form language models write;
       `info["parse"]`; `sample_mask()`; outcome reasons as sentences; levels L0-L3 below
       `-v0` (`level=`, `kinds=`, `category_hint=`), `-v0` unchanged; the features observation
       holds a level's `Category:` line in a block of its own (`hint`, zeros at `-v0`).
     """
 
-    def __init__(self, level: int | None = None, **kwargs: Any) -> None:
-        kwargs = with_level("customer_support", level, kwargs)
-        super().__init__(CustomerSupportScenario(kwargs.pop("kinds", None), kwargs.pop("category_hint", False)), **kwargs)
+    def __init__(self, level: int | None = None, version: int = 1, **kwargs: Any) -> None:
+        self.version = check_version("customer_support", version)
+        kwargs = with_level("customer_support", level, kwargs, version=self.version)
+        scenario = CustomerSupportScenario(kwargs.pop("kinds", None), kwargs.pop("category_hint", False), self.version)
+        super().__init__(scenario, **kwargs)
         self.level = level

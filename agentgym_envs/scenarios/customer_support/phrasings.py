@@ -1,6 +1,8 @@
-"""Ticket phrasings and value pools, disjoint between the train and test splits.
+"""-v0's ticket phrasings, and the value pools, disjoint between the splits (train and test;
+-v1's validation split draws from pools of its own, -v1's train and test from -v0's).
 
 Placeholders: {name}, {email}, {plan}, {amount}, {date}, {month}, {endpoint}, {source}.
+-v1's phrasings: :mod:`.grammar`.
 """
 
 from __future__ import annotations
@@ -87,30 +89,37 @@ FIRST_NAMES = {
     "train": ("Alice", "Bruno", "Chen", "Dana", "Elif", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam",
               "Maya", "Nikos", "Olga", "Pedro", "Quinn", "Rosa", "Sven", "Tara"),
     "test": ("Ulla", "Viktor", "Wen", "Xochitl", "Yusuf", "Zora", "Anouk", "Bodhi", "Cyra", "Dmitri"),
+    "validation": ("Amara", "Bjorn", "Celine", "Darius", "Esme", "Felix", "Greta", "Hamid"),
 }
 LAST_NAMES = {
     "train": ("Smith", "Garcia", "Nguyen", "Okafor", "Schmidt", "Rossi", "Kim", "Silva", "Novak", "Haddad",
               "Larsen", "Moreau", "Tanaka", "Costa", "Patel"),
     "test": ("Quispe", "Virtanen", "Abernathy", "Oyelaran", "Zhukov", "Fairweather", "Lindqvist", "Mbeki"),
+    "validation": ("Kowalski", "Delacroix", "Osei", "Yamamoto", "Brennan", "Castillo"),
 }
 EMAIL_DOMAINS = {
     "train": ("example.com", "mail.test", "acme.io", "corp.example"),
     "test": ("holdout.example", "evalmail.test", "sample.org"),
+    "validation": ("tuning.example", "devset.test", "select.org"),
 }
 PLANS = {
     "train": {"Starter": (19.0, 29.0), "Pro": (49.0, 59.0), "Business": (99.0, 149.0)},
     "test": {"Growth": (37.5, 44.5), "Scale": (212.5, 287.5), "Enterprise": (612.5, 845.5)},
+    "validation": {"Team": (64.5, 72.5), "Premium": (159.5, 179.5), "Ultimate": (399.5, 449.5)},
 }
 MONTHS = {
     "train": ("2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06"),
     "test": ("2025-07", "2025-08", "2025-09", "2025-10"),
+    "validation": ("2024-09", "2024-10", "2024-11", "2024-12"),
 }
 ENDPOINTS = {
     "train": ("/v1/orders", "/v1/customers", "/v1/payments", "/v1/reports"),
     "test": ("/v2/shipments", "/v2/ledger", "/v2/webhooks"),
+    "validation": ("/v3/inventory", "/v3/events", "/v3/accounts"),
 }
 MIGRATION_SOURCES = {
     "train": ("Zendesk", "Salesforce", "a CSV export", "HubSpot"),
     "test": ("Freshdesk", "an SQL dump", "Intercom"),
+    "validation": ("Jira", "a JSON archive", "Pipedrive"),
 }
-ID_RANGES = {"train": (10_000, 59_999), "test": (60_000, 99_999)}
+ID_RANGES = {"train": (10_000, 59_999), "test": (60_000, 99_999), "validation": (100_000, 149_999)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,6 +22,9 @@ from .world import (
     Invoice,
     SupportWorld,
 )
+
+SPLITS = {0: ("train", "test"), 1: ("train", "validation", "test")}
+"""The splits of each task set (version)."""
 
 INSTRUCTIONS = (
     "You are a customer-support agent. Resolve the customer's ticket by calling tools, one call "
@@ -82,7 +86,10 @@ class CustomerSupportScenario(Scenario):
     Args:
         kinds: the ticket kinds generated (None: all five).
         category_hint: open the ticket with a ``Category: <kind>`` line, as help desks tag
-            tickets (the same words in both splits).
+            tickets (the same words in every split): True, False, or the fraction of tickets
+            (0 to 1) that carry it, a fixed set chosen by a hash of the task id.
+        version: the task set: 0 (-v0's train and test splits and phrasings) or 1 (-v1's
+            phrasing grammar and a validation split, :mod:`.grammar`).
     """
 
     name = "customer_support"
@@ -109,15 +116,28 @@ class CustomerSupportScenario(Scenario):
         for value in values
     )
 
-    def __init__(self, kinds: Sequence[str] | None = None, category_hint: bool = False) -> None:
+    def __init__(self, kinds: Sequence[str] | None = None, category_hint: bool | float = False, version: int = 0) -> None:
         unknown = set(kinds or ()) - set(KINDS)
         if unknown or (kinds is not None and not kinds):
             raise ValueError(f"kinds must be a non-empty subset of {list(KINDS)}, got {kinds!r}")
+        if not isinstance(category_hint, (bool, int, float)) or not 0 <= category_hint <= 1:
+            raise ValueError(f"category_hint must be a bool or a fraction in [0, 1], got {category_hint!r}")
+        if isinstance(version, bool) or version not in SPLITS:
+            raise ValueError(f"version must be one of {sorted(SPLITS)}, got {version!r}")
         self.kinds = KINDS if kinds is None else tuple(kinds)
         self.category_hint = category_hint
+        self.version = version
+        self.splits = SPLITS[version]
+        self.env_id = f"AgentGym/CustomerSupport-v{version}"
 
     def task_source(self, split: str) -> TaskSource:
-        return GeneratedTasks(split, functools.partial(generate_ticket, kinds=self.kinds), self.splits)
+        generate = functools.partial(generate_ticket, kinds=self.kinds, version=self.version)
+        return GeneratedTasks(split, generate, self.splits)
+
+    def unit_id(self, task: Ticket) -> str:
+        """The ticket's phrasing: its kind and phrasing id (``"password_reset/s2-o1-c0"``), or
+        the task id for a task file's ticket that names no phrasing."""
+        return f"{task.kind}/{task.phrasing}" if task.phrasing else task.task_id
 
     def task_from_dict(self, data: dict[str, Any]) -> Ticket:
         return Ticket.from_dict(data)
@@ -128,12 +148,20 @@ class CustomerSupportScenario(Scenario):
         return world
 
     def prompt(self, task: Ticket) -> str:
-        category = f"{self.hint(task)}\n" if self.category_hint else ""
+        hint = self.hint(task)
+        category = f"{hint}\n" if hint else ""
         return f"TICKET {task.task_id}\n{category}{task.text}"
 
     def hint(self, task: Ticket) -> str:
-        """The ``Category:`` line, where the level writes one."""
-        return f"Category: {CATEGORIES[task.kind]}" if self.category_hint else ""
+        """The ``Category:`` line, where the level writes one for this ticket."""
+        return f"Category: {CATEGORIES[task.kind]}" if self._hinted(task) else ""
+
+    def _hinted(self, task: Ticket) -> bool:
+        """Whether ``task`` carries the category line: every ticket, none, or those whose task
+        id hashes below the fraction ``category_hint``."""
+        if isinstance(self.category_hint, bool) or self.category_hint in (0, 1):
+            return bool(self.category_hint)
+        return zlib.crc32(task.task_id.encode()) < self.category_hint * 2**32
 
     def initial_entities(self, task: Ticket) -> Iterable[tuple[str, Any]]:
         yield "email", task.customer["email"]

@@ -10,6 +10,7 @@ from agentgym_envs.core import TaskFormatError
 from agentgym_envs.core.tasks import require
 
 from . import phrasings as P
+from .grammar import phrasing_units
 
 KIND_DIFFICULTY = {
     "password_reset": "easy",
@@ -27,13 +28,15 @@ CATEGORIES = {
     "data_migration": "data migration",
 }
 API_ISSUES = ("auth", "rate_limit", "server_error")
-SPLIT_CODES = {"train": 1, "test": 2}
+SPLIT_CODES = {"train": 1, "test": 2, "validation": 3}
 
 
 @dataclass(frozen=True)
 class Ticket:
     """One support task. ``issue`` is the API failure behind an ``api_integration`` ticket
-    (``auth`` | ``rate_limit`` | ``server_error``), None for other kinds."""
+    (``auth`` | ``rate_limit`` | ``server_error``), None for other kinds; ``phrasing`` the id
+    of the phrasing its text was written from (:func:`.grammar.phrasing_units`; empty for a
+    task file's ticket that names none)."""
 
     task_id: str
     kind: str
@@ -42,6 +45,7 @@ class Ticket:
     invoices: list[dict[str, Any]] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     issue: str | None = None
+    phrasing: str = ""
 
     @property
     def difficulty(self) -> str:
@@ -75,10 +79,13 @@ class Ticket:
             raise TaskFormatError(f"field 'issue' must be one of {list(API_ISSUES)} for api_integration", "issue")
         if kind == "refund_request" and not any(i["status"] == "duplicate" for i in invoices):
             raise TaskFormatError("a refund_request needs an invoice with status 'duplicate'", "invoices")
+        phrasing = data.get("phrasing", "")
+        if not isinstance(phrasing, str):
+            raise TaskFormatError("field 'phrasing' must be a string", "phrasing")
         unknown = set(data) - {f for f in cls.__dataclass_fields__} - {"difficulty"}
         if unknown:
             raise TaskFormatError(f"unknown field(s) {sorted(unknown)}", sorted(unknown)[0])
-        return cls(task_id, kind, text, dict(customer), [dict(i) for i in invoices], list(logs), issue)
+        return cls(task_id, kind, text, dict(customer), [dict(i) for i in invoices], list(logs), issue, phrasing)
 
 
 def _check_invoice(invoice: Any, where: str) -> None:
@@ -92,11 +99,16 @@ def _check_invoice(invoice: Any, where: str) -> None:
         raise TaskFormatError(f"field '{where}.status' must be 'paid' or 'duplicate'", f"{where}.status")
 
 
-def generate_ticket(split: str, index: int, wording: str | None = None, kinds: tuple[str, ...] = KINDS) -> Ticket:
-    """The ticket ``"<split>-<index>"``: a pure function of its arguments. ``wording`` names the
+def generate_ticket(split: str, index: int, wording: str | None = None, kinds: tuple[str, ...] = KINDS,
+                    version: int = 0) -> Ticket:
+    """The ticket ``"<split>-<index>"`` of task set ``version`` (0: -v0's; 1: -v1's phrasing
+    grammar and validation split): a pure function of its arguments. ``wording`` names the
     split whose phrasings write its text (default: ``split``); the values stay ``split``'s, so
     a ticket crossed this way tells unseen values from unseen phrasings. ``kinds`` are the
-    kinds drawn from (all of them by default)."""
+    kinds drawn from (all of them by default). A version's train and test tickets draw the same
+    kinds and values: only the phrasing differs."""
+    if split not in SPLIT_CODES or (version == 0 and split == "validation"):
+        raise ValueError(f"version {version} has no split {split!r}")
     rng = random.Random(SPLIT_CODES[split] << 40 | index)
     pick = rng.choice
     kind = pick(kinds)
@@ -123,11 +135,12 @@ def generate_ticket(split: str, index: int, wording: str | None = None, kinds: t
         invoices.append({**latest, "invoice_id": f"INV-{int(rng.randint(low, high))}", "status": "duplicate",
                          "description": latest["description"] + " (charged twice)"})
     logs = ticket_logs(kind, issue, endpoint, source, latest["date"], rng)
-    text = pick(P.PHRASINGS[kind][wording or split]).format(
+    phrasing, template = pick(phrasing_units(kind, wording or split, version))
+    text = template.format(
         name=customer["name"], email=customer["email"], plan=plan, amount=f"${price:.2f}", date=latest["date"],
         month=latest["date"][:7], endpoint=endpoint, source=source,
     )
-    return Ticket(f"{split}-{index}", kind, text, customer, invoices, logs, issue)
+    return Ticket(f"{split}-{index}", kind, text, customer, invoices, logs, issue, phrasing)
 
 
 def ticket_logs(kind: str, issue: str | None, endpoint: str, source: str, date: str, rng: random.Random) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names, check_number, check_path, check_text
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 
 from .airline.scenario import Tau2AirlineScenario
 from .retail.scenario import Tau2RetailScenario
@@ -93,10 +93,11 @@ class Tau2Env(ToolUseEnv):
 
     ## Starting State
 
-    `source="generated"` (default): seeded tasks, `split="train" | "test"` (users split 4:1
-    by a hash of the user id, so train and test never share a user), ids `"<split>-<index>"`.
-    `source="real"`: tau2's own tasks, `split="train" | "test" | "base"`, ids as in
-    `tasks.json`. `reset(seed=s)` draws a task, `options={"task_id": ...}` picks one.
+    `source="generated"` (default): seeded tasks, `split="train" | "validation" | "test"`
+    (`-v0`: `"train" | "test"`), ids `"<split>-<index>"`; the splits never share a user (see
+    Splits). `source="real"`: tau2's own tasks, `split="train" | "validation" | "test" |
+    "base"` (`-v0`: no validation), ids as in `tasks.json`. `reset(seed=s)` draws a task,
+    `options={"task_id": ...}` picks one.
 
     ## Episode End
 
@@ -139,13 +140,32 @@ class Tau2Env(ToolUseEnv):
 
     ## Levels
 
-    `level=k` (or the id `AgentGym/Tau2Retail-L<k>-v0`, `AgentGym/Tau2Airline-L<k>-v0`) sets
-    `kinds` and `solo` on the generated tasks as below; arguments given explicitly override
-    the level's (the levels select generated tasks: with `source="real"` give `max_actions`
-    instead of a level). Tools and spaces are those of `-v0` at every level; train and test
-    never share a user.
+    `level=k` (or the id `AgentGym/Tau2Retail-L<k>-v1`, `AgentGym/Tau2Airline-L<k>-v1`, and
+    `-v0` for version 0) sets `kinds` and `solo` on the generated tasks as below; arguments
+    given explicitly override the level's (the levels select generated tasks: with
+    `source="real"` give `max_actions` instead of a level). Tools and spaces are the top's at
+    every level.
 
-    Retail:
+    Retail, v1:
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (cancel-solo) | `AgentGym/Tau2Retail-L0-v1` | cancelling a pending order (4 reference calls, one write); the ticket up front (solo) | 40 |
+    | 1 (one-write-solo) | `AgentGym/Tau2Retail-L1-v1` | cancel, address or payment change, return: one write after 3 reads; solo | 40 |
+    | 2 (all-solo) | `AgentGym/Tau2Retail-L2-v1` | all six kinds (+ item changes and exchanges, with product reads); solo | 40 |
+    | v1 | `AgentGym/Tau2Retail-v1` | generated tasks of all six kinds, in conversation with the customer | 40 |
+
+    Airline, v1 (a rung between cancelling alone and the three one-write kinds):
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (cancel-solo) | `AgentGym/Tau2Airline-L0-v1` | cancelling a reservation (3 reference calls, one write); the ticket up front (solo) | 40 |
+    | 1 (cancel-compensation-solo) | `AgentGym/Tau2Airline-L1-v1` | cancel, or a certificate for a cancelled flight (a status read first); solo | 40 |
+    | 2 (one-write-solo) | `AgentGym/Tau2Airline-L2-v1` | cancel, bag change, compensation: one write after 2-3 reads; solo | 40 |
+    | 3 (all-solo) | `AgentGym/Tau2Airline-L3-v1` | all five kinds (+ flight changes and bookings, with a flight search); solo | 40 |
+    | v1 | `AgentGym/Tau2Airline-v1` | generated tasks of all five kinds, in conversation with the customer | 40 |
+
+    Retail, v0:
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
@@ -154,7 +174,7 @@ class Tau2Env(ToolUseEnv):
     | 2 (all-solo) | `AgentGym/Tau2Retail-L2-v0` | all six kinds (+ item changes and exchanges, with product reads); solo | 40 |
     | v0 | `AgentGym/Tau2Retail-v0` | generated tasks of all six kinds, in conversation with the customer | 40 |
 
-    Airline:
+    Airline, v0:
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
@@ -163,8 +183,37 @@ class Tau2Env(ToolUseEnv):
     | 2 (all-solo) | `AgentGym/Tau2Airline-L2-v0` | all five kinds (+ flight changes and bookings, with a flight search); solo | 40 |
     | v0 | `AgentGym/Tau2Airline-v0` | generated tasks of all five kinds, in conversation with the customer | 40 |
 
+    ## Splits
+
+    The unit of generalisation (`info["unit_id"]`) is the customer for generated tasks (the
+    user id) and the task for real ones (its id). Generated users are split by a CRC-32 of the
+    user id: one in 5 is test (the same users at every version: `-v1`'s test tasks are
+    `-v0`'s), and from `-v1` one train user in 8 (the CRC-32 divided by 5) is validation. Real
+    tasks: from `-v1` every 3rd of upstream's train tasks (ids sorted as strings, from the
+    first) is validation and train the rest; upstream's test split is untouched. Users each
+    split can draw at each level (every user with an eligible order or reservation):
+
+    | level | split unit | train | validation | test |
+    | --- | --- | --- | --- | --- |
+    | Tau2Retail-L0-v1 | user | 180 | 40 | 54 |
+    | Tau2Retail-L1-v1, -L2-v1, -v1 | user | 265 | 56 | 85 |
+    | Tau2Airline-L0-v1 | user | 265 | 35 | 76 |
+    | Tau2Airline-L1-v1 | user | 269 | 38 | 78 |
+    | Tau2Airline-L2-v1 | user | 295 | 43 | 85 |
+    | Tau2Airline-L3-v1, -v1 | user | 353 | 50 | 97 |
+    | `source="real"`, retail | task | 49 | 25 | 40 |
+    | `source="real"`, airline | task | 20 | 10 | 20 |
+
+    `-v0` has train and test only: its train users (tasks) are `-v1`'s train and validation
+    ones together, its test users (tasks) `-v1`'s.
+
     ## Version History
 
+    - v1: a validation split, disjoint from train and test in users (generated) or tasks (real,
+      carved from upstream's train split); the test split keeps `-v0`'s users and tasks; airline
+      gains a rung (cancel or compensation) between L0 and the three one-write kinds; the
+      flat admissible actions (`FlatDiscreteAction`) number 512 calls a tool (`flat_capacity`;
+      64 at `-v0`), so that a bag change's, certificate's or item change's write has an action.
     - v0: initial version; data found in `data_dir=`, `$TAU2_DATA_DIR` or an installed
       `tau2` package; both task-file versions; text actions in every form language models
       write; an LLM user and an NL-assertion judge on any OpenAI-compatible endpoint;
@@ -195,8 +244,11 @@ class Tau2Env(ToolUseEnv):
         kinds: Sequence[str] | None = None,
         max_actions: int | None = None,
         level: int | None = None,
+        version: int = 1,
         **kwargs: Any,
     ) -> None:
+        name = self.scenario_class.name
+        version = check_version(name, version)
         check_llm_settings(user_model=user_model, user_base_url=user_base_url, user_api_key=user_api_key,
                            nl_judge_model=nl_judge_model, nl_judge_base_url=nl_judge_base_url,
                            nl_judge_api_key=nl_judge_api_key, user_temperature=user_temperature,
@@ -206,7 +258,7 @@ class Tau2Env(ToolUseEnv):
         check_names("kinds", kinds)
         check_int("max_actions", max_actions, 1, optional=True)
         chosen = {k: v for k, v in {"solo": solo, "kinds": kinds, "max_actions": max_actions}.items() if v is not None}
-        kwargs = with_level(self.scenario_class.name, level, {**kwargs, **chosen})
+        kwargs = with_level(name, level, {**kwargs, **chosen}, version=version)
         solo, kinds, max_actions = bool(kwargs.pop("solo", False)), kwargs.pop("kinds", None), kwargs.pop("max_actions", None)
         if user not in USERS:
             raise ValueError(f"user must be one of {list(USERS)}, got {user!r}")
@@ -224,10 +276,11 @@ class Tau2Env(ToolUseEnv):
             if nl_judge_model is not None:
                 nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
                                               request_options={"temperature": 0.0, **length}))
-        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge, kinds, max_actions)
+        scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge, kinds, max_actions,
+                                       version)
         scenario.check_data()
         super().__init__(scenario, **kwargs)
-        self.level = level
+        self.level, self.version = level, version
 
     def database(self) -> dict[str, Any]:
         """The episode's live database as a plain dict in upstream's schema."""
@@ -324,8 +377,9 @@ class Tau2TelecomEnv(Tau2Env):
 
     ## Starting State
 
-    tau2's own tasks (`source="real"`, the only source), `split="train"` (74) | `"test"` (40) |
-    `"base"` (114); ids as in `tasks.json`. The task's set-up (`initial_state`) runs first.
+    tau2's own tasks (`source="real"`, the only source), `split="train"` (49; `-v0`: 74) |
+    `"validation"` (25; `-v1` on) | `"test"` (40) | `"base"` (114); ids as in `tasks.json`
+    (see Splits). The task's set-up (`initial_state`) runs first.
     `reset(seed=s)` draws a task, `options={"task_id": ...}` picks one.
 
     ## Episode End
@@ -362,12 +416,25 @@ class Tau2TelecomEnv(Tau2Env):
 
     ## Levels
 
-    `level=k` (or the id `AgentGym/Tau2Telecom-L<k>-v0`) keeps the real tasks with few
-    reference calls (the agent's and the customer's) and a shorter turn limit, as below;
-    arguments given explicitly override the level's. Tools and spaces are those of `-v0`;
-    train and test are tau2's own split. L0 keeps one issue kind: of the 14 test tasks with at
-    most 2 reference calls, 12 are no-service tasks solved by a transfer; the other two (an
-    MMS and a mobile-data task) need phone fixes that their tickets do not name (the MMS
+    `level=k` (or the id `AgentGym/Tau2Telecom-L<k>-v1`, `-v0` for version 0) keeps the real
+    tasks with few reference calls (the agent's and the customer's) and a shorter turn limit,
+    as below; arguments given explicitly override the level's. Tools and spaces are the top's.
+
+    v1: every level holds at least 20 of upstream's 40 test tasks. No cut of them holds 20
+    that a transfer to a human settles (the only script learnt from scratch at `-v0`): 12 test
+    tasks are, all with one reference call; L0 holds them and the 9 others with at most 3 calls
+    (phone fixes for MMS and mobile data).
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (three-calls) | `AgentGym/Tau2Telecom-L0-v1` | real tasks with at most 3 reference calls (19 train, 11 validation, 21 test) | 12 |
+    | 1 (five-calls) | `AgentGym/Tau2Telecom-L1-v1` | real tasks with at most 5 reference calls (30 train, 17 validation, 28 test) | 24 |
+    | 2 (seven-calls) | `AgentGym/Tau2Telecom-L2-v1` | real tasks with at most 7 reference calls (40 train, 20 validation, 35 test) | 40 |
+    | v1 | `AgentGym/Tau2Telecom-v1` | all of tau2's telecom tasks (49 train, 25 validation, 40 test) | 60 |
+
+    v0: train and test are tau2's own split. L0 keeps one issue kind: of the 14 test tasks
+    with at most 2 reference calls, 12 are no-service tasks solved by a transfer; the other two
+    (an MMS and a mobile-data task) need phone fixes that their tickets do not name (the MMS
     one a call no such train task makes), found only by troubleshooting, which L1 up asks for.
 
     | level | id | what it holds | max turns |
@@ -377,8 +444,18 @@ class Tau2TelecomEnv(Tau2Env):
     | 2 (seven-calls) | `AgentGym/Tau2Telecom-L2-v0` | real tasks with at most 7 reference calls (60 train, 35 test) | 40 |
     | v0 | `AgentGym/Tau2Telecom-v0` | all of tau2's telecom tasks (74 train, 40 test) | 60 |
 
+    ## Splits
+
+    The unit of generalisation (`info["unit_id"]`) is the task (its id). From `-v1` every 3rd
+    of upstream's 74 train tasks (ids sorted as strings, from the first) is validation and
+    train the rest; upstream's 40 test tasks are the test split at every version. The tasks
+    (units) of each level, per split, are in the Levels tables above.
+
     ## Version History
 
+    - v1: a validation split carved from upstream's train split (test untouched); the ladder
+      re-cut so that every level holds at least 20 test tasks (L0: at most 3 reference calls,
+      12 turns; L1: at most 5, 24 turns; L2: at most 7, 40 turns).
     - v0: initial version; levels L0-L2 below `-v0` (`level=`, `max_actions=`, `kinds=`), `-v0`
       unchanged.
     """

@@ -26,7 +26,7 @@ from agentgym_envs.core.tools import Tool
 
 from .episode_tools import ListBuilder, use_device
 from .expert import expert_plan
-from .generator import GENERATED_SPLITS
+from .generator import GENERATED_SPLITS, generated_user
 from .session import Tau2Session
 from .upstream.arguments import check_tool_arguments
 from .upstream.domain import Tau2Domain
@@ -51,6 +51,7 @@ POLICY_HEADING = "\n\nPOLICY\n"  # between the ticket and the domain policy in e
 USERS = ("rule", "llm")
 _ADDRESS_WRITES = ("modify_pending_order_address", "modify_user_address")
 _ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
+VALIDATION_EVERY = 3  # from v1, every 3rd of upstream's train tasks (ids sorted as strings) is validation
 
 
 class Tau2Scenario(Scenario):
@@ -75,6 +76,7 @@ class Tau2Scenario(Scenario):
     baseline_tokens = 20_000
     baseline_seconds = 600.0
     default_rewards = RewardConfig(mode="outcome")
+    flat_capacities: ClassVar[dict[int, int]] = {}  # flat_capacity by version, where it differs from v0's
     instructions = (
         "You are a customer-service agent. Follow the policy. Each turn, call one tool; talk to the "
         "customer with the 'respond' tool."
@@ -90,6 +92,7 @@ class Tau2Scenario(Scenario):
         nl_judge: Any = None,
         kinds: Sequence[str] | None = None,
         max_actions: int | None = None,
+        version: int = 0,
     ) -> None:
         source = source or self.sources[0]
         if source not in self.sources:
@@ -101,7 +104,10 @@ class Tau2Scenario(Scenario):
             raise ValueError(f"kinds must be a non-empty subset of {list(known)}, got {kinds!r}")
         if max_actions is not None and source != "real":
             raise ValueError(f"max_actions selects real tasks (source='real'), got source={source!r}")
-        self.kinds, self.max_actions = kinds, max_actions
+        self.kinds, self.max_actions, self.version = kinds, max_actions, version
+        self.flat_capacity = self.flat_capacities.get(version, type(self).flat_capacity)
+        if version >= 1:  # a validation split beside train and test (see :func:`real_split`)
+            self.splits = ("train", "validation", "test", "base")
         self._data_dir_arg = data_dir
         self.source, self.solo = source, solo
         self.tool_arguments = check_tool_arguments(tool_arguments)
@@ -134,7 +140,7 @@ class Tau2Scenario(Scenario):
     @cached_property
     def generator(self) -> Any:
         db = self.domain.new_world(self.data_dir).db
-        return self.generator_class(db)
+        return self.generator_class(db, self.version)
 
     @cached_property
     def tools_by_name(self) -> dict[str, Tool]:
@@ -147,9 +153,19 @@ class Tau2Scenario(Scenario):
 
     def task_source(self, split: str) -> TaskSource:
         if self.source == "real":
-            return TaskList(tasks_within(self.domain.load_tasks(split, self.data_dir), self.max_actions, self.kinds))
+            if split not in self.splits:
+                raise ValueError(f"split must be one of {list(self.splits)}, got {split!r}")
+            tasks = real_split(self.domain, split, self.data_dir, self.version)
+            return TaskList(tasks_within(tasks, self.max_actions, self.kinds))
         kinds = tuple(self.kinds or self.generator.kinds)
-        return GeneratedTasks(split, functools.partial(self.generator.generate, kinds=kinds), GENERATED_SPLITS)
+        splits = GENERATED_SPLITS[min(self.version, max(GENERATED_SPLITS))]
+        return GeneratedTasks(split, functools.partial(self.generator.generate, kinds=kinds), splits)
+
+    def unit_id(self, task: Tau2Task) -> str:
+        """A generated task's user (its ``get_user_details`` call's ``user_id``); the id of a real
+        task or of a task file's task."""
+        user = generated_user(task) if self.source == "generated" and "facts" in task.user_scenario else None
+        return str(task.id) if user is None else user
 
     def task_from_dict(self, data: dict[str, Any]) -> Tau2Task:
         try:
@@ -306,6 +322,17 @@ class Tau2Scenario(Scenario):
         """The next call of the expert's plan (:mod:`.expert`); one plan call per step."""
         step = world.agent_calls
         return world.plan[step] if step < len(world.plan) else ToolCall("respond", {"message": DONE})
+
+
+def real_split(domain: Tau2Domain, split: str, data_dir: str, version: int) -> list[Tau2Task]:
+    """Upstream's tasks of ``split`` at ``version``: ``-v0`` upstream's own splits; from ``-v1``
+    every :data:`VALIDATION_EVERY`-th of upstream's train tasks (ids sorted as strings, from the
+    first) is ``validation`` and train the rest, upstream's test and base untouched."""
+    if version < 1 or split not in ("train", "validation"):
+        return domain.load_tasks(split, data_dir)
+    train = sorted(domain.load_tasks("train", data_dir), key=lambda task: str(task.id))
+    held = {str(task.id) for task in train[::VALIDATION_EVERY]}
+    return [task for task in train if (str(task.id) in held) == (split == "validation")]
 
 
 def reference_actions(task: Tau2Task) -> int:

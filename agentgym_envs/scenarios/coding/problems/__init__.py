@@ -1,11 +1,13 @@
-"""Coding problems: the built-in set (with solutions and wrong candidate programs, split
-into train and test) and a loader for LiveCodeBench / DeepCoder JSONL files."""
+"""Coding problems: the built-in sets (with solutions and wrong candidate programs, split
+into train and test at version 0; hand-written and generated, split into train, validation
+and test at version 1) and a loader for LiveCodeBench / DeepCoder JSONL files."""
 
-from .builtin import TEST_FRACTION, Split, builtin_problems, get_problem
+from .builtin import SPLITS, TEST_FRACTION, Split, builtin_problems, generated_problems, get_problem
 from .external import ProblemFileError, load_problems_jsonl, problem_from_row
 from .model import Candidate, CandidateKind, Difficulty, Problem, call, misindent, mutate
 
 __all__ = [
+    "SPLITS",
     "TEST_FRACTION",
     "Candidate",
     "CandidateKind",
@@ -15,6 +17,7 @@ __all__ = [
     "Split",
     "builtin_problems",
     "call",
+    "generated_problems",
     "get_problem",
     "load_problems_jsonl",
     "misindent",

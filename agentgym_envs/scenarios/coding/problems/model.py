@@ -17,6 +17,7 @@ CandidateKind = Literal[
     "indentation_error",
     "too_slow",
     "crashes_on_empty",
+    "wrong_parameter",
 ]
 
 
@@ -47,6 +48,7 @@ class Problem:
     solution: str | None = None
     candidates: tuple[Candidate, ...] = ()
     starter_code: str = ""
+    family: str = ""  # a generated problem's family (its template); "" for a hand-written one
 
     def __post_init__(self) -> None:
         if not self.tests:

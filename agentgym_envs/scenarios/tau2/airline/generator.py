@@ -45,19 +45,23 @@ MAX_COMPENSATED_PASSENGERS = 5
 
 
 class AirlineTaskGenerator:
-    """Draws airline tasks from ``db`` (read only): ``generate(split, index)`` is pure."""
+    """Draws airline tasks from ``db`` (read only): ``generate(split, index)`` is pure; ``version``
+    fixes which users each split holds (:func:`..generator.user_split`)."""
 
     kinds = KINDS
     domain = "airline"
 
-    def __init__(self, db: AirlineDB) -> None:
-        self.db = db
+    def __init__(self, db: AirlineDB, version: int = 0) -> None:
+        self.db, self.version = db, version
+
+    def _split(self, user_id: str) -> str:
+        return user_split(user_id, self.version)
 
     @cached_property
     def _users(self) -> dict[str, list[str]]:
         by_split: dict[str, list[str]] = {}
         for user_id in sorted(self.db.users.keys()):
-            by_split.setdefault(user_split(user_id), []).append(user_id)
+            by_split.setdefault(self._split(user_id), []).append(user_id)
         return by_split
 
     @cached_property
@@ -76,8 +80,14 @@ class AirlineTaskGenerator:
                 continue
             for kind in KINDS[1:]:
                 if self._eligible(kind, reservation, user):
-                    found.setdefault((user_split(user.user_id), kind), []).append(rid)
+                    found.setdefault((self._split(user.user_id), kind), []).append(rid)
         return found
+
+    def split_users(self, split: str, kinds: tuple[str, ...] = KINDS) -> set[str]:
+        """The users the tasks of ``split`` and ``kinds`` can be about (every user of the split
+        when booking is among them, else those with an eligible reservation)."""
+        users = set(self._users.get(split, ())) if "book" in kinds else set()
+        return users | {self.db.reservations[rid].user_id for kind in kinds for rid in self._candidates.get((split, kind), ())}
 
     def _not_flown(self, reservation: Reservation) -> bool:
         return all(f.date > TODAY for f in reservation.flights)

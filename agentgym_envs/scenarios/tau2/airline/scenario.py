@@ -34,3 +34,6 @@ class Tau2AirlineScenario(Tau2Scenario):
     )
     revealing_reads = staticmethod(airline_reads)
     generator_class = AirlineTaskGenerator
+    # from v1, 512 calls a tool: at 64 a bag change's or certificate's write (retail: an item change's) lies past
+    # its tool's 64th admissible call (benchmarks/results/admissible_actions.md)
+    flat_capacities = {1: 512}

@@ -29,13 +29,17 @@ def _options(options: dict[str, str]) -> str:
 
 
 class RetailTaskGenerator:
-    """Draws retail tasks from ``db`` (read only): ``generate(split, index)`` is pure."""
+    """Draws retail tasks from ``db`` (read only): ``generate(split, index)`` is pure; ``version``
+    fixes which users each split holds (:func:`..generator.user_split`)."""
 
     kinds = KINDS
     domain = "retail"
 
-    def __init__(self, db: RetailDB) -> None:
-        self.db = db
+    def __init__(self, db: RetailDB, version: int = 0) -> None:
+        self.db, self.version = db, version
+
+    def _split(self, user_id: str) -> str:
+        return user_split(user_id, self.version)
 
     @cached_property
     def _candidates(self) -> dict[tuple[str, str], list[str]]:
@@ -46,11 +50,15 @@ class RetailTaskGenerator:
             user = self.db.users.get(order.user_id)
             if user is None:
                 continue
-            split = user_split(user.user_id)
+            split = self._split(user.user_id)
             for kind in KINDS:
                 if self._eligible(kind, order, user):
                     found.setdefault((split, kind), []).append(order_id)
         return found
+
+    def split_users(self, split: str, kinds: tuple[str, ...] = KINDS) -> set[str]:
+        """The users the tasks of ``split`` and ``kinds`` can be about (those with an eligible order)."""
+        return {self.db.orders[oid].user_id for kind in kinds for oid in self._candidates.get((split, kind), ())}
 
     @cached_property
     def _name_zip_counts(self) -> Counter[tuple[str, str, str]]:
@@ -63,7 +71,7 @@ class RetailTaskGenerator:
         addresses: dict[str, list[dict[str, str]]] = {}
         for user_id in sorted(self.db.users.keys()):
             address = self.db.users[user_id].address.to_dict()
-            addresses.setdefault(user_split(user_id), []).append({k: address[k] for k in ADDRESS_FIELDS})
+            addresses.setdefault(self._split(user_id), []).append({k: address[k] for k in ADDRESS_FIELDS})
         return addresses
 
     def _changeable(self, order: Order) -> list[int]:
@@ -129,7 +137,7 @@ class RetailTaskGenerator:
             calls.append(("cancel_pending_order", {"order_id": oid, "reason": reason}))
             return Solved(kind, f"You want to cancel your pending order {oid} because {why}.", known, instructions, facts, calls)
         if kind == "modify_address":
-            address = rng.choice([a for a in self._split_addresses[user_split(user.user_id)] if a != self._address(order)] or [None])
+            address = rng.choice([a for a in self._split_addresses[self._split(user.user_id)] if a != self._address(order)] or [None])
             if address is None:
                 return None
             facts = replace(facts, new_address=address)

@@ -23,3 +23,6 @@ class Tau2RetailScenario(Tau2Scenario):
     enum_entities = (("reason", "no longer needed"), ("reason", "ordered by mistake"))
     revealing_reads = staticmethod(retail_reads)
     generator_class = RetailTaskGenerator
+    # from v1, 512 calls a tool: at 64 a bag change's or certificate's write (retail: an item change's) lies past
+    # its tool's 64th admissible call (benchmarks/results/admissible_actions.md)
+    flat_capacities = {1: 512}
