@@ -94,6 +94,7 @@ from .run import (  # noqa: F401
     check_settings,
     checked_env,
     current_umask,
+    curve_split_for,
     entry_point,
     evaluate_policy,
     features_kwargs,
@@ -138,6 +139,7 @@ class TrainResult:
     curriculum: list[str] = field(default_factory=list)  # the level ids trained through (empty: none)
     wall_train_s: float = 0.0  # seconds of training (learning-curve points included), summed over the run's sittings
     wall_eval_s: float = 0.0  # seconds of final evaluation, summed over the run's sittings
+    curve_split: str = CURVE_SPLIT  # the split ``curve`` read (test for an env without a validation split)
 
 
 # ------------------------------------------------------------------ algorithm registry
@@ -286,6 +288,9 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     if training_reward is not None:
         checked_env(env_id, env_kwargs, training_reward)  # a bad reward field fails now
     check_settings(algo, entry.config_class(), overrides)
+    curve_split = curve_split_for(env_id, env_kwargs)
+    if curve_split != CURVE_SPLIT:
+        print(f"{env_id} has no {CURVE_SPLIT} split: its learning curve reads {curve_split}")
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:
@@ -298,7 +303,7 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, init_checkpoint,
-              request.total_steps if total_steps is None else total_steps, curriculum, **curve)
+              request.total_steps if total_steps is None else total_steps, curriculum, **curve, curve_split=curve_split)
     write_json_atomic(run_dir / RUN_FILE, {**record, "total_steps": run.total_steps})
     return run
 
@@ -446,7 +451,7 @@ def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
         train_metrics=metrics["train"], test_metrics=metrics["test"], curve=curve,
         steps_to_target=first_step_at_target(curve) if measure == "success" else None, run_dir=str(run.run_dir),
         training_reward=run.training_reward, train_curve=final_curve(run.train_curve(), trained.steps, metrics["train"], measure),
-        curriculum=list(run.curriculum),
+        curriculum=list(run.curriculum), curve_split=run.curve_split,
     )
     write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
     return result

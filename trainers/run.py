@@ -39,7 +39,8 @@ DEFAULT_WARM_START_STEPS = 10_000  # expert steps behaviour cloning records befo
 EVAL_SEED = 0  # final evaluations play episodes seeded 0, 1, ... whatever the run's seed
 CURVE_SEED = 10_000  # learning-curve evaluations use other episodes than the final one
 TARGET_SUCCESS = 0.95  # a run "reaches the target" when its curve's success is at least this
-CURVE_SPLIT = "test"  # learning curves, early stopping and model selection read this split; test is read once, at the end
+CURVE_SPLIT = "validation"  # learning curves, early stopping and model selection read this split; test is read once, at the end
+FALLBACK_CURVE_SPLIT = "test"  # the curve of an env without a validation split (a -v0 id): its tags and result name it
 EARLY_STOP_POINTS = 2  # early stopping: this many consecutive curve points at or above the run's ``early_stop``
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
@@ -238,6 +239,16 @@ def features_kwargs(env_id: str, env_kwargs: dict[str, Any], mask_repeats: bool)
     return {"observation": "features", "mask_repeats": mask_repeats} if tool_use else {}
 
 
+def curve_split_for(env_id: str, env_kwargs: dict[str, Any]) -> str:
+    """:data:`CURVE_SPLIT` when ``env_id`` has that split, else :data:`FALLBACK_CURVE_SPLIT` (an
+    env made before validation splits existed, whose ids stay registered as they were)."""
+    try:
+        make_env(env_id, CURVE_SPLIT, env_kwargs).close()
+    except ValueError:
+        return FALLBACK_CURVE_SPLIT
+    return CURVE_SPLIT
+
+
 def make_curriculum_env(level_ids: tuple[str, ...], split: str, env_kwargs: dict[str, Any],
                          reward_config: dict[str, Any] | None, threshold: float) -> gym.Env:
     """A :class:`~agentgym_envs.wrappers.Curriculum` over ``level_ids``, each level's env as
@@ -334,6 +345,7 @@ class Run:
     curve_every: int | None = None  # env steps between curve points (None: the algorithm's own interval)
     curve_episodes: int | None = None  # episodes per curve point (None: the algorithm's own number)
     early_stop: float | None = None  # stop once the curve held this success for EARLY_STOP_POINTS points (None: never)
+    curve_split: str = CURVE_SPLIT  # the split the learning curve reads (curve_split_for)
     _writer: Any = None
 
     @property
@@ -395,18 +407,19 @@ class Run:
 
     def curve_point(self, policy: TrainedPolicy, step: int, episodes: int) -> float:
         """Greedy success (or mean return, for envs without one) over ``episodes`` episodes (the
-        run's ``curve_episodes`` when set) of :data:`CURVE_SPLIT` and of train, logged as
+        run's ``curve_episodes`` when set) of the run's ``curve_split`` and of train, logged as
         ``eval/validation_success`` and ``eval/train_success`` (``..._return``); the train point is
-        kept in ``train_curve.json`` (the result's ``train_curve``); returns the :data:`CURVE_SPLIT` value.
-        The test split is never read here: the final evaluation reads it once."""
+        kept in ``train_curve.json`` (the result's ``train_curve``); returns the curve split's value.
+        Where the env has a validation split, the test split is never read here: the final
+        evaluation reads it once."""
         values = {}
-        for split in (CURVE_SPLIT, "train"):
+        for split in (self.curve_split, "train"):
             metrics = evaluate_policy(policy, split, self.curve_episodes or episodes, seed=CURVE_SEED)
             tag, values[split] = ("success", metrics["success"]) if "success" in metrics else ("return", metrics["return"])
             self.writer.add_scalar(f"eval/{split}_{tag}", values[split], step)
         curve = [point for point in self.train_curve() if point[0] < step] + [(step, values["train"])]
         write_json_atomic(self.run_dir / TRAIN_CURVE_FILE, curve)
-        return values[CURVE_SPLIT]
+        return values[self.curve_split]
 
     def early_stopped(self, curve: list[tuple[int, float]]) -> bool:
         """Whether ``curve`` (the :data:`CURVE_SPLIT` points so far) ends with

@@ -52,7 +52,7 @@ def episode_rows(cell: Cell, path: Path, split: str) -> list[dict[str, object]]:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Train and evaluate ``job``'s cell; its row, curve points and episodes."""
-    from trainers.lifecycle import CURVE_SPLIT, TrainRequest, episodes_path, run_dir_for, train
+    from trainers.lifecycle import TrainRequest, episodes_path, run_dir_for, train
 
     cell = job.cell
     settings_hash = cell.settings_hash(job.device)
@@ -76,7 +76,7 @@ def run_job(job: Job) -> dict[str, Any]:
            "sittings": sittings, "settings_hash": settings_hash, "commit": job.commit,
            "command": cell.command(job.device), **versions()}
     curves = [{**dict(zip(KEY, cell.key)), "split": split, "env_steps": step, "success": round(value, 4)}
-              for split, points in ((CURVE_SPLIT, result.curve), ("train", result.train_curve)) for step, value in points]
+              for split, points in ((result.curve_split, result.curve), ("train", result.train_curve)) for step, value in points]
     episodes = [e for split in ("train", "test") for e in episode_rows(cell, episodes_path(result.run_dir, split), split)]
     return {"row": row, "curves": curves, "episodes": episodes}
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from trainers.lifecycle import episodes_path
 
@@ -35,9 +36,15 @@ def test_an_early_stopped_run_stays_stopped_when_resumed_and_adds_its_sitting(tr
     assert json.loads((Path(again.run_dir) / "wall.json").read_text())["sittings"] == 2
 
 
-def test_the_curve_reads_the_curve_split_and_the_final_evaluation_keeps_every_episode(train_tiny, tiny_ppo):
-    result = train_tiny("ppo", 64, eval_episodes=3, **tiny_ppo)
-    assert len(result.curve) == 2 and result.curve[-1][0] == 64
+@pytest.mark.parametrize(("env", "split"), [("AgentGym/CustomerSupport-L0-v1", "validation"),
+                                           ("AgentGym/CustomerSupport-v0", "test")])  # -v0 has no validation split
+def test_the_curve_reads_validation_where_there_is_one_and_the_final_evaluation_keeps_every_episode(
+        train_tiny, tiny_ppo, env, split):
+    result = train_tiny("ppo", 64, env=env, eval_episodes=3, **tiny_ppo)
+    assert result.curve_split == split and len(result.curve) == 2 and result.curve[-1][0] == 64
+    events = EventAccumulator(result.run_dir)
+    events.Reload()
+    assert f"eval/{split}_success" in events.Tags()["scalars"]
     for split in ("train", "test"):
         config, *episodes = episodes_path(result.run_dir, split).read_text().splitlines()
         assert json.loads(config)["config"]["split"] == split and len(episodes) == 3
