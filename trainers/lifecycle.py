@@ -407,13 +407,6 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     return finish(run, trained, 0, trained.train_seconds)
 
 
-def final_curve(curve: list[tuple[int, float]], steps: int, metrics: dict[str, float], measure: str) -> list[tuple[int, float]]:
-    """``curve`` ended by the final evaluation's point (when it has one and the curve ends earlier)."""
-    if metrics and (not curve or curve[-1][0] < steps):
-        return [*curve, (steps, metrics[measure])]
-    return list(curve)
-
-
 def add_sitting(run_dir: Path, train_s: float, eval_s: float) -> dict[str, float]:
     """Add one sitting's seconds of training and of final evaluation to the sums kept in
     ``<run_dir>/wall.json`` (a resumed run adds its sittings); the sums, with the sittings' count."""
@@ -450,7 +443,7 @@ def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
         sps=trained.steps / trained.train_seconds if trained.train_seconds > 0 else float("nan"),
         train_metrics=metrics["train"], test_metrics=metrics["test"], curve=curve,
         steps_to_target=first_step_at_target(curve) if measure == "success" else None, run_dir=str(run.run_dir),
-        training_reward=run.training_reward, train_curve=final_curve(run.train_curve(), trained.steps, metrics["train"], measure),
+        training_reward=run.training_reward, train_curve=run.train_curve(),
         curriculum=list(run.curriculum), curve_split=run.curve_split,
     )
     write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("rliable")
@@ -68,3 +69,14 @@ def test_sample_efficiency_keeps_an_early_stopped_runs_last_point(stats):
     steps, estimate, _ = stats.sample_efficiency(curves, ["a"], [("e", "L0")], reps=50)["a"]
     assert steps.tolist() == [1024, 2048, 3072, 4096, 5120]
     assert estimate.tolist() == pytest.approx([0.1, 0.75, 0.95, 1.0, 1.0])
+
+
+def test_the_replicates_aggregates_are_rliables(stats):
+    from rliable import metrics
+
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 5, size=(4, 3, 6)) / 4, rng.integers(0, 5, size=(4, 2, 6)) / 4  # ties included
+    assert stats.replicated("IQM", x).tolist() == pytest.approx([metrics.aggregate_iqm(r) for r in x])
+    assert stats.replicated("mean", x).tolist() == pytest.approx([metrics.aggregate_mean(r) for r in x])
+    assert stats.improvement_replicates(x, y).tolist() == pytest.approx(
+        [metrics.probability_of_improvement(a, b) for a, b in zip(x, y)])
