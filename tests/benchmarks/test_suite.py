@@ -53,7 +53,7 @@ def test_a_sitting_writes_rows_with_their_provenance(suite, smoke_sitting):
                             ("sb3-maskable-ppo", 1)]
     assert float(rows["expert", 0]["test_success"]) == 1.0
     for row in rows.values():
-        assert row["command"].startswith(f"agentgym train AgentGym/CustomerSupport-L0-v0 --algo {row['algorithm']} ")
+        assert row["command"].startswith(f"agentgym train AgentGym/CustomerSupport-L0-v1 --algo {row['algorithm']} ")
         assert len(row["settings_hash"]) == 16 and row["commit"] and row["sittings"] == "1"
         assert all(row[name] for name in ("torch", "stable_baselines3", "gymnasium"))
         assert float(row["wall_train_s"]) > 0 and float(row["wall_eval_s"]) > 0
@@ -65,14 +65,20 @@ def test_every_algorithm_curves_on_the_same_grid_and_every_final_episode_is_kept
     curves = suite.read_curves(results / "suite_smoke_curves")
     grid = {(p["algorithm"], p["seed"]): [] for p in curves}
     for point in curves:
-        if point["split"] == "validation" or point["split"] == "test":
+        if point["split"] == "validation":
             grid[point["algorithm"], point["seed"]].append(int(point["env_steps"]))
-    assert grid["ppo", "0"] == grid["sb3-maskable-ppo", "0"] == [1024, 2048, 3072]
+    trained = [run for run in grid if run[0] in ("ppo", "sb3-maskable-ppo")]
+    assert len(trained) == 4 and all(grid[run] == [1024, 2048, 3072][: len(grid[run])] for run in trained)
+    rows = rows_of(suite, smoke_sitting)
+    for algorithm, seed in trained:  # a run that stopped early held 0.99 on validation at its last two points
+        points = [float(p["success"]) for p in curves if (p["algorithm"], p["seed"], p["split"]) == (algorithm, seed, "validation")]
+        if int(rows[algorithm, int(seed)]["env_steps"]) < 3072:
+            assert len(points) == 2 and min(points) >= 0.99
     episodes = suite.read_family_files(results / "suite_smoke_episodes", "*.csv.gz")
     assert list(episodes[0]) == list(suite.EPISODE_FIELDS)
     test = [e for e in episodes if e["split"] == "test" and e["algorithm"] == "ppo" and e["seed"] == "0"]
     assert len(test) == 20 and all(e["unit_id"] and e["task_id"] for e in test)
-    row = rows_of(suite, smoke_sitting)["ppo", 0]
+    row = rows["ppo", 0]
     assert sum(int(e["success"]) for e in test) / 20 == pytest.approx(float(row["test_success"]))
 
 
@@ -124,7 +130,7 @@ def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_setting
     monkeypatch.setattr(lifecycle, "finish", killed)
     with pytest.raises(KeyboardInterrupt):
         suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1"))
-    run_dir = tmp_path / "runs" / "suite_smoke" / "CustomerSupport-L0-v0__ppo__seed0"
+    run_dir = tmp_path / "runs" / "suite_smoke" / "CustomerSupport-L0-v1__ppo__seed0"
     first = json.loads((run_dir / "wall.json").read_text())
     assert first["sittings"] == 1 and first["train_s"] > 0
     assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
