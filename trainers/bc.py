@@ -179,7 +179,7 @@ def train(run: Run) -> Trained:
         writer.add_scalar("losses/bc_accuracy", np.mean(hits), epoch)
         bar.update(1)
         bar.set_postfix(loss=f"{np.mean(losses):.3f}", acc=f"{np.mean(hits):.3f}",
-                        **({"test_success": f"{curve[0][1]:.2f}"} if curve else {}))
+                        **({"validation_success": f"{curve[0][1]:.2f}"} if curve else {}))
         run.save_checkpoint({
             "config": asdict(config), "env_kwargs": run.env_kwargs, "policy_spec": policy.spec,
             "policy": policy.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,

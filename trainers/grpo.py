@@ -199,9 +199,10 @@ def train(run: Run) -> Trained:
     writer = run.writer
     stats = EpisodeStats()
     bar = run.progress_bar(run.total_steps, initial=global_step)
-    next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None
+    every = run.curve_interval(config.eval_every_steps)
+    next_eval = (global_step // every + 1) * every if every else None
 
-    while global_step < run.total_steps:
+    while global_step < run.total_steps and not run.early_stopped(curve):
         update_started = time.time()
         update += 1
         if config.anneal_lr:
@@ -238,10 +239,10 @@ def train(run: Run) -> Trained:
         done = global_step >= run.total_steps
         if next_eval is not None and (global_step >= next_eval or done):
             curve.append((global_step, run.curve_point(trained_policy(run, policy), global_step, config.eval_curve_episodes)))
-            next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps
+            next_eval = (global_step // every + 1) * every
         bar.update(min(global_step, run.total_steps) - bar.n)
         bar.set_postfix(stats.postfix(sps), refresh=False)
-        if update % config.checkpoint_every == 0 or done:
+        if update % config.checkpoint_every == 0 or done or run.early_stopped(curve):
             run.save_checkpoint({
                 "config": asdict(config), "env_kwargs": run.env_kwargs, "policy_spec": policy.spec,
                 "policy": policy.state_dict(), "reference": reference.state_dict(), "optimizer": optimizer.state_dict(),

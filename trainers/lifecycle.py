@@ -68,6 +68,8 @@ from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunRecorder, default_store_path, recording
 
 from .run import (
+    CURVE_OVERRIDES,
+    CURVE_SPLIT,
     LIFECYCLE_OVERRIDES,
     RUN_FILE,
     CheckpointError,
@@ -77,6 +79,7 @@ from .run import (
     TrainRequest,
     canonical_env_id,
     check_settings,
+    curve_split_for,
     entry_point,
     evaluate_policy,
     make_env,
@@ -89,6 +92,7 @@ from .run import (
 DEFAULT_WARM_START_STEPS = 10_000  # expert steps behaviour cloning records before bc-ppo / bc-grpo
 TARGET_SUCCESS = 0.95  # a run "reaches the target" when its test success is at least this
 RESULT_FILE = "result.json"
+WALL_FILE = "wall.json"  # a run's seconds of training and of final evaluation, summed over its sittings
 
 
 class RunMismatchError(ValueError):
@@ -160,10 +164,11 @@ def merged_training_reward(declared: dict[str, Any] | None, override: Any) -> di
 class TrainResult:
     """The outcome of a run (``result.json``), as the benchmarks table it. ``total_steps``: env
     steps taken; ``sps``: env steps per second of training (evaluations excluded); ``curve``:
-    ``(env_steps, test_success)`` points (``test_return`` for envs without a success metric);
-    ``train_curve``: the same points on the train split; ``steps_to_target``: the first curve step
-    at which test success reached :data:`TARGET_SUCCESS`; ``training_reward``: the ``reward_config`` the training envs used
-    (the final metrics are always on the env's own reward)."""
+    ``(env_steps, success)`` points on :data:`~trainers.run.CURVE_SPLIT` (validation; the return
+    for envs without a success metric); ``train_curve``: the same points on the train split;
+    ``steps_to_target``: the first curve step at which the curve reached :data:`TARGET_SUCCESS`;
+    ``training_reward``: the ``reward_config`` the training envs used (the final metrics are always
+    on the env's own reward); ``wall_train_s``, ``wall_eval_s``: seconds summed over the run's sittings."""
 
     algo: str
     env_id: str
@@ -179,6 +184,9 @@ class TrainResult:
     training_reward: dict[str, Any] | None = None
     train_curve: list[tuple[int, float]] = field(default_factory=list)  # (env_steps, train_success), as ``curve``
     curriculum: list[str] = field(default_factory=list)  # the level ids trained through (empty: none)
+    wall_train_s: float = 0.0  # seconds of training (learning-curve points included), summed over the run's sittings
+    wall_eval_s: float = 0.0  # seconds of final evaluation, summed over the run's sittings
+    curve_split: str = CURVE_SPLIT  # the split ``curve`` read (test for an env without a validation split)
 
 
 # ------------------------------------------------------------------ algorithm registry
@@ -287,6 +295,21 @@ def load_trained_policy(checkpoint: str | Path, device: str = "auto") -> Trained
 
 
 # ------------------------------------------------------------------ the lifecycle
+def curve_settings(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Pop the curve settings (:data:`~trainers.run.CURVE_OVERRIDES`) out of ``overrides``,
+    checked: ``curve_every`` and ``curve_episodes`` positive integers, ``early_stop`` a success
+    rate in (0, 1]; None where not given."""
+    curve = {name: overrides.pop(name, None) for name in CURVE_OVERRIDES}
+    for name in ("curve_every", "curve_episodes"):
+        value = curve[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"setting {name} takes a positive integer, got {value!r}")
+    stop = curve["early_stop"]
+    if stop is not None and (isinstance(stop, bool) or not isinstance(stop, int | float) or not 0 < stop <= 1):
+        raise ValueError(f"setting early_stop takes a success rate in (0, 1], got {stop!r}")
+    return curve
+
+
 def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None = None, total_steps: int | None = None,
           overrides: dict[str, Any] | None = None, init_checkpoint: Path | None = None, fresh_dir: Path | None = None,
           clear: bool = True) -> Run:
@@ -304,6 +327,7 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     if not isinstance(env_kwargs, dict):
         raise ValueError(f"env_kwargs must be a dict of gym.make arguments, got {env_kwargs!r}")
     reward_override = overrides.pop("training_reward", "declared")
+    curve = curve_settings(overrides)
     for level in curriculum[:-1]:
         checked_env(level, env_kwargs, None)
     declared = checked_env(env_id, env_kwargs, None)
@@ -311,18 +335,22 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     if training_reward is not None:
         checked_env(env_id, env_kwargs, training_reward)  # a bad reward field fails now
     check_settings(algo, entry.config_class(), overrides)
+    curve_split = curve_split_for(env_id, env_kwargs)
+    if curve_split != CURVE_SPLIT:
+        print(f"{env_id} has no {CURVE_SPLIT} split: its learning curve reads {curve_split}")
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:
         shutil.rmtree(fresh_dir)
     record = {"algo": algo, "env_id": env_id, "seed": request.seed, "env_kwargs": env_kwargs,
-              "training_reward": training_reward, "overrides": overrides, "curriculum": list(curriculum)}
+              "training_reward": training_reward, "overrides": overrides, "curriculum": list(curriculum),
+              **{name: value for name, value in curve.items() if value is not None}}
     if request.resume:
         check_same_run(run_dir, record, entry.resume_may_change)
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, init_checkpoint,
-              request.total_steps if total_steps is None else total_steps, curriculum)
+              request.total_steps if total_steps is None else total_steps, curriculum, **curve, curve_split=curve_split)
     write_json_atomic(run_dir / RUN_FILE, {**record, "total_steps": run.total_steps})
     return run
 
@@ -343,29 +371,36 @@ def train(request: TrainRequest) -> TrainResult:
 def _train(request: TrainRequest, span: Any) -> TrainResult:
     entry = algorithm(request.algo)
     started = time.perf_counter()
-    warm, overrides = None, None
-    if entry.warm_start:
-        overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")}
-        # a misspelt setting of the second stage fails before the first stage trains
-        check_settings(request.algo, entry.config_class(), {k: v for k, v in overrides.items() if k not in LIFECYCLE_OVERRIDES})
-        warm = warm_start(request, entry.warm_start)
-    budget = max(request.total_steps - warm.total_steps, 0) if warm else None
-    run = start(request, overrides=overrides, total_steps=budget, clear=warm is None,
-                init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
-    print(f"{run.algo} on {run.env_id}, seed {run.seed}, {run.total_steps} env steps, device {run.device}; "
-          f"run directory {run.run_dir}")
-    with recorded(request, run, span) as recorder:
-        trained = entry_point(entry.train)(run)
-        result = finish(run, trained, request.eval_episodes, time.perf_counter() - started, recorder)
-        if warm is not None:  # one budget, one curve: the warm start's steps and time count
-            result.total_steps += warm.total_steps
-            result.wall_time_s += warm.wall_time_s
-            result.curve = [(step + warm.total_steps, value) for step, value in result.curve]
-            result.train_curve = [(step + warm.total_steps, value) for step, value in result.train_curve]
-            result.steps_to_target = first_step_at_target(result.curve)
-            write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
-        if recorder is not None:
-            recorder.summary = run_figures(result)
+    warm, overrides, run, eval_seconds = None, None, None, 0.0
+    try:
+        if entry.warm_start:
+            overrides = {k: v for k, v in request.overrides.items() if not k.startswith(f"{entry.warm_start}_")}
+            # a misspelt setting of the second stage fails before the first stage trains
+            check_settings(request.algo, entry.config_class(), {k: v for k, v in overrides.items() if k not in LIFECYCLE_OVERRIDES})
+            warm = warm_start(request, entry.warm_start)
+        budget = max(request.total_steps - warm.total_steps, 0) if warm else None
+        run = start(request, overrides=overrides, total_steps=budget, clear=warm is None,
+                    init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
+        print(f"{run.algo} on {run.env_id}, seed {run.seed}, {run.total_steps} env steps, device {run.device}; "
+              f"run directory {run.run_dir}")
+        with recorded(request, run, span) as recorder:
+            trained = entry_point(entry.train)(run)
+            evaluating = time.perf_counter()
+            result = finish(run, trained, request.eval_episodes, evaluating - started, recorder)
+            eval_seconds = time.perf_counter() - evaluating
+            if warm is not None:  # one budget, one curve: the warm start's steps and time count
+                result.total_steps += warm.total_steps
+                result.wall_time_s += warm.wall_time_s
+                result.curve = [(step + warm.total_steps, value) for step, value in result.curve]
+                result.train_curve = [(step + warm.total_steps, value) for step, value in result.train_curve]
+                result.steps_to_target = first_step_at_target(result.curve)
+            if recorder is not None:
+                recorder.summary = run_figures(result)
+    finally:  # a sitting cut short by an error or Ctrl-C counts too
+        if run is not None:
+            walls = add_sitting(run.run_dir, time.perf_counter() - started - eval_seconds, eval_seconds)
+    result.wall_train_s, result.wall_eval_s = walls["train_s"], walls["eval_s"]
+    write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
     print(final_report(result, request.eval_episodes))
     print(f"\nrun directory: {run.run_dir}  (tensorboard --logdir {request.run_root})")
     return result
@@ -419,21 +454,34 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     return finish(run, trained, 0, trained.train_seconds)
 
 
-def final_curve(curve: list[tuple[int, float]], steps: int, metrics: dict[str, float], measure: str) -> list[tuple[int, float]]:
-    """``curve`` ended by the final evaluation's point (when it has one and the curve ends earlier)."""
-    if metrics and (not curve or curve[-1][0] < steps):
-        return [*curve, (steps, metrics[measure])]
-    return list(curve)
+def add_sitting(run_dir: Path, train_s: float, eval_s: float) -> dict[str, float]:
+    """Add one sitting's seconds of training and of final evaluation to the sums kept in
+    ``<run_dir>/wall.json`` (a resumed run adds its sittings); the sums, with the sittings' count."""
+    path = run_dir / WALL_FILE
+    walls = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"train_s": 0.0, "eval_s": 0.0, "sittings": 0}
+    walls = {"train_s": walls["train_s"] + train_s, "eval_s": walls["eval_s"] + eval_s, "sittings": walls["sittings"] + 1}
+    write_json_atomic(path, walls)
+    return walls
+
+
+def episodes_path(run_dir: str | Path, split: str) -> Path:
+    """The final evaluation's per-episode outcomes on ``split`` (JSONL, as ``agentgym eval --output`` writes them)."""
+    return Path(run_dir) / f"episodes_{split}.jsonl"
 
 
 def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
            recorder: RunRecorder | None = None) -> TrainResult:
-    """The final evaluation on both splits (the env's own reward, its episodes recorded by
-    ``recorder``), ``result.json``."""
-    metrics = {split: evaluate_policy(trained.policy, split, eval_episodes, recorder=recorder) if eval_episodes else {}
-               for split in ("train", "test")}
+    """The final evaluation on train and test (the env's own reward, its episodes written to
+    :func:`episodes_path` and recorded by ``recorder``), ``result.json``. The only read of the
+    test split: the learning curve is :data:`CURVE_SPLIT`'s, and the final test point is not added to it."""
+    metrics = {}
+    for split in ("train", "test"):
+        output = episodes_path(run.run_dir, split)
+        output.unlink(missing_ok=True)  # a resumed run evaluates afresh
+        metrics[split] = evaluate_policy(trained.policy, split, eval_episodes, recorder=recorder,
+                                         output=str(output)) if eval_episodes else {}
     measure = "success" if "success" in metrics["test"] else "return"
-    curve = final_curve(list(trained.curve), trained.steps, metrics["test"], measure)
+    curve = list(trained.curve)
     for name, value in metrics["test"].items():
         run.writer.add_scalar(f"final/test_{'env_return' if name == 'return' else name}", value, trained.steps)
     run.writer.close()
@@ -442,8 +490,8 @@ def finish(run: Run, trained: Trained, eval_episodes: int, wall_time_s: float,
         sps=trained.steps / trained.train_seconds if trained.train_seconds > 0 else float("nan"),
         train_metrics=metrics["train"], test_metrics=metrics["test"], curve=curve,
         steps_to_target=first_step_at_target(curve) if measure == "success" else None, run_dir=str(run.run_dir),
-        training_reward=run.training_reward, train_curve=final_curve(run.train_curve(), trained.steps, metrics["train"], measure),
-        curriculum=list(run.curriculum),
+        training_reward=run.training_reward, train_curve=run.train_curve(),
+        curriculum=list(run.curriculum), curve_split=run.curve_split,
     )
     write_json_atomic(run.run_dir / RESULT_FILE, asdict(result))
     return result

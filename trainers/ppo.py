@@ -63,7 +63,7 @@ class Config(augment.TaskTokenAugmentation, TokenPolicyFields):
     max_grad_norm: float = 0.5
     target_kl: float | None = None
     reward_scale: float = 0.1  # rewards are multiplied by this for learning (logged returns are unscaled)
-    eval_every_steps: int = 10_000  # greedy test-split evaluation for the learning curve (0: only at the end)
+    eval_every_steps: int = 10_000  # greedy validation-split evaluation for the learning curve (0: only at the end)
     eval_curve_episodes: int = 50
     checkpoint_every: int = 10  # updates
     # the first N updates fit only the value head; the rest of the policy keeps its weights
@@ -198,9 +198,11 @@ def train(run: Run) -> Trained:
         writer.add_text("hyperparameters", hyperparameter_table(asdict(config)))
     stats = EpisodeStats()
     bar = run.progress_bar(num_updates * config.batch_size, initial=global_step)
-    next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps if config.eval_every_steps else None
+    every = run.curve_interval(config.eval_every_steps)
+    next_eval = (global_step // every + 1) * every if every else None
+    last_update = first_update - 1 if run.early_stopped(curve) else num_updates  # a run that stopped early stays stopped
 
-    for update in range(first_update, num_updates + 1):
+    for update in range(first_update, last_update + 1):
         update_started, cpu_started = time.time(), time.process_time()
         if config.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * config.learning_rate
@@ -288,10 +290,11 @@ def train(run: Run) -> Trained:
         if next_eval is not None and (global_step >= next_eval or update == num_updates):
             point = run.curve_point(trained_policy(run, policy, config), global_step, config.eval_curve_episodes)
             curve.append((global_step, point))
-            next_eval = (global_step // config.eval_every_steps + 1) * config.eval_every_steps
+            next_eval = (global_step // every + 1) * every
+        stopping = run.early_stopped(curve)
         bar.update(config.batch_size)
         bar.set_postfix(stats.postfix(sps), refresh=False)
-        if update % config.checkpoint_every == 0 or update == num_updates:
+        if update % config.checkpoint_every == 0 or update == num_updates or stopping:
             run.save_checkpoint({
                 "config": asdict(config), "env_kwargs": run.env_kwargs, "policy_spec": policy.spec,
                 "policy": policy.state_dict(), "optimizer": optimizer.state_dict(), "global_step": global_step,
@@ -299,6 +302,8 @@ def train(run: Run) -> Trained:
                 "envs": vector_env_state(envs), "next_obs": next_obs_np, "next_done": next_done.cpu().numpy(), "next_info": info,
                 **({} if reference is None else {"reference": reference.state_dict()}),
             })
+        if stopping:
+            break
     bar.close()
     envs.close()
     return Trained(trained_policy(run, policy, config), global_step, curve, train_seconds)

@@ -36,11 +36,18 @@ DEFAULT_TOTAL_STEPS = 20_000  # env steps: a few minutes of PPO on CustomerSuppo
 DEFAULT_EVAL_EPISODES = 100
 EVAL_SEED = 0  # final evaluations play episodes seeded 0, 1, ... whatever the run's seed
 CURVE_SEED = 10_000  # learning-curve evaluations use other episodes than the final one
+CURVE_SPLIT = "validation"  # learning curves, early stopping and model selection read this split; test is read once, at the end
+FALLBACK_CURVE_SPLIT = "test"  # the curve of an env without a validation split (a -v0 id): its tags and result name it
+EARLY_STOP_POINTS = 2  # early stopping: this many consecutive curve points at or above the run's ``early_stop``
 RUN_FILE = "run.json"
 TRAIN_CURVE_FILE = "train_curve.json"
 EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction", LEVEL_KEY)  # logged as metrics/<name>
 TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
-LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward", "progress")  # --set names the lifecycle takes; the rest are the algorithm's
+# --set names the lifecycle takes; the rest are the algorithm's. curve_every: env steps between learning-curve points
+# (the same grid for every algorithm); curve_episodes: episodes per point; early_stop: the curve success at which, held
+# for EARLY_STOP_POINTS points in a row, training stops (every algorithm the same rule)
+CURVE_OVERRIDES = ("curve_every", "curve_episodes", "early_stop")
+LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward", "progress", *CURVE_OVERRIDES)
 
 
 class CheckpointError(ValueError):
@@ -189,6 +196,16 @@ def features_kwargs(env_id: str, env_kwargs: dict[str, Any], mask_repeats: bool)
     return {"observation": "features", "mask_repeats": mask_repeats} if tool_use else {}
 
 
+def curve_split_for(env_id: str, env_kwargs: dict[str, Any]) -> str:
+    """:data:`CURVE_SPLIT` when ``env_id`` has that split, else :data:`FALLBACK_CURVE_SPLIT` (an
+    env made before validation splits existed, whose ids stay registered as they were)."""
+    try:
+        make_env(env_id, CURVE_SPLIT, env_kwargs).close()
+    except ValueError:
+        return FALLBACK_CURVE_SPLIT
+    return CURVE_SPLIT
+
+
 def make_curriculum_env(level_ids: tuple[str, ...], split: str, env_kwargs: dict[str, Any],
                          reward_config: dict[str, Any] | None, threshold: float) -> gym.Env:
     """A :class:`~agentgym_envs.wrappers.Curriculum` over ``level_ids``, each level's env as
@@ -255,6 +272,10 @@ class Run:
     init_checkpoint: Path | None = None  # a warm start's checkpoint (BC's, for bc-ppo / bc-grpo)
     total_steps: int = DEFAULT_TOTAL_STEPS
     curriculum: tuple[str, ...] = ()  # the level ids training moves through (empty: the run's env only)
+    curve_every: int | None = None  # env steps between curve points (None: the algorithm's own interval)
+    curve_episodes: int | None = None  # episodes per curve point (None: the algorithm's own number)
+    early_stop: float | None = None  # stop once the curve held this success for EARLY_STOP_POINTS points (None: never)
+    curve_split: str = CURVE_SPLIT  # the split the learning curve reads (curve_split_for)
     _writer: Any = None
 
     @property
@@ -309,18 +330,32 @@ class Run:
         return tqdm(total=total, initial=initial, unit=unit, desc=self.algo, disable=not self.request.progress,
                     dynamic_ncols=True)
 
+    def curve_interval(self, own: int) -> int:
+        """Env steps between learning-curve points: the run's ``curve_every`` (one grid for every
+        algorithm), else the algorithm's ``own``."""
+        return self.curve_every or own
+
     def curve_point(self, policy: TrainedPolicy, step: int, episodes: int) -> float:
-        """Greedy success (or mean return, for envs without one) over ``episodes`` episodes of each
-        split, logged as ``eval/test_success`` and ``eval/train_success`` (``..._return``); the
-        train point is kept in ``train_curve.json`` (the result's ``train_curve``); returns the test value."""
+        """Greedy success (or mean return, for envs without one) over ``episodes`` episodes (the
+        run's ``curve_episodes`` when set) of the run's ``curve_split`` and of train, logged as
+        ``eval/validation_success`` and ``eval/train_success`` (``..._return``); the train point is
+        kept in ``train_curve.json`` (the result's ``train_curve``); returns the curve split's value.
+        Where the env has a validation split, the test split is never read here: the final
+        evaluation reads it once."""
         values = {}
-        for split in ("train", "test"):
-            metrics = evaluate_policy(policy, split, episodes, seed=CURVE_SEED)
+        for split in (self.curve_split, "train"):
+            metrics = evaluate_policy(policy, split, self.curve_episodes or episodes, seed=CURVE_SEED)
             tag, values[split] = ("success", metrics["success"]) if "success" in metrics else ("return", metrics["return"])
             self.writer.add_scalar(f"eval/{split}_{tag}", values[split], step)
         curve = [point for point in self.train_curve() if point[0] < step] + [(step, values["train"])]
         write_json_atomic(self.run_dir / TRAIN_CURVE_FILE, curve)
-        return values["test"]
+        return values[self.curve_split]
+
+    def early_stopped(self, curve: list[tuple[int, float]]) -> bool:
+        """Whether ``curve`` (the :data:`CURVE_SPLIT` points so far) ends with
+        :data:`EARLY_STOP_POINTS` points at or above the run's ``early_stop``: training stops there."""
+        last = [value for _, value in curve[-EARLY_STOP_POINTS:]]
+        return self.early_stop is not None and len(last) == EARLY_STOP_POINTS and min(last) >= self.early_stop
 
     def train_curve(self) -> list[tuple[int, float]]:
         """The train-split points :meth:`curve_point` has written (a resumed run's included)."""

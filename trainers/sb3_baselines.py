@@ -21,7 +21,7 @@ env's ``MultiDiscrete`` actions (DQN: always flat). An env whose observation is 
 per baseline (:class:`PPOConfig`, ...), set through ``--set``. The lifecycle
 (:mod:`trainers.lifecycle`) gives the run directory, the envs (with the scenario's training
 reward), the final evaluation and report. Every run: TensorBoard scalars under the project's
-tags, a periodic evaluation on both splits (``eval/test_success``, the learning curve), atomic
+tags, a periodic evaluation on validation and train (``eval/validation_success``, the learning curve), atomic
 checkpoints (``checkpoint.zip``, DQN's ``replay_buffer.pkl``, ``progress.json``) that
 ``--resume`` continues from: the weights, optimizer, step count and replay buffer; the
 environments restart their episodes, so it is not bit-identical to an uninterrupted run.
@@ -326,9 +326,10 @@ class Progress:
 
 
 class BaselineCallback(BaseCallback):
-    """Logs the project's TensorBoard tags, evaluates on the test split every
-    ``config.eval_every`` steps, checkpoints every ``config.checkpoint_every``, shows a
-    progress bar."""
+    """Logs the project's TensorBoard tags, evaluates a learning-curve point every
+    ``config.eval_every`` steps (the run's ``curve_every`` when set) once the weights have learnt
+    from them, stops when the run's early stopping says so, checkpoints every
+    ``config.checkpoint_every``, shows a progress bar."""
 
     def __init__(self, trainer: BaselineRun) -> None:
         super().__init__()
@@ -341,7 +342,8 @@ class BaselineCallback(BaseCallback):
     def _on_training_start(self) -> None:
         step = self.num_timesteps
         interval = lambda every: (step // every + 1) * every  # noqa: E731
-        self._next_log, self._next_eval, self._next_ckpt = (interval(self.config.log_every), interval(self.config.eval_every),
+        self._eval_every = self.trainer.run.curve_interval(self.config.eval_every)
+        self._next_log, self._next_eval, self._next_ckpt = (interval(self.config.log_every), interval(self._eval_every),
                                                             interval(self.config.checkpoint_every))
         self._started = time.perf_counter()
         self._overhead = 0.0
@@ -360,13 +362,21 @@ class BaselineCallback(BaseCallback):
         if step >= self._next_log:
             self._log(step)
             self._next_log += self.config.log_every
-        if step >= self._next_eval:
-            self._timed(self.trainer.evaluate_curve_point)
-            self._next_eval += self.config.eval_every
         if step >= self._next_ckpt:
             self._timed(self.trainer.checkpoint)
             self._next_ckpt += self.config.checkpoint_every
-        return True
+        return not self.trainer.run.early_stopped(self.trainer.progress.curve)  # False: SB3 stops learning
+
+    def _on_rollout_start(self) -> None:
+        self.curve_point_if_due()
+
+    def curve_point_if_due(self) -> None:
+        """A learning-curve point once the steps reach the next one of the grid. Called where the
+        weights have learnt from every step so far (a rollout's start, the end of training), so
+        that a point at step s is, as for the project's PPO, the policy after s steps."""
+        if self.num_timesteps >= self._next_eval:
+            self._timed(self.trainer.evaluate_curve_point)
+            self._next_eval = (self.num_timesteps // self._eval_every + 1) * self._eval_every
 
     def _on_training_end(self) -> None:
         self._bar.close()
@@ -442,8 +452,10 @@ class BaselineRun:
         run.writer.add_text("config", str(self.config), self.model.num_timesteps)
         remaining = run.total_steps - self.model.num_timesteps
         callback = BaselineCallback(self)
-        if remaining > 0:
+        if remaining > 0 and not run.early_stopped(self.progress.curve):
             self.model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=False)
+            if not run.early_stopped(self.progress.curve):
+                callback.curve_point_if_due()
             self.progress.train_time_s = self.train_time_before + callback.train_time_s()
         self.checkpoint()
         venv.close()
@@ -452,7 +464,7 @@ class BaselineRun:
         return Trained(self.policy, steps, self.progress.curve, self.progress.train_time_s)
 
     def evaluate_curve_point(self) -> None:
-        """Success on both splits now: the test one as a curve point and ``eval/test_success``."""
+        """Success now on the curve split (the curve point) and on train."""
         step = self.model.num_timesteps
         self.progress.curve.append((step, self.run.curve_point(self.policy, step, self.config.curve_eval_episodes)))
 

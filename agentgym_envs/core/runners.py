@@ -233,7 +233,8 @@ def _stepped_row(slot: _Slot, metrics: dict[str, float], error: str | None) -> E
                       split=getattr(base, "split", None), seed=slot.reset_seed, task_id=info.get("task_id"),
                       outcome_reason=(info.get("outcome") or {}).get("reason"), error=error,
                       tools=getattr(base, "tool_schemas", None), trace_id=trace_id, span_id=span_id,
-                      outcome=info.get("outcome") if error is None else None)
+                      outcome=info.get("outcome") if error is None else None,
+                      unit_id=info.get("unit_id", info.get("task_id")))
 
 
 class ThreadRunner:

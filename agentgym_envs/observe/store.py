@@ -139,12 +139,13 @@ class EpisodeRow:
     trace_id: str | None = None
     span_id: str | None = None
     outcome: Mapping[str, Any] | None = None  # the grader's success, score and reason (None: an error ended it)
+    unit_id: str | None = None  # the unit the task is drawn from (template, problem, user): info["unit_id"], else the task id
 
     def result(self, keep_messages: bool = False) -> dict[str, Any]:
-        """The episode's line of a results file: ``task``, ``trial``, ``return``, ``metrics``,
-        ``error``, ``outcome`` and, with ``keep_messages``, ``messages``."""
-        line = {"task": self.task, "trial": self.trial, "return": self.ret, "metrics": self.metrics,
-                "error": self.error, "outcome": self.outcome}
+        """The episode's line of a results file: ``task``, ``trial``, ``task_id``, ``unit_id``,
+        ``return``, ``metrics``, ``error``, ``outcome`` and, with ``keep_messages``, ``messages``."""
+        line = {"task": self.task, "trial": self.trial, "task_id": self.task_id, "unit_id": self.unit_id,
+                "return": self.ret, "metrics": self.metrics, "error": self.error, "outcome": self.outcome}
         if keep_messages:
             line["messages"] = list(self.messages)
         return line

@@ -77,7 +77,7 @@ SHARED = {
     "context_len": "tokens kept of the conversation (the `tokens` observation)",
     "num_envs": "parallel envs in the vector env",
     "eval_every_steps": "env steps between learning-curve evaluations (0: only at the end)",
-    "eval_every": "env steps between evaluations on both splits (the learning curve)",
+    "eval_every": "env steps between learning-curve evaluations on validation and train (the run's curve_every when set)",
     "curve_eval_episodes": "episodes per split at each of those evaluations",
     "eval_episodes": "episodes per split of the final evaluation",
     "log_every": "env steps between TensorBoard logs",

@@ -1,139 +1,179 @@
-"""The benchmark suite on a tiny budget: one row per run with the suite's columns, curves, a
-table with the goals checked, and a second sitting that runs only what is missing."""
+"""The benchmark suite end to end on its smoke preset (CustomerSupport-L0, random, expert, ppo and
+MaskablePPO, 2 seeds, 3,072 env steps): rows with provenance, curves on one grid, every final
+episode kept, the page; a row's command reproduces it; an interrupted run resumes with its
+sittings summed; changed settings run a row again."""
 
 from __future__ import annotations
 
-import csv
+import importlib
+import json
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from agentgym_envs.cli import parse_override
+
+ROOT = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture
 def suite(benchmark_script):
-    return benchmark_script("suite")
+    return benchmark_script("suite")  # puts benchmarks/ on the path: its suite_lib package imports
 
 
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+@pytest.fixture
+def plan(suite):
+    return importlib.import_module("suite_lib.plan")
 
 
-def tiny(tmp_path: Path, *extra: str) -> list[str]:
-    return ["--preset", "quick", "--envs", "customer_support", "--env-steps", "256", "--eval-episodes", "4",
-            "--out", str(tmp_path / "results"), "--runs", str(tmp_path / "runs"), *extra]
+def smoke(tmp: Path, *extra: str) -> list[str]:
+    return ["--preset", "smoke", "--out", str(tmp / "results"), "--runs", str(tmp / "runs"), "--reps", "100", *extra]
 
 
-def test_a_sitting_writes_rows_curves_table_and_plot(suite, tmp_path):
-    assert suite.main(tiny(tmp_path)) == 0
-    results = tmp_path / "results"
-    rows = read_csv(results / "suite_quick.csv")
-    assert list(rows[0]) == list(suite.FIELDS)
-    assert [(r["env"], r["level"], r["algorithm"]) for r in rows] == [
-        ("customer_support", "L0", algorithm) for algorithm in ("random", "expert", "ppo", "sb3-maskable-ppo")]
-    by_algorithm = {r["algorithm"]: r for r in rows}
-    assert float(by_algorithm["expert"]["test_success"]) == 1.0
-    assert int(by_algorithm["sb3-maskable-ppo"]["env_steps"]) >= 256 and int(by_algorithm["ppo"]["env_steps"]) >= 256
-    curves = read_csv(results / "suite_quick_curves" / "customer_support.csv")
-    assert {(r["algorithm"], r["split"]) for r in curves} >= {("sb3-maskable-ppo", "test"), ("sb3-maskable-ppo", "train")}
-    assert all(len(r["points"].split()) >= 1 for r in curves)
-    assert suite.read_curves(results / "suite_quick_curves")[0]["env_steps"].isdigit()
-    table = (results / "suite_quick.md").read_text(encoding="utf-8")
-    assert "Command: `python benchmarks/suite.py --preset quick`" in table
-    assert "python benchmarks/suite.py " + " ".join(tiny(tmp_path)) in table
-    assert "- customer_support L0: random <= 0.1: met" in table
-    header, _, level_0 = table.split("Test success / train success:\n\n", 1)[1].splitlines()[:3]
-    success = dict(zip(header.strip("| ").split(" | "), level_0.strip("| ").split(" | ")))
-    assert success["level"] == "L0" and success["expert"] == "1.00 / 1.00"
-    assert "Steps to 0.9 test success:" in table
-    assert (results / "suite_quick_customer_support.png").stat().st_size > 0
+@pytest.fixture(scope="module")
+def smoke_sitting(tmp_path_factory):
+    """One sitting of the smoke preset, run as the command line runs it; its folder."""
+    tmp = tmp_path_factory.mktemp("smoke")
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), *smoke(tmp)], check=True, cwd=tmp,
+                   capture_output=True, text=True)
+    return tmp
 
 
-def test_a_second_sitting_runs_only_what_is_missing(suite, tmp_path, capsys):
-    assert suite.main(tiny(tmp_path, "--max-runs", "1")) == 0
-    assert len(read_csv(tmp_path / "results" / "suite_quick.csv")) == 1
+def rows_of(suite, tmp: Path) -> dict[tuple[str, int], dict[str, str]]:
+    return {(r["algorithm"], int(r["seed"])): r for r in suite.read_rows(tmp / "results" / "suite_smoke.csv")}
+
+
+def test_a_sitting_writes_rows_with_their_provenance(suite, smoke_sitting):
+    rows = rows_of(suite, smoke_sitting)
+    assert sorted(rows) == [("expert", 0), ("ppo", 0), ("ppo", 1), ("random", 0), ("sb3-maskable-ppo", 0),
+                            ("sb3-maskable-ppo", 1)]
+    assert float(rows["expert", 0]["test_success"]) == 1.0
+    for row in rows.values():
+        assert row["command"].startswith(f"agentgym train AgentGym/CustomerSupport-L0-v1 --algo {row['algorithm']} ")
+        assert len(row["settings_hash"]) == 16 and row["commit"] and row["sittings"] == "1"
+        assert all(row[name] for name in ("torch", "stable_baselines3", "gymnasium"))
+        assert float(row["wall_train_s"]) > 0 and float(row["wall_eval_s"]) > 0
+    assert rows["ppo", 0]["settings_hash"] == rows["ppo", 1]["settings_hash"] != rows["sb3-maskable-ppo", 0]["settings_hash"]
+
+
+def test_every_algorithm_curves_on_the_same_grid_and_every_final_episode_is_kept(suite, smoke_sitting):
+    results = smoke_sitting / "results"
+    curves = suite.read_curves(results / "suite_smoke_curves")
+    grid = {(p["algorithm"], p["seed"]): [] for p in curves}
+    for point in curves:
+        if point["split"] == "validation":
+            grid[point["algorithm"], point["seed"]].append(int(point["env_steps"]))
+    trained = [run for run in grid if run[0] in ("ppo", "sb3-maskable-ppo")]
+    assert len(trained) == 4 and all(grid[run] == [1024, 2048, 3072][: len(grid[run])] for run in trained)
+    rows = rows_of(suite, smoke_sitting)
+    for algorithm, seed in trained:  # a run that stopped early held 0.99 on validation at its last two points
+        points = [float(p["success"]) for p in curves if (p["algorithm"], p["seed"], p["split"]) == (algorithm, seed, "validation")]
+        if int(rows[algorithm, int(seed)]["env_steps"]) < 3072:
+            assert len(points) == 2 and min(points) >= 0.99
+    episodes = suite.read_family_files(results / "suite_smoke_episodes", "*.csv.gz")
+    assert list(episodes[0]) == list(suite.EPISODE_FIELDS)
+    test = [e for e in episodes if e["split"] == "test" and e["algorithm"] == "ppo" and e["seed"] == "0"]
+    assert len(test) == 20 and all(e["unit_id"] and e["task_id"] for e in test)
+    row = rows["ppo", 0]
+    assert sum(int(e["success"]) for e in test) / 20 == pytest.approx(float(row["test_success"]))
+
+
+def test_the_page_opens_with_the_rliable_figures_and_the_iqm_table(smoke_sitting):
+    results = smoke_sitting / "results"
+    page = (results / "suite_smoke.md").read_text(encoding="utf-8")
+    assert "Command: `python benchmarks/suite.py --preset smoke`" in page
+    assert "`python benchmarks/suite_report.py --preset smoke`" in page
+    head, tables = page.split("## IQM of test success, 95 % intervals", 1)
+    for figure in ("aggregate", "improvement", "profile", "sample_efficiency"):
+        assert f"(suite_smoke_{figure}.png)" in head and (results / f"suite_smoke_{figure}.png").stat().st_size > 0
+    assert "| all (1 levels) | " in tables and "## Orderings" in tables and "## customer_support" in tables
+    assert "ppo vs sb3-maskable-ppo" in tables or "ppo > sb3-maskable-ppo" in tables or "sb3-maskable-ppo > ppo" in tables
+
+
+def test_the_report_imports_neither_torch_nor_sb3(smoke_sitting):
+    script = ("import sys; sys.path.insert(0, 'benchmarks'); import suite_report; "
+              f"suite_report.main(['--preset', 'smoke', '--out', {str(smoke_sitting / 'results')!r}, '--reps', '50']); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib')))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_rows_command_reproduces_its_test_success(suite, smoke_sitting, tmp_path):
+    row = rows_of(suite, smoke_sitting)["ppo", 1]
+    words = shlex.split(row["command"])
+    words[0] = str(Path(sys.executable).with_name("agentgym"))
+    subprocess.run(words, cwd=tmp_path, check=True, capture_output=True, text=True)
+    result, = tmp_path.glob("runs/reproduce/*/result.json")
+    assert json.loads(result.read_text())["test_metrics"]["success"] == pytest.approx(float(row["test_success"]))
+
+
+def test_a_second_sitting_runs_nothing_when_the_settings_are_unchanged(suite, smoke_sitting, capsys, tmp_path):
+    shutil.copytree(smoke_sitting / "results", tmp_path / "results")
+    assert suite.main(smoke(tmp_path)) == 0
+    assert " env steps" not in capsys.readouterr().out
+
+
+def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_settings_run_again(
+        suite, plan, smoke_sitting, tmp_path, capsys, monkeypatch):
+    import trainers.lifecycle as lifecycle
+
+    finish = lifecycle.finish
+
+    def killed(*args, **kwargs):  # the sitting ends as Ctrl-C ends it, after training, before the final evaluation
+        monkeypatch.setattr(lifecycle, "finish", finish)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lifecycle, "finish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1"))
+    run_dir = tmp_path / "runs" / "suite_smoke" / "CustomerSupport-L0-v1__ppo__seed0"
+    first = json.loads((run_dir / "wall.json").read_text())
+    assert first["sittings"] == 1 and first["train_s"] > 0
+    assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
+    row = rows_of(suite, tmp_path)["ppo", 0]
+    assert row["sittings"] == "2" and float(row["wall_train_s"]) > first["train_s"]
+    assert row["test_success"] == rows_of(suite, smoke_sitting)["ppo", 0]["test_success"]  # resumed exactly
+
+    monkeypatch.setitem(plan.SETTINGS, "ppo", {**plan.SETTINGS["ppo"], "ent_coef": 0.02})
     capsys.readouterr()
-    assert suite.main(tiny(tmp_path, "--algos", "random", "expert")) == 0
-    printed = capsys.readouterr().out
-    assert "random seed 0" not in printed and "expert seed 0" in printed
-    assert len(read_csv(tmp_path / "results" / "suite_quick.csv")) == 2
-    assert suite.main(tiny(tmp_path, "--algos", "random", "expert")) == 0
-    assert "seed 0] " not in capsys.readouterr().out  # nothing left to run
-    table = (tmp_path / "results" / "suite_quick.md").read_text(encoding="utf-8")
-    assert "--algos random expert`, from suite_quick.csv alone)" in table
-    assert "Runs so far: 2 of the 28 the preset plans." in table
-
-
-def test_a_complete_table_says_so(suite):
-    assert suite.runs_line(28, 28, ladder=False) == "Runs: all 28 the preset plans."
-    assert suite.runs_line(27, 28, ladder=True).startswith("Runs so far: 27 of the 28 the preset plans (every family's")
-
-
-def test_an_unknown_algorithm_is_a_clear_error(suite, tmp_path, capsys):
-    assert suite.main(tiny(tmp_path, "--algos", "nope")) == 2
-    assert "unknown algorithm(s) ['nope']" in capsys.readouterr().err
-
-
-def test_a_family_setting_overrides_the_algorithms_and_the_page_names_it(suite):
-    assert suite.settings("coding", "sb3-maskable-ppo") == {"ent_coef": 0.03}
-    assert suite.settings("coding", "ppo") == {**suite.SB3_SHAPE, "ent_coef": 0.03}
-    assert suite.settings("math", "ppo") == suite.SB3_SHAPE and suite.settings("math", "sb3-maskable-ppo") == {}
-    assert suite.settings("tau2_airline", "bc-ppo") == {**suite.SB3_SHAPE, **suite.CLONING}
-    assert suite.settings("customer_support", "sb3-dqn") == {}
-    assert "on coding ppo: " in suite.settings_text() and "sb3-ppo: {'ent_coef': 0.03}" in suite.settings_text()
-
-
-def test_a_level_budget_overrides_the_family_and_the_page_names_it(suite):
-    full = suite.PRESETS["full"]
-    budgets = {(c.env, c.level): c.env_steps for c in suite.cells(full, ["customer_support", "coding"])}
-    assert budgets[("customer_support", "L0")] == full.env_steps
-    assert budgets[("customer_support", "L2")] == budgets[("customer_support", "v0")] == 200_000
-    assert budgets[("coding", "L0")] == suite.CODING_STEPS
-    assert full.budget_text() == "100,000 env steps (coding: 200,000; customer_support L2: 200,000; customer_support L3: 200,000; customer_support v0: 200,000)"
-
-
-def success_rows(algorithm, *values):
-    return [{"env": "e", "level": "L1", "algorithm": algorithm, "seed": str(i), "test_success": str(v)}
-            for i, v in enumerate(values)]
-
-
-def test_the_ordering_names_the_step_that_breaks_it_and_whether_the_noise_covers_it(suite):
-    table = [*success_rows("random", 0.0), *success_rows("sb3-maskable-ppo", 1.0, 1.0, 1.0),
-             *success_rows("ppo", 1.0, 0.92, 1.0), *success_rows("bc-ppo", 0.5, 0.5, 0.5)]
-    line, = suite.ordering(suite.grouped(table), 100)
-    assert ("does not hold: sb3-maskable-ppo 1.00 > ppo 0.97, within the noise "
-            "(seeds' std 0.05, 100-episode standard error 0.01); ") in line
-    assert "ppo 0.97 > bc-ppo 0.50, beyond the noise (seeds' std 0.05, 100-episode standard error 0.04)" in line
-
-
-def test_a_gap_of_one_episode_in_a_hundred_is_within_the_noise_when_the_seeds_agree(suite):
-    table = [*success_rows("random", 0.0), *success_rows("sb3-maskable-ppo", 0.47, 0.47, 0.47),
-             *success_rows("ppo", 0.47, 0.47, 0.47), *success_rows("bc-ppo", 0.46, 0.46, 0.46)]
-    line, = suite.ordering(suite.grouped(table), 100)
-    assert "ppo 0.47 > bc-ppo 0.46, within the noise (seeds' std 0.00, 100-episode standard error 0.05)" in line
-    line, = suite.ordering(suite.grouped(table), 10_000)
-    assert "ppo 0.47 > bc-ppo 0.46, beyond the noise (seeds' std 0.00, 10000-episode standard error 0.00)" in line
-
-
-def test_our_ppo_on_the_level_just_below_v0_is_checked_in_every_seed(suite):
-    def rows(level, *values):
-        return [{"env": "customer_support", "level": level, "algorithm": "ppo", "seed": str(i), "test_success": str(v)}
-                for i, v in enumerate(values)]
-    below = suite.level_name(suite.level_ids("customer_support")[-2])
-    assert below == "L3"
-    met = [line for line in suite.goals(rows(below, 1.0, 0.82, 0.86), [], 100) if "just below v0" in line]
-    assert met == ["- customer_support L3, the level just below v0: ppo >= 0.8 test success in every seed: met (1.00, 0.82, 0.86)"]
-    missed, = [line for line in suite.goals(rows(below, 1.0, 0.79, 0.95), [], 100) if "just below v0" in line]
-    assert "NOT met (1.00, 0.79, 0.95)" in missed
-    assert not [line for line in suite.goals(rows("L2", 1.0), [], 100) if "just below v0" in line]
-
-
-def test_a_run_left_by_other_settings_is_run_afresh(suite, tmp_path, capsys, monkeypatch):
-    assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
-    (tmp_path / "results" / "suite_quick.csv").unlink()  # the row is gone; the run directory stays
-    monkeypatch.setitem(suite.SETTINGS, "ppo", {**suite.SETTINGS["ppo"], "ent_coef": 0.02})
-    capsys.readouterr()
-    assert suite.main(tiny(tmp_path, "--algos", "ppo")) == 0
+    assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
     assert "starting afresh" in capsys.readouterr().out
-    run_json = tmp_path / "runs" / "suite_quick" / "CustomerSupport-L0-v0__ppo__seed0" / "run.json"
-    assert '"ent_coef": 0.02' in run_json.read_text()
+    again = rows_of(suite, tmp_path)["ppo", 0]
+    assert again["settings_hash"] != row["settings_hash"] and again["sittings"] == "1"
+    assert "ent_coef=0.02" in again["command"]
+
+
+def test_the_settings_hash_changes_with_every_setting_and_budget(plan):
+    cell, = [c for c in plan.cells(plan.PRESETS["smoke"], ["customer_support"]) if c.key[2:] == ("ppo", 0)]
+    base = cell.settings_hash("cpu")
+    changed = [cell.__class__(**{**cell.__dict__, **change}) for change in (
+        {"env_steps": 4096}, {"eval_episodes": 21}, {"overrides": {**cell.overrides, "ent_coef": 0.02}},
+        {"overrides": {**cell.overrides, "env_kwargs": {"max_turns": 5}}}, {"algorithm": "sb3-ppo"})]
+    assert len({base, *(c.settings_hash("cpu") for c in changed), cell.settings_hash("cuda")}) == 7
+    assert cell.__class__(**{**cell.__dict__, "seed": 1}).settings_hash("cpu") == base
+
+
+def test_a_commands_settings_read_back_as_the_cells(plan):
+    for cell in plan.cells(plan.PRESETS["full"], ["coding"]):
+        words = shlex.split(cell.command("cpu"))
+        settings = dict(parse_override(words[i + 1]) for i, word in enumerate(words) if word == "--set")
+        assert settings == cell.overrides
+
+
+def test_the_full_preset_shares_one_grid_and_early_stopping(plan):
+    for cell in plan.cells(plan.PRESETS["full"], ["customer_support", "coding"]):
+        if cell.algorithm in plan.REFERENCES:
+            assert "curve_every" not in cell.overrides
+            continue
+        assert cell.overrides["curve_every"] == plan.GRID and cell.overrides["early_stop"] == 0.99
+        assert cell.env_steps % plan.GRID == 0
+        assert cell.overrides.get("bc_steps", plan.GRID) == plan.GRID
+
+
+def test_an_algorithm_outside_the_preset_is_a_clear_error(suite, tmp_path, capsys):
+    assert suite.main(smoke(tmp_path, "--algos", "nope")) == 2
+    assert "algorithm(s) ['nope'] are not in the smoke preset" in capsys.readouterr().err

@@ -129,7 +129,7 @@ def test_warm_start_trains_bc_then_starts_the_rl_stage_from_its_weights(train_ti
     assert rl_payload["algo"] == algo
     for name, tensor in bc_payload["policy"].items():
         torch.testing.assert_close(rl_payload["policy"][name], tensor)
-    assert result.total_steps >= 72 and result.curve[-1][0] == result.total_steps
+    assert result.total_steps >= 72 and result.curve == []  # no curve point asked for; the final test is none
 
 
 def test_bc_ppo_resume_finishes_a_bc_stage_killed_between_epochs(train_tiny):

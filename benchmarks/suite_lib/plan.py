@@ -1,0 +1,179 @@
+"""What the suite runs: presets, each algorithm's settings, the protocol every trained run shares,
+and the cells (family x level x algorithm x seed), each with its settings hash and the command that
+reproduces it. Imports neither torch nor SB3 (the report reads it too)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym_envs import ENVIRONMENTS
+from agentgym_envs.levels import level_ids
+
+REFERENCES = ("random", "expert")  # evaluated, not trained
+FAMILIES = (*(entry.name for entry in ENVIRONMENTS), "support_team")
+TRAINED = ("ppo", "bc-ppo", "sb3-ppo", "sb3-maskable-ppo")
+STOP_AT = 0.99  # early stopping: a run stops once validation success held this for two curve points in a row
+# Our torch PPO trains on what the SB3 baselines read by default (the features observation, the flat admissible
+# actions with their joint mask, the same MLP as SB3's MlpPolicy) with the project's settings for SB3's PPO: 8 envs x
+# 128 steps a rollout, 4 epochs of minibatches of 256, a constant 2e-3, entropy 0.01, no value clipping
+# (``trainers.sb3_baselines.PPOConfig``). Where these came from: results/suite_v0/suite.md and results/suite_notes.md.
+SB3_SHAPE = {"observation": "features", "learning_rate": 2e-3, "ent_coef": 0.01, "num_envs": 8, "num_steps": 128,
+             "update_epochs": 4, "anneal_lr": False, "clip_vloss": False}
+# BC-PPO's cloning stage fits the MLP for 100 epochs (at BC's default 20 the clone of Tau2Retail-L0-v0's expert had
+# not learned which cancellation reason a ticket asks for).
+CLONING = {"bc_epochs": 100}
+SETTINGS: dict[str, dict[str, object]] = {"ppo": SB3_SHAPE, "bc-ppo": {**SB3_SHAPE, **CLONING}}
+# On coding's easiest level every PPO explores with entropy 0.03 (at 0.01 MaskablePPO submitted untested programs).
+EXPLORING = {"ent_coef": 0.03}
+FAMILY_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
+    "coding": {algorithm: {**SETTINGS.get(algorithm, {}), **EXPLORING} for algorithm in TRAINED},
+}
+
+
+def settings(family: str, algorithm: str) -> dict[str, object]:
+    """The algorithm's own overrides on ``family`` (the rest: the algorithm's defaults)."""
+    return dict(FAMILY_SETTINGS.get(family, {}).get(algorithm, SETTINGS.get(algorithm, {})))
+
+
+def settings_text() -> str:
+    """The settings sentence of the page: the overrides of every algorithm, then each family's own."""
+    def listed(overrides: dict[str, dict[str, object]]) -> str:
+        return ", ".join(f"{algorithm}: {values}" for algorithm, values in overrides.items())
+
+    families: dict[str, list[str]] = {}
+    for family, overrides in FAMILY_SETTINGS.items():
+        families.setdefault(listed(overrides), []).append(family)
+    return "; ".join([listed(SETTINGS), *(f"on {', '.join(names)} {text}" for text, names in families.items())])
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What a preset runs: families (None: all), whether all their levels or the easiest only,
+    algorithms (``extra``: more on some families), seeds, env steps per run (``family_steps``,
+    ``level_steps``: own budgets), final evaluation episodes per split, and the learning-curve
+    grid every trained algorithm shares (``curve_every`` env steps, ``curve_episodes`` each)."""
+
+    levels: str  # "all" | "easiest"
+    algorithms: tuple[str, ...]
+    seeds: int
+    env_steps: int
+    eval_episodes: int
+    curve_every: int
+    curve_episodes: int = 50
+    families: tuple[str, ...] | None = None
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    family_steps: dict[str, int] = field(default_factory=dict)
+    level_steps: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def steps(self, family: str, level: str) -> int:
+        """The env steps of a trained run on ``family``'s ``level``."""
+        return self.level_steps.get((family, level), self.family_steps.get(family, self.env_steps))
+
+    def budget_text(self) -> str:
+        """The budgets in words: ``102,400 env steps (coding: 204,800)``."""
+        own = [*(f"{family}: {steps:,}" for family, steps in self.family_steps.items()),
+               *(f"{family} {level}: {steps:,}" for (family, level), steps in self.level_steps.items())]
+        return f"{self.env_steps:,} env steps" + (f" ({'; '.join(own)})" if own else "")
+
+    def protocol(self, algorithm: str) -> dict[str, object]:
+        """The settings every trained run shares: the curve grid, its episodes, early stopping
+        (and BC-PPO's cloning stage: the grid's first interval, so its curve lies on the grid)."""
+        if algorithm in REFERENCES:
+            return {}
+        shared: dict[str, object] = {"curve_every": self.curve_every, "curve_episodes": self.curve_episodes,
+                                     "early_stop": STOP_AT}
+        return {**shared, "bc_steps": self.curve_every} if algorithm.startswith("bc-") else shared
+
+
+GRID = 10_240  # env steps between curve points: 10 rollouts of 8 x 128 (PPO), a whole number of SB3's and A2C's
+CODING_STEPS = 20 * GRID  # coding's easiest level asks for a stop rule, learnt more slowly (results/coding_notes.md)
+HARD_SUPPORT_STEPS = {("customer_support", level): 20 * GRID for level in ("L2", "L3", "v0")}
+PRESETS = {
+    "smoke": Preset("easiest", (*REFERENCES, "ppo", "sb3-maskable-ppo"), seeds=2, env_steps=3 * 1024, eval_episodes=20,
+                    curve_every=1024, curve_episodes=10, families=("customer_support",)),
+    "quick": Preset("easiest", (*REFERENCES, "ppo", "sb3-maskable-ppo"), seeds=1, env_steps=3 * GRID, eval_episodes=50,
+                    curve_every=GRID, family_steps={"coding": CODING_STEPS}),
+    "full": Preset("all", (*REFERENCES, *TRAINED), seeds=5, env_steps=10 * GRID, eval_episodes=100, curve_every=GRID,
+                   extra={"customer_support": ("sb3-a2c", "sb3-dqn")}, family_steps={"coding": CODING_STEPS},
+                   level_steps=HARD_SUPPORT_STEPS),
+}
+
+
+def level_name(env_id: str) -> str:
+    """``AgentGym/Math-L1-v0`` -> ``L1``; a family's top id (``-v0``, ``-v1``) -> ``v0``, ``v1``."""
+    stem, _, version = env_id.rpartition("-v")
+    middle = stem.rsplit("-", 1)[-1]
+    return middle if middle[:1] == "L" and middle[1:].isdigit() else f"v{version}"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the suite: where, what, which seed, its budget, and every setting it trains with."""
+
+    env: str  # the family's name
+    level: str  # "L0", ..., "v0"
+    env_id: str
+    algorithm: str
+    seed: int
+    env_steps: int  # the budget
+    eval_episodes: int
+    overrides: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.env, self.level, self.algorithm, self.seed
+
+    @property
+    def name(self) -> str:
+        return f"[{self.env} {self.level} {self.algorithm} seed {self.seed}]"
+
+    def settings_hash(self, device: str) -> str:
+        """A hash of everything the row's result depends on but the seed: algorithm, env id, env
+        kwargs, every setting, the budgets (env steps, evaluation episodes) and the device."""
+        record = {"algorithm": self.algorithm, "env_id": self.env_id, "env_kwargs": self.overrides.get("env_kwargs", {}),
+                  "settings": {k: v for k, v in self.overrides.items() if k != "env_kwargs"},
+                  "total_steps": self.env_steps, "eval_episodes": self.eval_episodes, "device": device}
+        return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
+
+    def command(self, device: str, run_root: str = "runs/reproduce") -> str:
+        """The ``agentgym train`` command that runs exactly this cell (from the repository root):
+        it writes the run's ``result.json`` and per-episode outcomes under ``run_root``."""
+        words = ["agentgym", "train", self.env_id, "--algo", self.algorithm, "--seed", str(self.seed),
+                 "--total-steps", str(self.env_steps), "--eval-episodes", str(self.eval_episodes), "--device", device,
+                 "--run-dir", run_root, "--no-progress", "--no-store"]
+        for name, value in sorted(self.overrides.items()):
+            words += ["--set", f"{name}={setting_text(value)}"]
+        return shlex.join(words)
+
+
+def setting_text(value: Any) -> str:
+    """A ``--set`` value as ``agentgym train`` reads it back: JSON, but a string that does not
+    parse as JSON as it is (``observation=features``)."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return json.dumps(value)
+
+
+def cells(preset: Preset, families: tuple[str, ...] | list[str]) -> list[Cell]:
+    """The runs of ``preset`` on ``families``, in the order they run: every family's easiest level
+    first, then every family's next one, and so on (a partial sitting covers the ladders' bottoms)."""
+    ladders = {family: level_ids(family) for family in families}
+    planned = []
+    for rung in range(max(len(ids) for ids in ladders.values()) if preset.levels == "all" else 1):
+        for family, ids in ladders.items():
+            if rung >= len(ids):
+                continue
+            level = level_name(ids[rung])
+            for algorithm in (*preset.algorithms, *preset.extra.get(family, ())):
+                overrides = {**settings(family, algorithm), **preset.protocol(algorithm)}
+                planned += [Cell(family, level, ids[rung], algorithm, seed, preset.steps(family, level),
+                                 preset.eval_episodes, overrides)
+                            for seed in range(1 if algorithm in REFERENCES else preset.seeds)]
+    return planned

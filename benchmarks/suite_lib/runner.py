@@ -1,0 +1,107 @@
+"""Running the suite's cells: one cell through ``trainers.lifecycle.train`` into plain data (its
+row, curve points and final episodes), here one after the other or as Ray tasks, as they finish.
+
+A cell resumes its run directory only when that directory was started with the cell's settings
+hash (kept beside it, ``<run>.settings``); any other run there is started afresh. A run's
+training and evaluation seconds are summed over its sittings by the lifecycle (``wall.json``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .plan import Cell
+from .store import KEY
+
+VERSIONS = ("torch", "stable_baselines3", "gymnasium")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A cell and where it runs: the run root (on the machine that runs it), device, commit."""
+
+    cell: Cell
+    run_root: str
+    device: str
+    commit: str
+
+
+def versions() -> dict[str, str]:
+    """The installed versions of torch, SB3 and gymnasium (read without importing them)."""
+    return {name: metadata.version(name.replace("_", "-")) for name in VERSIONS}
+
+
+def episode_rows(cell: Cell, path: Path, split: str) -> list[dict[str, object]]:
+    """A final evaluation's per-episode outcomes (its JSONL results file) as rows of :data:`EPISODE_FIELDS`."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:  # the first line is the evaluation's config
+        record = json.loads(line)
+        metrics = record["metrics"]
+        task_id = record.get("task_id") or str(record["task"])
+        rows.append({**dict(zip(KEY, cell.key)), "split": split, "task_id": task_id,
+                     "unit_id": record.get("unit_id") or task_id, "success": int(bool(metrics.get("success", 0))),
+                     "return": round(float(record["return"]), 4), "turns": int(metrics.get("turns", 0)),
+                     "invalid_calls": int(metrics.get("invalid_calls", 0))})
+    return rows
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Train and evaluate ``job``'s cell; its row, curve points and episodes."""
+    from trainers.lifecycle import TrainRequest, episodes_path, run_dir_for, train
+
+    cell = job.cell
+    settings_hash = cell.settings_hash(job.device)
+    run_dir = run_dir_for(job.run_root, cell.env_id, cell.algorithm, cell.seed)
+    marker = run_dir.with_name(run_dir.name + ".settings")
+    resume = marker.exists() and marker.read_text(encoding="utf-8") == settings_hash
+    if not resume:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(settings_hash, encoding="utf-8")
+        if run_dir.exists():
+            print(f"  {cell.name} starting afresh: its run directory holds other settings", flush=True)
+    request = TrainRequest(cell.env_id, algo=cell.algorithm, seed=cell.seed, total_steps=cell.env_steps,
+                           device=job.device, run_root=job.run_root, eval_episodes=cell.eval_episodes, resume=resume,
+                           progress=False, record=False, overrides=dict(cell.overrides))
+    result = train(request)
+    sittings = json.loads((Path(result.run_dir) / "wall.json").read_text(encoding="utf-8"))["sittings"]
+    row = {**dict(zip(KEY, cell.key)), "env_id": cell.env_id, "budget": cell.env_steps, "env_steps": result.total_steps,
+           "train_success": round(result.train_metrics["success"], 4),
+           "test_success": round(result.test_metrics["success"], 4), "test_return": round(result.test_metrics["return"], 4),
+           "wall_train_s": round(result.wall_train_s, 1), "wall_eval_s": round(result.wall_eval_s, 1),
+           "sittings": sittings, "settings_hash": settings_hash, "commit": job.commit,
+           "command": cell.command(job.device), **versions()}
+    curves = [{**dict(zip(KEY, cell.key)), "split": split, "env_steps": step, "success": round(value, 4)}
+              for split, points in ((result.curve_split, result.curve), ("train", result.train_curve)) for step, value in points]
+    episodes = [e for split in ("train", "test") for e in episode_rows(cell, episodes_path(result.run_dir, split), split)]
+    return {"row": row, "curves": curves, "episodes": episodes}
+
+
+Outcome = Callable[[], dict[str, Any]]  # the job's result, or its error raised
+
+
+def run_here(jobs: list[Job]) -> Iterator[tuple[Job, Outcome]]:
+    """Each job, one after the other in this process."""
+    for job in jobs:
+        yield job, lambda job=job: run_job(job)
+
+
+def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Iterator[tuple[Job, Outcome]]:
+    """Each job a Ray task (one CPU), yielded as it finishes: on a local Ray of ``workers`` CPUs
+    (``address`` None), or on the cluster at ``address`` ("auto": the one this machine joined)."""
+    import cloudpickle
+    import ray
+
+    from agentgym_envs.scale import init_ray
+
+    cloudpickle.register_pickle_by_value(sys.modules[__package__])  # the workers do not have benchmarks/ on their path
+    init_ray(address, None if address else workers)
+    task = ray.remote(num_cpus=1, max_retries=0)(run_job)
+    pending = {task.remote(job): job for job in jobs}
+    while pending:
+        (ready,), _ = ray.wait(list(pending), num_returns=1)
+        yield pending.pop(ready), lambda ready=ready: ray.get(ready)

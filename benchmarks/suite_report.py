@@ -1,0 +1,255 @@
+"""The suite's page and figures, regenerated from its committed files alone (imports neither torch nor SB3):
+
+    python benchmarks/suite_report.py --preset full      # benchmarks/results/suite.md and its PNGs
+    python benchmarks/suite_report.py --preset smoke     # suite_smoke.md ...
+
+Reads ``<name>.csv`` (a row per run), ``<name>_curves/`` (validation and train curves) and
+``<name>_episodes/`` (every final evaluation's episodes); writes ``<name>.md`` and the rliable
+figures ``<name>_aggregate.png`` (IQM and mean with 95 % intervals), ``<name>_improvement.png``
+(probability of improvement), ``<name>_profile.png`` (performance profile) and
+``<name>_sample_efficiency.png`` (IQM of validation success against env steps)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]  # run from anywhere
+
+from suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text  # noqa: E402
+from suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency  # noqa: E402
+from suite_lib.store import read_curves, read_family_files, read_rows, row_key  # noqa: E402
+
+TARGET = 0.9  # the validation success "steps to" counts to
+TAUS = np.linspace(0.0, 1.0, 41)
+
+
+def file_name(preset: str) -> str:
+    """The files' prefix: ``suite`` for the full preset, ``suite_<preset>`` otherwise."""
+    return "suite" if preset == "full" else f"suite_{preset}"
+
+
+def grouped(rows: list[dict[str, str]]) -> dict[tuple[str, str, str], list[dict[str, str]]]:
+    groups: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for row in rows:
+        groups.setdefault((row["env"], row["level"], row["algorithm"]), []).append(row)
+    return groups
+
+
+def mean_std(values: list[float]) -> str:
+    return f"{np.mean(values):.2f}" + (f" ± {np.std(values, ddof=1):.2f}" if len(values) > 1 else "")
+
+
+def steps_to_target(curves: list[dict[str, str]], key: tuple[str, str, str, int]) -> int | None:
+    points = sorted((int(r["env_steps"]), float(r["success"])) for r in curves if row_key(r) == key and r["split"] == "validation")
+    return next((step for step, success in points if success >= TARGET), None)
+
+
+def steps_cell(curves: list[dict[str, str]], rows: list[dict[str, str]]) -> str:
+    reached = [s for s in (steps_to_target(curves, row_key(r)) for r in rows) if s is not None]
+    return f"{np.mean(reached):,.0f} ({len(reached)}/{len(rows)})" if reached else f"- (0/{len(rows)})"
+
+
+def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, str]]], curves: list[dict[str, str]],
+                  seeds: int) -> list[str]:
+    """A family's tables, a row per level and a column per algorithm: test success (mean ± std
+    over seeds) / train success; env steps to :data:`TARGET` validation success; wall time."""
+    own = {(level, algorithm): group for (e, level, algorithm), group in groups.items() if e == env}
+    algorithms = list(dict.fromkeys(algorithm for _, algorithm in own))
+    head = ["| level | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
+
+    def table(cell: Callable[[list[dict[str, str]]], str]) -> list[str]:
+        return [*head, *("| " + " | ".join([level, *(cell(own[level, a]) if (level, a) in own else "" for a in algorithms)])
+                         + " |" for level in dict.fromkeys(level for level, _ in own))]
+
+    def success(group: list[dict[str, str]]) -> str:
+        partial = "" if group[0]["algorithm"] in REFERENCES or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
+        train = np.mean([float(r["train_success"]) for r in group])
+        return f"{mean_std([float(r['test_success']) for r in group])} / {train:.2f}{partial}"
+
+    def wall(group: list[dict[str, str]]) -> str:
+        return f"{np.mean([float(r['wall_train_s']) for r in group]):,.0f} + {np.mean([float(r['wall_eval_s']) for r in group]):,.0f}"
+
+    return ["Test success (mean ± std over seeds) / train success:", "", *table(success), "",
+            f"Env steps to {TARGET} validation success (mean over the runs that reached it):", "",
+            *table(lambda group: steps_cell(curves, group)), "",
+            "Seconds of training + final evaluation per run (mean; summed over each run's sittings):", "", *table(wall)]
+
+
+def trained(algorithms: list[str]) -> list[str]:
+    return [a for a in algorithms if a not in REFERENCES]
+
+
+def comparisons(outcomes: Outcomes, algorithms: list[str], families: list[str], reps: int) -> dict[str, Comparison]:
+    """Per family, then over all families (``"all"``): the statistics of the algorithms with runs on its levels."""
+    out = {}
+    for family in [*families, None]:
+        present = [a for a in algorithms if outcomes.tasks([a], family)]
+        tasks = outcomes.tasks(present, family)
+        if present and tasks:
+            out[family or "all"] = compare(outcomes, present, tasks, reps)
+    return out
+
+
+def iqm_table(stats: dict[str, Comparison], algorithms: list[str]) -> list[str]:
+    lines = ["| families | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
+    for name, comparison in stats.items():
+        cells_ = [comparison.aggregates[a]["IQM"].text() if a in comparison.aggregates else "" for a in algorithms]
+        lines.append(f"| {name} ({len(comparison.tasks)} levels) | " + " | ".join(cells_) + " |")
+    return lines
+
+
+def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], overall: Comparison, out: Path, name: str, reps: int) -> list[str]:
+    """The rliable figures over all families; the page's image lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from rliable import plot_utils
+
+    algorithms = list(overall.aggregates)
+    figures = []
+
+    def save(figure, suffix: str, title: str) -> None:
+        path = out / f"{name}_{suffix}.png"
+        figure.savefig(path, dpi=80, bbox_inches="tight")
+        plt.close(figure)
+        figures.append(f"![{title}]({path.name})")
+
+    points = {a: np.array([overall.aggregates[a][m].value for m in ("IQM", "mean")]) for a in algorithms}
+    intervals = {a: np.array([[overall.aggregates[a][m].low for m in ("IQM", "mean")],
+                              [overall.aggregates[a][m].high for m in ("IQM", "mean")]]) for a in algorithms}
+    figure, _ = plot_utils.plot_interval_estimates(points, intervals, ["IQM", "mean"], algorithms,
+                                                   xlabel="test success (95 % intervals: seeds and test units resampled)")
+    save(figure, "aggregate", "IQM and mean of test success")
+    pairs = [(x, y) for (x, y), d in overall.improvement.items() if x in trained(algorithms) and y in trained(algorithms)
+             and algorithms.index(x) < algorithms.index(y)]
+    if pairs:
+        axis = plot_utils.plot_probability_of_improvement(
+            {f"{x},{y}": overall.improvement[x, y].value for x, y in pairs},
+            {f"{x},{y}": np.array([overall.improvement[x, y].low, overall.improvement[x, y].high]) for x, y in pairs})
+        save(axis.get_figure(), "improvement", "probability of improvement")
+    distributions, bands = performance_profile(outcomes, algorithms, overall.tasks, TAUS, reps)
+    figure, axis = plt.subplots(figsize=(6, 4))
+    plot_utils.plot_performance_profiles(distributions, TAUS, performance_profile_cis=bands, xlabel=r"test success $\tau$",
+                                         ax=axis, labelsize="small", legend=True)
+    save(figure, "profile", "performance profile")
+    efficiency = sample_efficiency(curves, algorithms, overall.tasks, reps)
+    if efficiency:
+        figure, axis = plt.subplots(figsize=(6, 4))
+        for algorithm, (steps, estimate, band) in efficiency.items():
+            line, = axis.plot(steps, estimate, marker=".", label=algorithm)
+            axis.fill_between(steps, band[0], band[1], alpha=0.2, color=line.get_color())
+        axis.set(xlabel="env steps", ylabel="IQM of validation success", ylim=(-0.02, 1.02))
+        axis.legend(fontsize="small")
+        save(figure, "sample_efficiency", "sample efficiency on validation")
+    return figures
+
+
+def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list[dict[str, str]]) -> float:
+    """Hours the preset's runs without a row would take at the pace of the rows of the same family,
+    level and algorithm (this table's, else the superseded protocol's, whose times count a resumed
+    run's last sitting only): seconds per env step at full budgets (early stopping only shortens
+    them); an evaluated reference's own seconds."""
+    def paces(table: list[dict[str, str]], seconds: Callable[[dict[str, str]], float]) -> dict[tuple[str, ...], tuple[float, float]]:
+        runs: dict[tuple[str, ...], list[tuple[float, float]]] = {}
+        for row in table:
+            runs.setdefault((row["env"], row["level"], row["algorithm"]), []).append((seconds(row), float(row["env_steps"])))
+        return {key: tuple(np.mean(values, axis=0)) for key, values in runs.items()}
+
+    pace = {**paces(superseded, lambda r: float(r["wall_s"])),
+            **paces(rows, lambda r: float(r["wall_train_s"]) + float(r["wall_eval_s"]))}
+    done = {row_key(r) for r in rows}
+    total = 0.0
+    for cell in cells(preset, list(preset.families or FAMILIES)):
+        seconds, steps = pace.get(cell.key[:3], (0.0, 0.0))
+        total += 0.0 if cell.key in done else seconds * (cell.env_steps / steps if steps else 1.0)
+    return total / 3600
+
+
+def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
+             preset_name: str, preset: Preset, name: str, reps: int) -> str:
+    planned = len(cells(preset, list(preset.families or FAMILIES)))
+    hours = sum(float(r["wall_train_s"]) + float(r["wall_eval_s"]) for r in rows) / 3600
+    commits = sorted({r["commit"] for r in rows})
+    superseded = read_rows(Path(__file__).resolve().parent / "results" / "suite_v0" / "suite.csv")
+    left = (f" The {planned - len(rows)} runs left: about {estimated_hours(preset, rows, superseded):.0f} hours "
+            "on this machine (estimated at the seconds per env step of the same family, level and algorithm in this "
+            "table, else in the superseded one; full budgets).") if len(rows) < planned else ""
+    lines = [
+        f"# Benchmark suite ({preset_name})", "",
+        f"Command: `python benchmarks/suite.py --preset {preset_name}` (the runs: resumable, over sittings, locally or "
+        f"on Ray); this page and its figures: `python benchmarks/suite_report.py --preset {preset_name}`, from the "
+        "committed files alone.", "",
+        f"Runs: {len(rows)} of the {planned} the preset plans, {hours:.2f} hours of training and evaluation in all, "
+        f"at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
+        "`agentgym train` command that reproduces it, its settings hash, the versions of torch, SB3 and gymnasium, and "
+        f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
+        "episodes (task, unit, success, return, turns, invalid calls).", "",
+        f"Protocol: each trained run {preset.budget_text()}, settings {settings_text()}; a learning-curve point every "
+        f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes); a run "
+        f"stops once validation success held >= {STOP_AT} for two points in a row; the test split is read once, by the "
+        f"final greedy evaluation ({preset.eval_episodes} episodes per split, the env's own reward). Random and expert "
+        "are evaluated, not trained.", "",
+        *figures, "",
+        "## IQM of test success, 95 % intervals", "",
+        "Seeds and test units resampled (footnote). Over all families, then per family:", "",
+    ]
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    ordered = dict(sorted(stats.items(), key=lambda item: item[0] != "all"))
+    lines += iqm_table(ordered, algorithms) + ["", "## Orderings", "",
+                                               "Trained algorithms, each pair where both have runs: an ordering only "
+                                               "where the 95 % interval of the IQM difference excludes 0.", ""]
+    for family, comparison in ordered.items():
+        present = trained(list(comparison.aggregates))
+        sub = Comparison(comparison.tasks, comparison.aggregates,
+                         {p: d for p, d in comparison.differences.items() if set(p) <= set(present)}, comparison.improvement)
+        lines += [f"- {family}: " + ("; ".join(sub.orderings()) or "fewer than two trained algorithms")]
+    groups = grouped(rows)
+    for env in dict.fromkeys(r["env"] for r in rows):
+        lines += ["", f"## {env}", "", *family_tables(env, groups, curves, preset.seeds)]
+    lines += ["", "## How the intervals are made", "",
+              f"Two-level stratified bootstrap ({reps} replicates, seed 0): per level, the test units (phrasing or "
+              "problem template, coding problem, tau2 user or task: the episode's `unit_id`, else its task id) are "
+              "drawn with replacement, one draw for every algorithm, and each algorithm's runs (seeds) are drawn with "
+              "replacement; a run's replicate success is its successes over its episodes on the drawn units. rliable's "
+              "`aggregate_iqm`, `aggregate_mean` and `probability_of_improvement` are computed on each replicate; an "
+              "interval is the 2.5th to 97.5th percentile. The performance profile's and the sample-efficiency "
+              "curves' bands are rliable's own (runs resampled, units not). An early-stopped run keeps its last "
+              "validation point on the sample-efficiency curve."]
+    return "\n".join(lines) + "\n"
+
+
+def report(preset_name: str, folder: Path, reps: int = 2000) -> Path:
+    """Write ``<name>.md`` and its figures in ``folder`` from the suite's files there; the page's path."""
+    name, preset = file_name(preset_name), PRESETS[preset_name]
+    rows = read_rows(folder / f"{name}.csv")
+    curves = read_curves(folder / f"{name}_curves")
+    outcomes = Outcomes.from_episodes(read_family_files(folder / f"{name}_episodes", "*.csv.gz"))
+    order = {c.key: i for i, c in enumerate(cells(preset, list(dict.fromkeys(r["env"] for r in rows))))}
+    rows = sorted(rows, key=lambda r: order.get(row_key(r), math.inf))
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    stats = comparisons(outcomes, algorithms, list(dict.fromkeys(r["env"] for r in rows)), reps) if rows else {}
+    figures = plot_figures(outcomes, curves, stats["all"], folder, name, reps) if "all" in stats else []
+    page = folder / f"{name}.md"
+    page.write_text(markdown(rows, curves, stats, figures, preset_name, preset, name, reps), encoding="utf-8")
+    return page
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=list(PRESETS), default="full")
+    parser.add_argument("--out", default="benchmarks/results", help="the folder of the suite's files")
+    parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
+    args = parser.parse_args(argv)
+    print(report(args.preset, Path(args.out), args.reps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
