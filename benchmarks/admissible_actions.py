@@ -6,13 +6,14 @@ masked-in action and ask the episode whether the call is valid (the check ``Epis
 makes), then step the sampled one and read ``info["valid"]``. Also reports how many of the
 scripted expert's calls the layout can express (its numbered calls are capped per tool).
 
-With ``--expert-episodes N``: per level of every family, on test tasks 0..N-1, how many episodes
-the scripted expert solves playing only the flat actions at the trainers' capacity (each
-scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written to
-``results/admissible_actions.md``.
+With ``--expert-episodes N``: per level of every family at every version, on test tasks 0..N-1,
+how many episodes the scripted expert solves playing only the flat actions at the trainers'
+capacity (each scenario's ``flat_capacity``): a trained policy's ceiling on that level. Written
+to ``results/admissible_actions.md``; with ``--family NAME`` (repeatable) only that family's
+levels are measured and the page's other rows are kept.
 
 Usage: python benchmarks/admissible_actions.py [--states 1000] [--seed 0] [--tau2-data-dir DIR]
-       python benchmarks/admissible_actions.py --expert-episodes 100
+       python benchmarks/admissible_actions.py --expert-episodes 100 [--family math]
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import Episode
-from agentgym_envs.levels import FAMILIES, level_ids
+from agentgym_envs.levels import FAMILIES
 from agentgym_envs.wrappers import FlatDiscreteAction
 from trainers.run import features_kwargs
 from trainers.torch_policy import FEATURES_MASK_REPEATS
@@ -136,10 +137,18 @@ def expert_episodes(make: Callable[..., gym.Env], episodes: int, capacity: int |
     return solved, episodes
 
 
-def expert_page(episodes: int, tau2_data_dir: str) -> str:
-    """The markdown page of :func:`expert_episodes` on every level of every family."""
+def page_rows(page: str) -> dict[str, str]:
+    """The table rows of an expert page, by the level they measure."""
+    return {line.split(" | ")[0].removeprefix("| "): line for line in page.splitlines()
+            if line.startswith("| ") and not line.startswith("| level ")}
+
+
+def expert_page(episodes: int, tau2_data_dir: str, families: tuple[str, ...] = (), kept: str = "") -> str:
+    """The markdown page of :func:`expert_episodes` on every level of every family and version
+    (or of ``families`` only, the rows of the ``kept`` page for the others)."""
     lines = ["# The expert through the trainers' flat actions", "",
-             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}`", "",
+             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}` (a family's rows: "
+             "`--family NAME`)", "",
              "Per level, the test episodes (tasks 0 to "
              f"{episodes - 1}) that the scripted expert solves when it may play only the flat admissible "
              "actions that SB3's MaskablePPO and our PPO choose from (`FlatDiscreteAction`, layout "
@@ -147,12 +156,18 @@ def expert_page(episodes: int, tau2_data_dir: str) -> str:
              "past a tool's capacity has no action, so the episode stops there: no trained policy on those "
              "actions can pass this figure.", "",
              "| level | capacity | solved |", "|---|---|---|"]
-    for family in (entry.name for entry in FAMILIES):
-        for env_id in level_ids(family):
+    old_rows = page_rows(kept)
+    for family in FAMILIES:
+        for env_id in family.ids():
+            level = env_id.split("/")[-1]
+            if families and family.name not in families:
+                if level in old_rows:
+                    lines.append(old_rows[level])
+                continue
             make = level_maker(env_id, tau2_data_dir)
             solved, played = expert_episodes(make, episodes)
             capacity = FlatDiscreteAction(make(), layout="admissible").capacity
-            lines.append(f"| {env_id.split('/')[-1]} | {capacity} | {solved} of {played} |")
+            lines.append(f"| {level} | {capacity} | {solved} of {played} |")
     return "\n".join(lines) + "\n"
 
 
@@ -163,10 +178,14 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=128)
     parser.add_argument("--tau2-data-dir", default=TAU2_DATA_DIR)
     parser.add_argument("--expert-episodes", type=int, help="write the expert's ceiling per level instead")
+    parser.add_argument("--family", action="append", default=[], choices=sorted({f.name for f in FAMILIES}),
+                        help="with --expert-episodes: measure only this family's levels, keep the page's other rows")
     args = parser.parse_args()
     if args.expert_episodes:
-        page = expert_page(args.expert_episodes, args.tau2_data_dir)
-        (Path(__file__).parent / "results" / "admissible_actions.md").write_text(page, encoding="utf-8")
+        path = Path(__file__).parent / "results" / "admissible_actions.md"
+        kept = path.read_text(encoding="utf-8") if args.family and path.exists() else ""
+        page = expert_page(args.expert_episodes, args.tau2_data_dir, tuple(args.family), kept)
+        path.write_text(page, encoding="utf-8")
         print(page)
         return
     for family, make in env_makers(args.tau2_data_dir).items():

@@ -23,11 +23,6 @@ SPLITS = ("train", "validation", "test")
 Unit = tuple[str, tuple[Template, ...]]
 
 
-def increasing_and(*names: str) -> Callable[[Draw], Values]:
-    """``a < b`` and the other placeholders drawn freely."""
-    return lambda draw: {**increasing(draw), **uniform(*names)(draw)}
-
-
 def divisible_total(addend: str, x: str, y: str) -> Callable[[Draw], Values]:
     """``addend + x * y`` is a multiple of ``d``."""
     def draw_values(draw: Draw) -> Values:
@@ -107,10 +102,10 @@ _MEDIUM: dict[str, tuple[Template, ...]] = {
                             "Add the sum of the first {a} positive integers to the sum of the first {b} positive "
                             "integers.", "sum_1_to_n({a}) + sum_1_to_n({b})", increasing)),
     "test": (*_v0("test-consecutive", "test-auditorium", "test-first-n-times", "test-first-n-gap"),
-             Template("test-ticket-rows", "test", "medium",
-                      "Rows {a} to {b} of a theatre have as many seats as their number, and every seat sells for {c} "
-                      "dollars. How many dollars do those rows bring in when full?", f"({RANGE_SUM}) * {{c}}",
-                      increasing_and("c")),
+             Template("test-sweet-stack", "test", "medium",
+                      "{name} stacks boxes with {a} in the bottom row and one fewer in each row above, down to a "
+                      "single box. Each box holds {b} sweets, and {c} loose sweets lie beside the stack. How many "
+                      "sweets are there?", "sum_1_to_n({a}) * {b} + {c}", uniform("a", "b", "c")),
              Template("test-first-n-less", "test", "medium",
                       "Subtract {b} from the sum of the first {a} positive integers. What remains?",
                       "sum_1_to_n({a}) - {b}", uniform("a", "b"))),
