@@ -103,7 +103,7 @@ class MathEnv(ToolUseEnv):
     explicitly override it. Tools and spaces are the same at every level; each split keeps its
     own units and numbers at every level. The rungs between expressions and range sums (L2-L4)
     add one step of the range-sum plan at a time: its one-call part, then the whole plan named
-    in the question, then the plan unnamed among the named ones.
+    in the question, then unnamed plans beside the named ones.
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
@@ -111,7 +111,7 @@ class MathEnv(ToolUseEnv):
     | 1 (expressions) | `AgentGym/Math-L1-v1` | arithmetic expressions shown in the question (the top's easy problems) | 10 |
     | 2 (first-n) | `AgentGym/Math-L2-v1` | expressions and first-n sums: one `sum_1_to_n` call, then submit | 10 |
     | 3 (guided-ranges) | `AgentGym/Math-L3-v1` | + range sums whose question names the plan (sum to b, minus sum to a, plus a) | 10 |
-    | 4 (mixed-ranges) | `AgentGym/Math-L4-v1` | + range sums and first-n sums with the plan unnamed (the top's medium problems) | 10 |
+    | 4 (mixed-ranges) | `AgentGym/Math-L4-v1` | expressions, guided range sums and the top's medium problems (plans unnamed), 1/3 each | 10 |
     | 5 (expressions-ranges) | `AgentGym/Math-L5-v1` | expressions and the top's medium problems, 1/2 each (-v0's L2) | 10 |
     | v1 | `AgentGym/Math-v1` | arithmetic expressions, range sums and word problems, 1/3 each | 10 |
 
@@ -134,7 +134,7 @@ class MathEnv(ToolUseEnv):
     | 1 (expressions) | phrasing frame | 30 | 12 | 20 |
     | 2 (first-n) | phrasing frame (expressions), template (others) | 33 | 14 | 23 |
     | 3 (guided-ranges) | phrasing frame (expressions), template (others) | 37 | 16 | 26 |
-    | 4 (mixed-ranges) | phrasing frame (expressions), template (others) | 40 | 19 | 32 |
+    | 4 (mixed-ranges) | phrasing frame (expressions), template (others) | 38 | 17 | 29 |
     | 5 (expressions-ranges) | phrasing frame (expressions), template (others) | 34 | 15 | 26 |
     | v1 | phrasing frame (expressions), template (others) | 38 | 18 | 32 |
 
