@@ -102,6 +102,18 @@ FAMILIES: tuple[Family, ...] = (
         ("expressions-ranges", "expressions and sums of integer ranges (-v0's easy and medium)",
          {"problems": ("easy", "medium")}),
     ]),
+    _ladder("Math", "math", "arithmetic expressions, range sums and word problems, 1/3 each", 10, [
+        ("addition", "one addition of two numbers, shown as an expression in a phrasing frame",
+         {"problems": ("addition",)}),
+        ("expressions", "arithmetic expressions shown in the question (the top's easy problems)", {"problems": ("easy",)}),
+        ("first-n", "expressions and first-n sums: one `sum_1_to_n` call, then submit", {"problems": ("easy", "first_n")}),
+        ("guided-ranges", "+ range sums whose question names the plan (sum to b, minus sum to a, plus a)",
+         {"problems": ("easy", "first_n", "guided")}),
+        ("mixed-ranges", "expressions, guided range sums and the top's medium problems (plans unnamed), 1/3 each",
+         {"problems": ("easy", "guided", "medium")}),
+        ("expressions-ranges", "expressions and the top's medium problems, 1/2 each (-v0's L2)",
+         {"problems": ("easy", "medium")}),
+    ], version=1),
     _ladder("Coding", "coding", "all 43 problems: easy, medium and hard", 10, [
         ("easy-distractors", "the easy problems (10 train, 4 test); 13-15 programs, only the solution passes the examples",
          {"difficulties": ("easy",), "subtle_candidates": False, "distractors": 12, "max_turns": 20}),

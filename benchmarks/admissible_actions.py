@@ -144,7 +144,8 @@ def expert_page(episodes: int, tau2_data_dir: str, only: list[str] | None = None
     (only of the ladders ``only`` names, when given: the other rows are taken from ``kept``, by id)."""
     measured = None if only is None else {env_id for name in only for env_id in family(name).ids()}
     lines = ["# The expert through the trainers' flat actions", "",
-             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}`", "",
+             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}` (a family's rows: "
+             "`--family NAME`)", "",
              "Per level, the test episodes (tasks 0 to "
              f"{episodes - 1}) that the scripted expert solves when it may play only the flat admissible "
              "actions that SB3's MaskablePPO and our PPO choose from (`FlatDiscreteAction`, layout "

@@ -37,7 +37,7 @@ def test_success(policy, env_id: str, prompt: str, episodes: int, concurrency: i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="math")
+    parser.add_argument("--env", default="Math-v0")
     parser.add_argument("--model", required=True, help="the agent: a local model directory, or a model name at --base-url")
     parser.add_argument("--base-url", default=None, help="the agent's endpoint (default: the model runs here)")
     parser.add_argument("--optimizer-model", required=True)

@@ -101,7 +101,7 @@ def setting(text: str) -> tuple[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="models/agentgym-tiny")
-    parser.add_argument("--env", default="math")
+    parser.add_argument("--env", default="Math-v0")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--total-steps", type=int, default=200, help="GRPO env steps per seed")
     parser.add_argument("--group-size", type=int, default=4)

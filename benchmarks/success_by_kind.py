@@ -66,7 +66,7 @@ def success_by_kind(run: str, split: str, episodes: int) -> dict[str, tuple[int,
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", help="a run directory (or its checkpoint) of `agentgym train` on a CustomerSupport, Math or tau2 env")
-    parser.add_argument("--split", default="test", choices=["train", "test"])
+    parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
     parser.add_argument("--episodes", type=int, default=100, help="the final evaluation's count")
     args = parser.parse_args(argv)
     try:

@@ -22,7 +22,7 @@ SMALL = {"rounds": 2, "beam_width": 2, "train_batch": 2, "val_episodes": 1, "can
 
 
 def apo_run(tmp_path, overrides, resume=False):
-    return train(TrainRequest("math", algo="apo", run_root=str(tmp_path), eval_episodes=2, resume=resume,
+    return train(TrainRequest("Math-v0", algo="apo", run_root=str(tmp_path), eval_episodes=2, resume=resume,
                               progress=False, overrides=overrides))
 
 

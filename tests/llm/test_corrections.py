@@ -12,7 +12,7 @@ from trainers.llm.recipe.corrections import Config, collect
 
 def test_the_micro_models_slips_become_records_whose_one_learnt_turn_is_the_experts(micro_model, tmp_path):
     out = tmp_path / "corrections.jsonl"
-    summary = collect(Config(model=str(micro_model), env_id="math", out=str(out), tasks=6, max_new_tokens=24,
+    summary = collect(Config(model=str(micro_model), env_id="Math-v0", out=str(out), tasks=6, max_new_tokens=24,
                              device="cpu"))
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert summary["episodes"] == 6 and summary["records"] == len(records) > 0
@@ -29,7 +29,7 @@ def test_the_micro_models_slips_become_records_whose_one_learnt_turn_is_the_expe
 
 def test_the_same_seed_gives_the_same_corrections(micro_model, tmp_path):
     for name in "ab":
-        assert agentgym(["llm-corrections", "--model", str(micro_model), "--env", "math", "--tasks", "4", "--device", "cpu",
+        assert agentgym(["llm-corrections", "--model", str(micro_model), "--env", "Math-v0", "--tasks", "4", "--device", "cpu",
                          "--max-new-tokens", "24",
                          "--out", str(tmp_path / f"{name}.jsonl")]) == 0
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
@@ -40,7 +40,7 @@ def test_a_build_with_a_corrections_round_learns_from_them_after_its_sft(tmp_pat
 
     from trainers.llm.recipe.build import build_model
 
-    out = build_model(tmp_path / "micro", size="micro", envs=["math"], device="cpu", corrections=3)
+    out = build_model(tmp_path / "micro", size="micro", envs=["Math-v0"], device="cpu", corrections=3)
     records = (out / "corrections.jsonl").read_text().splitlines()
     assert records and all(json.loads(line)["messages"][-1]["role"] == "assistant" for line in records)
     final, before = load_file(out / "model.safetensors"), load_file(out / "sft" / "model" / "model.safetensors")

@@ -82,7 +82,7 @@ def test_a_reply_cut_at_the_token_limit_ends_its_episode_only_when_asked(micro_m
 
 def test_cli_trains_llm_grpo_logs_llm_tags_and_saves_a_plain_model(micro_model, tmp_path):
     sets = [f"--set={k}={v}" for k, v in SMALL.items() if k not in ("device", "eval_episodes", "env_kwargs")]
-    code = agentgym(["train", "math", "--algo", "llm-grpo", "--total-steps", "1", "--run-dir", str(tmp_path),
+    code = agentgym(["train", "Math-v0", "--algo", "llm-grpo", "--total-steps", "1", "--run-dir", str(tmp_path),
                      "--device", "cpu", "--eval-episodes", "2", f"--set=model={micro_model}",
                      '--set=env_kwargs={"max_turns": 2}', "--set=lora_rank=2", *sets])
     assert code == 0

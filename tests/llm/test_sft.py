@@ -106,7 +106,7 @@ def test_the_first_conversations_holding_the_step_budget_are_used(micro_model):
 
 
 def test_cli_trains_llm_sft_on_recorded_expert_steps_and_eval_reads_its_checkpoint(micro_model, tmp_path, capsys):
-    code = agentgym(["train", "math", "--algo", "llm-sft", "--total-steps", "6", "--run-dir", str(tmp_path), "--device",
+    code = agentgym(["train", "Math-v0", "--algo", "llm-sft", "--total-steps", "6", "--run-dir", str(tmp_path), "--device",
                      "cpu", "--eval-episodes", "1", "--no-progress", f"--set=model={micro_model / 'base'}",
                      '--set=env_kwargs={"max_turns": 2}', "--set=epochs=1", "--set=batch_size=2"])
     assert code == 0 and "success criteria (test split)" in capsys.readouterr().out
@@ -125,7 +125,7 @@ def test_cli_trains_llm_sft_on_recorded_expert_steps_and_eval_reads_its_checkpoi
 
 def test_given_data_is_learnt_from_up_to_the_step_budget(micro_model, tmp_path):
     data = micro_model / "expert_train.jsonl"
-    result = train(TrainRequest("math", algo="llm-sft", total_steps=4, device="cpu", run_root=str(tmp_path),
+    result = train(TrainRequest("Math-v0", algo="llm-sft", total_steps=4, device="cpu", run_root=str(tmp_path),
                                 eval_episodes=1, progress=False,
                                 overrides={**SMALL, "model": str(micro_model / "base"), "data": [str(data)]}))
     assert result.total_steps == sum(env_steps(r) for r in sft.first_env_steps(read_trajectories(data), 4))
@@ -134,7 +134,7 @@ def test_given_data_is_learnt_from_up_to_the_step_budget(micro_model, tmp_path):
 
 def test_an_interrupted_lifecycle_run_resumes_exactly(micro_model, tmp_path, monkeypatch):
     def run(root, resume=False):
-        return train(TrainRequest("math", algo="llm-sft", total_steps=8, device="cpu", run_root=str(tmp_path / root),
+        return train(TrainRequest("Math-v0", algo="llm-sft", total_steps=8, device="cpu", run_root=str(tmp_path / root),
                                   eval_episodes=1, resume=resume, progress=False,
                                   overrides={**SMALL, "model": str(micro_model / "base"), "checkpoint_every": 1}))
 

@@ -52,8 +52,9 @@ def test_splits_use_disjoint_templates_phrasings_and_names():
 def test_splits_use_disjoint_values():
     numbers = {split: {n for p in _problems(split) for n in p.numbers} for split in ("train", "test")}
     assert not numbers["train"] & numbers["test"]
-    for split, (low, high) in VALUE_RANGES.items():
-        assert all(low <= n <= high for n in numbers[split])
+    for split, values in numbers.items():
+        low, high = VALUE_RANGES[split]
+        assert all(low <= n <= high for n in values)
 
 
 def test_question_numbers_ignores_digits_inside_words():

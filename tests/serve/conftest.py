@@ -34,6 +34,6 @@ def server_process() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def math_server() -> Iterator[str]:
-    """One Math-v0 server for a module: 3 sessions, a 2 s idle timeout."""
+    """One Math-v1 server (the latest) for a module: 3 sessions, a 2 s idle timeout."""
     with thread_server("math", max_sessions=3, idle_timeout_s=2.0, step_timeout_s=10.0) as base:
         yield base

@@ -90,7 +90,7 @@ def test_serving_on_a_worker_thread_gets_the_same_returns():
 
 
 def test_structured_tool_calls_and_task_ids_and_splits_match_in_process(math_server):
-    local = gym.make("AgentGym/Math-v0", action_mode="text", split="test")
+    local = gym.make("AgentGym/Math-v1", action_mode="text", split="test")
     with RemoteEnv(math_server) as remote:
         for seed in range(4):
             record = expert_episode(local, seed, structured=True)
@@ -105,7 +105,7 @@ def test_structured_tool_calls_and_task_ids_and_splits_match_in_process(math_ser
 
 
 def test_openenvs_own_client_plays_an_episode(math_server):
-    local = gym.make("AgentGym/Math-v0", action_mode="text")
+    local = gym.make("AgentGym/Math-v1", action_mode="text")
     record = expert_episode(local, 3)
     with AgentGymEnvClient(base_url=math_server).sync() as client:
         result = client.reset(seed=3)
@@ -136,7 +136,7 @@ def test_openenvs_generic_client_with_replies_wrapped_by_the_schema_gets_the_in_
     from agentgym_envs.serve.local import http
 
     schema = http(math_server, "/schema")[1]["action"]
-    local = gym.make("AgentGym/Math-v0", action_mode="text")
+    local = gym.make("AgentGym/Math-v1", action_mode="text")
     with GenericEnvClient(base_url=math_server).sync() as client:
         for seed in range(4):
             local.reset(seed=seed)

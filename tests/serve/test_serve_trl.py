@@ -69,7 +69,7 @@ def test_a_served_env_behind_a_token_is_played_with_the_token(monkeypatch):
 
 
 def test_grpo_trainer_trains_against_the_served_env(micro_model, tmp_path, monkeypatch):
-    """Two GRPO steps of TRL on a served Math-v0: every rollout's return, as TRL got it over the
+    """Two GRPO steps of TRL on a served Math-v1: every rollout's return, as TRL got it over the
     wire, is what an env in process gives for the same actions."""
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -97,7 +97,7 @@ def test_grpo_trainer_trains_against_the_served_env(micro_model, tmp_path, monke
         assert logs[0]["reward"] == pytest.approx(sum(i.episode_return for i in instances) / 4, abs=1e-6)
     for instance in instances:  # each rollout's actions, replayed in process, give the return TRL got
         actions = [m for m in instance.env.messages if m["role"] == "assistant"]
-        replay = gym.make("AgentGym/Math-v0", action_mode="text")
+        replay = gym.make("AgentGym/Math-v1", action_mode="text")
         replay.reset(seed=0)
         assert actions and instance.steps == len(actions)
         assert sum(replay.step(action)[1] for action in actions) == pytest.approx(instance.episode_return)

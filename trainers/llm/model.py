@@ -82,7 +82,8 @@ RESPONSE_TEMPLATE = {
 }
 
 
-DEFAULT_ENVS = ("math", "customer_support")
+# The envs (at the versions) whose augmented corpus the recipe builds (trainers.llm.recipe.corpus).
+DEFAULT_ENVS = ("Math-v0", "customer_support")
 
 
 def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,

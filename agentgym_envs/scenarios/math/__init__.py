@@ -1,4 +1,4 @@
-"""AgentGym/Math-v0: an agent solves math problems with a calculator and submits the answer.
+"""AgentGym/Math-v1 (and -v0): an agent solves math problems with a calculator and submits the answer.
 
 Difficulties: arithmetic expressions (easy), sums of integer ranges (medium) and multi-step
 word problems whose numbers must be combined in the right order (hard). The answer earns

@@ -1,11 +1,11 @@
-"""``AgentGym/Math-v0``: the math scenario run by the core :class:`ToolUseEnv`."""
+"""``AgentGym/Math-v1`` (and ``-v0``): the math scenario run by the core :class:`ToolUseEnv`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
-from agentgym_envs.levels import with_level
+from agentgym_envs.levels import check_version, with_level
 
 from .scenario import MathScenario
 
@@ -18,10 +18,15 @@ class MathEnv(ToolUseEnv):
     Problems are generated from a seed; each difficulty is drawn with probability 1/3: an
     arithmetic expression written in the question (easy, `What is 37 + 12 * 5?`), sums of
     integer ranges (medium), word problems whose numbers must be combined in the right order
-    (hard). The splits are disjoint: 12 train and 11 test templates with different phrasings
-    (7 test templates also have solution shapes no train template has), numbers from 2..99 in
-    train and 100..999 in test, different names. Every step of a solution is a positive whole
-    number. The evaluator never calls `eval`: it walks the parsed expression and refuses
+    (hard). The splits are disjoint in their units and their values. `-v0`: train and test,
+    12 train and 11 test templates with different phrasings (7 test templates also have
+    solution shapes no train template has). `-v1`: train, validation and test; an expression
+    problem's unit is its phrasing frame (an opener and a closing clause around the expression,
+    split by fragment, so a test frame shares neither with train: 30 train, 12 validation, 20
+    test frames, the last holding `-v0`'s test phrasings), the others' their template (test
+    keeps `-v0`'s and adds new ones; validation has its own). Numbers from 2..99 in train,
+    1000..2999 in validation and 100..999 in test, different names. Every step of a solution
+    is a positive whole number. The evaluator never calls `eval`: it walks the parsed expression and refuses
     names, calls, attributes, huge powers (checked before computing), values past 10^15 and
     texts over 200 characters, each with a message saying what was refused.
 
@@ -75,9 +80,12 @@ class MathEnv(ToolUseEnv):
     expression over the question's numbers, may call `sum_1_to_n`), optional `difficulty`,
     `expression` (written verbatim in the question) and `template`. Every line is checked so
     that the expert can solve it; a bad line fails with the file, line number and field.
-    `level` (see Levels) and `problems`, the kinds of problem generated: `"addition"` (one
-    addition shown as an expression, 2 templates per split), `"easy"`, `"medium"`, `"hard"`
-    (default: the last three).
+    `version` (1, the default, or 0), `level` (see Levels) and `problems`, the kinds of problem
+    generated: `"addition"` (one addition shown as an expression), `"easy"`, `"medium"`,
+    `"hard"` (default: these three) and, at `-v1`, `"first_n"` (the sum of the first n
+    integers: one `sum_1_to_n` call) and `"guided"` (a range sum whose question names its plan:
+    the sum up to b, minus the sum up to a, plus a). `split`: `"train"`, `"test"` and, at
+    `-v1`, `"validation"`; `info["unit_id"]` names the task's unit.
 
     ## Info and Metrics
 
@@ -91,9 +99,23 @@ class MathEnv(ToolUseEnv):
 
     ## Levels
 
-    `level=k` (or the id `AgentGym/Math-L<k>-v0`) sets `problems` as below; arguments given
-    explicitly override it. Tools and spaces are those of `-v0` at every level; test problems
-    keep their own phrasings and numbers (100..999) at every level.
+    `level=k` (or the id `AgentGym/Math-L<k>-v1`) sets `problems` as below; arguments given
+    explicitly override it. Tools and spaces are the same at every level; each split keeps its
+    own units and numbers at every level. The rungs between expressions and range sums (L2-L4)
+    add one step of the range-sum plan at a time: its one-call part, then the whole plan named
+    in the question, then unnamed plans beside the named ones.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (addition) | `AgentGym/Math-L0-v1` | one addition of two numbers, shown as an expression in a phrasing frame | 10 |
+    | 1 (expressions) | `AgentGym/Math-L1-v1` | arithmetic expressions shown in the question (the top's easy problems) | 10 |
+    | 2 (first-n) | `AgentGym/Math-L2-v1` | expressions and first-n sums: one `sum_1_to_n` call, then submit | 10 |
+    | 3 (guided-ranges) | `AgentGym/Math-L3-v1` | + range sums whose question names the plan (sum to b, minus sum to a, plus a) | 10 |
+    | 4 (mixed-ranges) | `AgentGym/Math-L4-v1` | expressions, guided range sums and the top's medium problems (plans unnamed), 1/3 each | 10 |
+    | 5 (expressions-ranges) | `AgentGym/Math-L5-v1` | expressions and the top's medium problems, 1/2 each (-v0's L2) | 10 |
+    | v1 | `AgentGym/Math-v1` | arithmetic expressions, range sums and word problems, 1/3 each | 10 |
+
+    `-v0`'s ladder (`AgentGym/Math-L<k>-v0`, `version=0`):
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
@@ -102,6 +124,23 @@ class MathEnv(ToolUseEnv):
     | 2 (expressions-ranges) | `AgentGym/Math-L2-v0` | expressions and sums of integer ranges (-v0's easy and medium) | 10 |
     | v0 | `AgentGym/Math-v0` | arithmetic expressions, range sums and word problems, 1/3 each | 10 |
 
+    ## Splits
+
+    Per `-v1` level, the unit of generalisation (`info["unit_id"]`) and the units of each split:
+
+    | level | unit | train | validation | test |
+    | --- | --- | --- | --- | --- |
+    | 0 (addition) | phrasing frame | 30 | 12 | 20 |
+    | 1 (expressions) | phrasing frame | 30 | 12 | 20 |
+    | 2 (first-n) | phrasing frame (expressions), template (others) | 33 | 14 | 23 |
+    | 3 (guided-ranges) | phrasing frame (expressions), template (others) | 37 | 16 | 26 |
+    | 4 (mixed-ranges) | phrasing frame (expressions), template (others) | 38 | 17 | 29 |
+    | 5 (expressions-ranges) | phrasing frame (expressions), template (others) | 34 | 15 | 26 |
+    | v1 | phrasing frame (expressions), template (others) | 38 | 18 | 32 |
+
+    `-v0`'s units are its templates: 2 train and 2 test at L0, 4 and 3 at L1, 8 and 7 at L2,
+    12 and 11 at the top.
+
     ## Version History
 
     - v0: initial version; text actions in every form language models write;
@@ -109,9 +148,14 @@ class MathEnv(ToolUseEnv):
       `-v0` unchanged; `FlatDiscreteAction` numbers 256 calls a tool here (the scenario's
       `flat_capacity`; 64 before, which left a range sum's subtraction without an action), so
       a features policy trained on math before has a smaller action layer.
+    - v1: a validation split; expression problems phrased in compositional frames (20 test
+      units per level from L0 up); new medium and hard templates in validation and test; the
+      ladder gains the first-n, guided-ranges and mixed-ranges rungs (L2-L4), and `-v0`'s L2
+      is L5; `info["unit_id"]` is the template or frame (`-v0`: the template).
     """
 
-    def __init__(self, level: int | None = None, **kwargs: Any) -> None:
-        kwargs = with_level("math", level, kwargs)
-        super().__init__(MathScenario(kwargs.pop("problems", None)), **kwargs)
-        self.level = level
+    def __init__(self, level: int | None = None, version: int = 1, **kwargs: Any) -> None:
+        version = check_version("math", version)
+        kwargs = with_level("math", level, kwargs, version=version)
+        super().__init__(MathScenario(kwargs.pop("problems", None), version), **kwargs)
+        self.level, self.version = level, version

@@ -7,9 +7,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentgym_envs.core import GeneratedTasks, Outcome, RewardConfig, Scenario, TaskSource, ToolCall
+from agentgym_envs.levels import check_version, latest_version
 
 from .arithmetic import OPERATIONS, Step
-from .generator import PROBLEM_KINDS, generate_problem
+from .generator import generate_problem, kinds_of
 from .grading import answer_score, relative_error
 from .problems import DIFFICULTIES, MAX_ENTITIES, MAX_TURNS, MathProblem, solution_steps
 from .tools import NUMBER_ENTITY, TOOLS
@@ -48,9 +49,11 @@ class MathScenario(Scenario):
     """Arithmetic, sums of integer ranges and multi-step word problems, solved with tools.
 
     Args:
-        problems: the kinds of problem generated, from :data:`PROBLEM_KINDS` (``"addition"``:
-            one addition shown as an expression; then the difficulties); None: the three
-            difficulties.
+        problems: the kinds of problem generated, from the version's kinds
+            (:func:`~.generator.kinds_of`; -v0: ``"addition"``, one addition shown as an
+            expression, then the difficulties); None: the three difficulties.
+        version: 0 (train and test splits, -v0's templates) or 1 (train, validation and test,
+            each with its own phrasing frames and templates: :mod:`.catalogue`); None: the latest.
     """
 
     name = "math"
@@ -68,13 +71,23 @@ class MathScenario(Scenario):
     default_rewards = MATH_REWARDS
     instructions = INSTRUCTIONS
 
-    def __init__(self, problems: Sequence[str] | None = None) -> None:
-        if problems is not None and (not problems or set(problems) - set(PROBLEM_KINDS)):
-            raise ValueError(f"problems must be a non-empty subset of {list(PROBLEM_KINDS)}, got {problems!r}")
+    def __init__(self, problems: Sequence[str] | None = None, version: int | None = None) -> None:
+        version = latest_version(self.name) if version is None else check_version(self.name, version)
+        kinds = kinds_of(version)
+        if problems is not None and (not problems or set(problems) - set(kinds)):
+            raise ValueError(f"problems must be a non-empty subset of {list(kinds)} at version {version}, got {problems!r}")
         self.problems = DIFFICULTIES if problems is None else tuple(problems)
+        self.version = version
+        self.splits = ("train", "test") if version == 0 else ("train", "validation", "test")
 
     def task_source(self, split: str) -> TaskSource:
-        return GeneratedTasks(split, functools.partial(generate_problem, kinds=self.problems), self.splits)
+        generate = functools.partial(generate_problem, kinds=self.problems, version=self.version)
+        return GeneratedTasks(split, generate, self.splits)
+
+    def unit_id(self, task: MathProblem) -> str:
+        """The problem's template (-v1's expression problems: its phrasing frame); a user's
+        task without one is its own unit."""
+        return task.template or task.task_id
 
     def task_from_dict(self, data: dict[str, Any]) -> MathProblem:
         return MathProblem.from_dict(data)

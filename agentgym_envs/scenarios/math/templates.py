@@ -1,9 +1,10 @@
-"""Problem templates and value ranges, disjoint between the train and test splits.
+"""Problem templates and value ranges, disjoint between the splits (-v1 adds validation).
 
 A template's ``text`` and ``solution`` share placeholders ``{a}``, ``{b}``, ... (numbers
 drawn from the split's range) and ``{name}``; ``{expression}`` in the text stands for the
 solution itself (easy problems show the arithmetic to do). The test split has its own
-phrasings, its own solution shapes and numbers in a range train never uses.
+phrasings, its own solution shapes and numbers in a range train never uses; -v1's validation
+split (:mod:`.catalogue`) has its own numbers and names too.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from math import gcd
 
 import numpy as np
 
-VALUE_RANGES: dict[str, tuple[int, int]] = {"train": (2, 99), "test": (100, 999)}
+VALUE_RANGES: dict[str, tuple[int, int]] = {"train": (2, 99), "validation": (1000, 2999), "test": (100, 999)}
 NAMES: dict[str, tuple[str, ...]] = {
     "train": ("Ana", "Ben", "Chloe", "Dev", "Emma", "Felix", "Gita", "Hugo"),
+    "validation": ("Olga", "Pablo", "Quinn", "Rosa", "Sven", "Tariq"),
     "test": ("Ingrid", "Jamal", "Keiko", "Lars", "Mirela", "Nnamdi"),
 }
 
