@@ -82,7 +82,7 @@ RESPONSE_TEMPLATE = {
 }
 
 
-DEFAULT_ENVS = ("math", "customer_support")
+DEFAULT_ENVS = ("math", "CustomerSupport-v0")  # the version the augmented corpus writes tasks for
 
 
 def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
