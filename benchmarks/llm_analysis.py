@@ -235,7 +235,7 @@ def examples(ends_by_source: dict[str, list[tuple[str, str]]], width: int = 240)
 def failures_main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = subparser("failures", FAILURES)
     parser.add_argument("--model", default="models/agentgym-tiny")
-    parser.add_argument("--envs", nargs="+", default=["customer_support", "Math-v0"])
+    parser.add_argument("--envs", nargs="+", default=["CustomerSupport-v0", "Math-v0"])
     parser.add_argument("--splits", nargs="+", default=["test"])
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--task-file", help="play this task file's tasks instead of the splits' (one env)")
@@ -355,7 +355,7 @@ def family_rows(families: list[str], greedy: np.ndarray, sampled: np.ndarray) ->
 def coverage_main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = subparser("coverage", COVERAGE)
     parser.add_argument("--model", default="models/agentgym-tiny")
-    parser.add_argument("--envs", nargs="+", default=["Math-v0", "customer_support"])
+    parser.add_argument("--envs", nargs="+", default=["Math-v0", "CustomerSupport-v0"])
     parser.add_argument("--splits", nargs="+", default=["test"])
     parser.add_argument("--tasks", type=int, default=100, help="tasks per split, seeded 0..")
     parser.add_argument("--samples", type=int, default=16, help="k: sampled episodes per task")

@@ -29,7 +29,7 @@ COLUMNS = ("success", "tool_reliability", "parse_error_rate", "turns", "context_
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="models/agentgym-tiny")
-    parser.add_argument("--envs", nargs="+", default=["Math-v0", "customer_support"])
+    parser.add_argument("--envs", nargs="+", default=["Math-v0", "CustomerSupport-v0"])
     parser.add_argument("--splits", nargs="+", default=["test", "train"])
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=EVAL_SEED)

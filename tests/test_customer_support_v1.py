@@ -97,6 +97,12 @@ def test_v1_test_split_keeps_v0_test_phrasings_and_v0_values():
         assert (old.kind, old.customer, old.invoices, old.logs) == (new.kind, new.customer, new.invoices, new.logs)
 
 
+def test_same_split_index_and_version_give_the_same_ticket():
+    for split in SPLITS:
+        assert generate_ticket(split, 42, version=1) == generate_ticket(split, 42, version=1)
+        assert generate_ticket(split, 42, version=1) != generate_ticket(split, 43, version=1)
+
+
 def test_validation_tasks_are_named_validation_index_and_v0_has_no_validation_split():
     env = gym.make("AgentGym/CustomerSupport-v1", split="validation")
     _, info = env.reset(options={"task_id": "validation-7"})

@@ -25,7 +25,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def test_harness_writes_csv_table_and_curves(compare, tmp_path):
-    argv = ["--algos", "random", "expert", "sb3-ppo", "not-built-yet", "--envs", "customer_support",
+    argv = ["--algos", "random", "expert", "sb3-ppo", "not-built-yet", "--envs", "CustomerSupport-v0",
             "--seeds", "1", "--total-steps", "256", "--eval-episodes", "4", "--out", str(tmp_path)]
     assert compare.main(argv) == 0
     rows = read_csv(tmp_path / "compare.csv")

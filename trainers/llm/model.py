@@ -82,8 +82,7 @@ RESPONSE_TEMPLATE = {
 }
 
 
-# The envs (at the versions) whose augmented corpus the recipe builds (trainers.llm.recipe.corpus).
-DEFAULT_ENVS = ("Math-v0", "customer_support")
+DEFAULT_ENVS = ("Math-v0", "CustomerSupport-v0")  # the version the augmented corpus writes tasks for
 
 
 def record_expert_trajectories(path: str | Path, envs: Sequence[str] = DEFAULT_ENVS, episodes: int = 200,
