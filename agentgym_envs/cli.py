@@ -48,9 +48,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         return _list_levels()
     rows = []
     for entry in ENVIRONMENTS:
-        scenario = entry.scenario_class()
-        row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties),
-               "levels": f"L0..L{len(family(entry.name).levels) - 1}, v0", "data": scenario.data_status() or "built in"}
+        scenario, latest = entry.scenario_class(), family(entry.name)
+        row = {"name": entry.name, "id": latest.env_id, "difficulty": "/".join(scenario.difficulties),
+               "levels": f"L0..L{len(latest.levels) - 1}, v{latest.version}", "data": scenario.data_status() or "built in"}
         if args.detailed:
             row["tools"] = str(len(scenario.tools))
             row["max_turns"] = str(scenario.max_turns)
@@ -62,13 +62,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _list_levels() -> int:
-    """Every family's ladder, easiest first, each ending with its ``-v0``."""
+    """Every family's ladder at each version, easiest first, each ending with its top (``-v<n>``)."""
     rows = []
     for fam in FAMILIES:
         for level in fam.levels:
             rows.append({"family": fam.name, "level": f"L{level.index} {level.name}", "id": level.env_id,
                          "max turns": str(level.kwargs.get(fam.turns_arg, fam.turns)), "holds": level.description})
-        rows.append({"family": fam.name, "level": "v0", "id": fam.env_id, "max turns": str(fam.turns), "holds": fam.top})
+        rows.append({"family": fam.name, "level": f"v{fam.version}", "id": fam.env_id, "max turns": str(fam.turns), "holds": fam.top})
     print(format_table(rows, list(rows[0])))
     return 0
 
