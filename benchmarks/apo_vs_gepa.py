@@ -3,7 +3,7 @@ and the same number of agent episodes, then each best prompt's greedy success on
 (with the env's own instructions as the baseline).
 
 APO runs through the lifecycle (``agentgym train ENV --algo apo``); GEPA (``pip install
-"agentgym[apo]"``) gets APO's episode count as ``max_metric_calls`` and its train tasks and
+"agentgym-envs[apo]"``) gets APO's episode count as ``max_metric_calls`` and its train tasks and
 validation slice. Results: ``benchmarks/results/apo.md`` and ``apo.json``.
 
     python benchmarks/apo_vs_gepa.py --env math --model models/agentgym-tiny \\
@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 
 from agentgym_envs.policies import ChatClient, evaluate, tool_env
-from trainers.lifecycle import EVAL_SEED, TrainRequest, canonical_env_id, make_env, train
+from trainers.lifecycle import train
 from trainers.llm import apo, gepa_adapter
 from trainers.llm.prompting import PromptedPolicy, agent_spec
+from trainers.run import EVAL_SEED, TrainRequest, canonical_env_id, make_env
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -30,20 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs import ENVIRONMENTS, resolve_env_id  # noqa: E402
-from agentgym_envs.tables import mean_std  # noqa: E402
-from trainers.lifecycle import (
-    ALGORITHMS,
-    RESULT_FILE,
-    TARGET_SUCCESS,
-    TrainRequest,
-    TrainResult,
-    load_result,
-    run_dir_for,
-    train,  # noqa: E402
-)
+from agentgym_envs import ENVIRONMENTS, resolve_env_id
+from agentgym_envs.tables import mean_std
+from trainers.lifecycle import ALGORITHMS, RESULT_FILE, TARGET_SUCCESS, TrainResult, load_result, train
+from trainers.run import TrainRequest, run_dir_for
 
 REFERENCE_ALGOS = ("random", "expert")  # evaluated, not trained: drawn as horizontal lines
 CSV_FIELDS = (

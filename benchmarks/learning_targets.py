@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs.cli import parse_override  # noqa: E402
-from trainers.lifecycle import DEFAULT_WARM_START_STEPS, TrainRequest, train  # noqa: E402
+from agentgym_envs.cli import parse_override
+from trainers.lifecycle import DEFAULT_WARM_START_STEPS, train
+from trainers.run import TrainRequest
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STORE = RESULTS / "learning_targets"

@@ -1,7 +1,7 @@
 """Reference policies on every level: expert and random success (and return) on the test split
 of each family's ladder, from L0 up to -v0.
 
-    PYTHONPATH=. python benchmarks/levels_reference.py --episodes 50 --data-dir ../shared/tau2
+    python benchmarks/levels_reference.py --episodes 50 --data-dir ../shared/tau2
 
 writes ``benchmarks/results/levels_reference.{csv,md}``. Telecom levels run every real task of
 the split (at most ``--episodes``); the support team is played by the expert and random teams.
@@ -72,7 +72,7 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     data = f" --data-dir {args.data_dir}" if args.data_dir else ""
-    command = f"PYTHONPATH=. python benchmarks/levels_reference.py --episodes {args.episodes} --seed {args.seed}{data}"
+    command = f"python benchmarks/levels_reference.py --episodes {args.episodes} --seed {args.seed}{data}"
     report = (
         f"# Levels: reference policies\n\n`{command}`\n\n"
         f"Test split, seeds {args.seed}.. (telecom: each real task of the level's test split once); structured "

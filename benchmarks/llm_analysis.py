@@ -33,20 +33,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agentgym_envs import resolve_env_id
+from agentgym_envs.inference.decoder import Projection
+from agentgym_envs.policies import episode_records
+from agentgym_envs.policies.hf_agent import TransformersAgent
+from agentgym_envs.scenarios.customer_support import generate_ticket
+from trainers.checkpoints import seed_everything
+from trainers.llm import runtime
+from trainers.llm.chat import ChatFormat
+from trainers.llm.rollout import Sampling, play
+from trainers.run import resolve_device
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run as a script from anywhere
-
-from agentgym_envs import resolve_env_id  # noqa: E402
-from agentgym_envs.inference.decoder import Projection  # noqa: E402
-from agentgym_envs.policies import episode_records  # noqa: E402
-from agentgym_envs.policies.hf_agent import TransformersAgent  # noqa: E402
-from agentgym_envs.scenarios.customer_support import generate_ticket  # noqa: E402
-from trainers.checkpoints import seed_everything  # noqa: E402
-from trainers.lifecycle import resolve_device  # noqa: E402
-from trainers.llm import runtime  # noqa: E402
-from trainers.llm.chat import ChatFormat  # noqa: E402
-from trainers.llm.rollout import Sampling, play  # noqa: E402
-
 OUT = ROOT / "runs" / "analysis"
 COMMAND = "python benchmarks/llm_analysis.py {} "
 

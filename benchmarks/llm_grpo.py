@@ -32,14 +32,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs import resolve_env_id  # noqa: E402
-from trainers.checkpoints import seed_everything  # noqa: E402
-from trainers.lifecycle import EVAL_SEED, resolve_device  # noqa: E402
-from trainers.llm import grpo, runtime  # noqa: E402
-from trainers.llm.chat import ChatFormat  # noqa: E402
-from trainers.llm.rollout import evaluate_model  # noqa: E402
+from agentgym_envs import resolve_env_id
+from trainers.checkpoints import seed_everything
+from trainers.llm import grpo, runtime
+from trainers.llm.chat import ChatFormat
+from trainers.llm.rollout import evaluate_model
+from trainers.run import EVAL_SEED, resolve_device
 
 COLUMNS = ("success", "tool_reliability", "parse_error_rate", "response_length", "context_overflow")
 

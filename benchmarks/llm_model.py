@@ -14,17 +14,14 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from trainers.lifecycle import EVAL_SEED, canonical_env_id, resolve_device  # noqa: E402
-from trainers.llm import runtime  # noqa: E402
-from trainers.llm.chat import ChatFormat  # noqa: E402
-from trainers.llm.model import load  # noqa: E402
-from trainers.llm.rollout import evaluate_model  # noqa: E402
+from trainers.llm import runtime
+from trainers.llm.chat import ChatFormat
+from trainers.llm.model import load
+from trainers.llm.rollout import evaluate_model
+from trainers.run import EVAL_SEED, canonical_env_id, resolve_device
 
 COLUMNS = ("success", "tool_reliability", "parse_error_rate", "turns", "context_overflow", "generated_tokens_per_s")
 

@@ -39,20 +39,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-import gymnasium as gym  # noqa: E402
-
 import agentgym_envs  # noqa: E402,F401  (registers the env ids)
-from agentgym_envs.inference.engine import CachedEngine, Sampling, complete, left_padded  # noqa: E402
-from trainers.checkpoints import seed_everything  # noqa: E402
-from trainers.lifecycle import resolve_device  # noqa: E402
-from trainers.llm import runtime, sft  # noqa: E402
-from trainers.llm.chat import ChatFormat  # noqa: E402
-from trainers.llm.model import read_trajectories, record_expert_trajectories  # noqa: E402
-from trainers.llm.rollout import play  # noqa: E402
+from agentgym_envs.inference.engine import CachedEngine, Sampling, complete, left_padded
+from trainers.checkpoints import seed_everything
+from trainers.llm import runtime, sft
+from trainers.llm.chat import ChatFormat
+from trainers.llm.model import read_trajectories, record_expert_trajectories
+from trainers.llm.rollout import play
+from trainers.run import resolve_device
 
 ENGINES = ("generate", "cached")
 NOTES = "## Notes"  # llm_speed.md keeps what follows this heading when the script rewrites it

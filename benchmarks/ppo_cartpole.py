@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from trainers.lifecycle import TrainRequest, train  # noqa: E402
-from trainers.torch_policy import TRAINING_RETURN_TAG  # noqa: E402
+from trainers.lifecycle import train
+from trainers.run import TrainRequest
+from trainers.torch_policy import TRAINING_RETURN_TAG
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STORE = RESULTS / "ppo_cartpole"

@@ -10,7 +10,7 @@ environment (``agentgym_envs.policies.evaluate``, same split and reward): unifor
 action space (what PPO's first, untrained policy is close to) and uniform within the action
 masks (``RandomPolicy``).
 
-Needs ``pip install 'agentgym[rllib]'`` (RLlib pins its gymnasium; see docs/ray.md).
+Needs ``pip install 'agentgym-envs[rllib]'`` (RLlib pins its gymnasium; see docs/ray.md).
 
     python benchmarks/rllib_ppo.py [--env AgentGym/CustomerSupport-v0] [--iterations 10]
         [--batch 1000] [--name rllib_ppo]
@@ -29,10 +29,8 @@ from pathlib import Path
 
 import gymnasium as gym
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs.policies import evaluate  # noqa: E402
-from agentgym_envs.scale.rllib import ppo_config  # noqa: E402
+from agentgym_envs.policies import evaluate
+from agentgym_envs.scale.rllib import ppo_config
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -38,11 +38,9 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
 import agentgym_envs  # noqa: E402,F401  (registers the env ids)
-from agentgym_envs.policies.vector_random import masked_random_actions  # noqa: E402
-from agentgym_envs.scale import RayVectorEnv, init_ray  # noqa: E402
+from agentgym_envs.policies.vector_random import masked_random_actions
+from agentgym_envs.scale import RayVectorEnv, init_ray
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CODING, SUPPORT = "AgentGym/Coding-v0", "AgentGym/CustomerSupport-v0"

@@ -17,12 +17,9 @@ import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from trainers.lifecycle import load_trained_policy  # noqa: E402
-from trainers.run import EVAL_SEED  # noqa: E402
+from trainers.lifecycle import load_trained_policy
+from trainers.run import EVAL_SEED
 
 
 def task_kind(env) -> str:

@@ -24,12 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs.multiagent import support_team_v0  # noqa: E402
-from agentgym_envs.multiagent.policies import evaluate_team  # noqa: E402
-from agentgym_envs.tables import format_table  # noqa: E402
-from trainers.lifecycle import TrainRequest, train  # noqa: E402
+from agentgym_envs.multiagent import support_team_v0
+from agentgym_envs.multiagent.policies import evaluate_team
+from agentgym_envs.tables import format_table
+from trainers.lifecycle import train
+from trainers.run import TrainRequest
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STORE = RESULTS / "support_team_ppo"

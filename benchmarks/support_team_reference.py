@@ -1,7 +1,7 @@
 """Reference teams on support_team_v0: expert and random team success on both splits and
 both action modes, and the team env's speed against the single-agent env in the same run.
 
-    PYTHONPATH=. python benchmarks/support_team_reference.py --episodes 200
+    python benchmarks/support_team_reference.py --episodes 200
 
 writes ``benchmarks/results/support_team_reference.{csv,md}``.
 """
@@ -64,7 +64,7 @@ def main() -> None:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    command = f"PYTHONPATH=. python benchmarks/support_team_reference.py --episodes {args.episodes} --seed {args.seed}"
+    command = f"python benchmarks/support_team_reference.py --episodes {args.episodes} --seed {args.seed}"
     report = (
         f"# support_team_v0: reference teams\n\n`{command}`\n\n"
         f"{args.episodes} episodes per row, seeds {args.seed}..{args.seed + args.episodes - 1}; team metrics "

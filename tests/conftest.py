@@ -184,7 +184,8 @@ def benchmark_script(monkeypatch: pytest.MonkeyPatch):
 def reference_run(tmp_path: Path):
     """``reference_run(env_id, policy, **env_kwargs)``: the run directory of ``agentgym train --algo
     random|expert`` on ``env_id`` (no training; one final evaluation episode), under ``tmp_path``."""
-    from trainers.lifecycle import TrainRequest, train
+    from trainers.lifecycle import train
+    from trainers.run import TrainRequest
 
     def run(env_id: str, policy: str, **env_kwargs: object) -> str:
         train(TrainRequest(env_id, algo=policy, total_steps=0, device="cpu", run_root=str(tmp_path), eval_episodes=1,

@@ -15,7 +15,8 @@ from agentgym_envs.levels import level_ids
 from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import format_table
 
-from .lifecycle import EVAL_SEED, TrainResult, evaluate_policy, load_trained_policy
+from .lifecycle import TrainResult, load_trained_policy
+from .run import EVAL_SEED, evaluate_policy
 
 COLUMNS = ("policy", "env", "success", "tool_reliability", "turns", "return")
 

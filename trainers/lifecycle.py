@@ -11,10 +11,11 @@ overrides) becomes a :class:`Run`, is handed to the algorithm, and ends as a
             --> result.json, the final table, the scenario's success criteria
 
 This module is the driver: the algorithm registry (:data:`ALGORITHMS`), :func:`train`,
-:func:`start`, :func:`finish`, the final report, resuming. What an algorithm sees of its run
-(:class:`~trainers.run.Run`, :class:`~trainers.run.Trained`, env factories, writers, file and
-device helpers) is :mod:`trainers.run`, which algorithms import (never this module); its names
-are importable from here too.
+:func:`start` and what it checks first (env ids and levels, env arguments, the training reward,
+a resumed run's settings), :func:`finish`, the final report, resuming. What an algorithm sees of
+its run (:class:`~trainers.run.Run`, :class:`~trainers.run.Trained`, env factories, writers, file
+and device helpers) is :mod:`trainers.run`: algorithms, tools and tests import those names from
+there, and algorithms never import this module.
 
 Every algorithm sees the same things through :class:`Run`: the run directory, a TensorBoard
 ``SummaryWriter``, the device, the seed, the step budget, env factories for a split (with the
@@ -62,55 +63,101 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agentgym_envs.levels import level_ids
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunRecorder, default_store_path, recording
 
-# what an algorithm sees of its run lives in trainers.run; its names stay importable from here
-from .run import (  # noqa: F401
+from .run import (
     CURVE_OVERRIDES,
-    CURVE_SEED,
     CURVE_SPLIT,
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_TOTAL_STEPS,
-    DEFAULT_WARM_START_STEPS,
-    EPISODE_METRICS,
-    EVAL_SEED,
     LIFECYCLE_OVERRIDES,
-    RESULT_FILE,
     RUN_FILE,
-    TARGET_SUCCESS,
-    TRAIN_CURVE_FILE,
-    TRAINING_RETURN_TAG,
-    WALL_FILE,
-    Agent,
     CheckpointError,
     Run,
-    RunMismatchError,
     Trained,
     TrainedPolicy,
     TrainRequest,
     canonical_env_id,
-    check_same_run,
     check_settings,
-    checked_env,
-    current_umask,
     curve_split_for,
     entry_point,
     evaluate_policy,
-    features_kwargs,
-    hyperparameter_table,
-    level_id,
-    make_curriculum_env,
     make_env,
-    make_vector_env,
-    merged_training_reward,
     resolve_device,
     run_dir_for,
     run_info,
-    snake_case,
-    summary_writer,
     write_json_atomic,
 )
+
+DEFAULT_WARM_START_STEPS = 10_000  # expert steps behaviour cloning records before bc-ppo / bc-grpo
+TARGET_SUCCESS = 0.95  # a run "reaches the target" when its test success is at least this
+RESULT_FILE = "result.json"
+WALL_FILE = "wall.json"  # a run's seconds of training and of final evaluation, summed over its sittings
+
+
+class RunMismatchError(ValueError):
+    """A resumed run directory that holds a run of other settings (its checkpoint would carry them on)."""
+
+
+def check_same_run(run_dir: Path, record: dict[str, Any], free: tuple[str, ...] = ()) -> None:
+    """Raise :class:`RunMismatchError` when ``run_dir``'s ``run.json`` records other values than
+    ``record`` for any of its keys (the budget may differ: a resumed run can be extended), the
+    ``overrides`` named in ``free`` (an algorithm's budget or endpoint settings) left out."""
+    path = run_dir / RUN_FILE
+    if not path.exists():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return  # a run.json cut short: the run had not started, nothing carries on
+    new = json.loads(json.dumps(record))  # as run.json holds it (tuples as lists)
+    if "overrides" in new and isinstance(old.get("overrides"), dict):
+        old["overrides"], new["overrides"] = ({k: v for k, v in o.items() if k not in free} for o in (old["overrides"], new["overrides"]))
+    changed = [f"{key}: {old.get(key)!r} there, {value!r} now" for key, value in new.items() if old.get(key) != value]
+    if changed:
+        raise RunMismatchError(f"{run_dir} holds a run of other settings ({'; '.join(changed)}): resume it with the same "
+                               "settings, or start afresh (without --resume, or in another --run-dir)")
+
+
+def level_id(env_id: str, level: str) -> str:
+    """A level of ``env_id``'s family: ``"L1"`` -> ``AgentGym/CustomerSupport-L1-v0``, ``"v0"`` -> the
+    family's ``-v0``; an env name or id is taken as it is."""
+    try:
+        return canonical_env_id(level)
+    except ValueError:
+        pass
+    ids = level_ids(env_id)  # a clear error for an env of no family
+    names = {f"L{index}": level for index, level in enumerate(ids[:-1])} | {"v0": ids[-1]}
+    if level not in names:
+        raise ValueError(f"no level {level!r} of {env_id}; its levels: {', '.join(names)} (agentgym list --levels)")
+    return names[level]
+
+
+def checked_env(env_id: str, env_kwargs: dict[str, Any], reward_config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Build (and close) one train-split env, turning any failure (a missing data set, a bad
+    argument) into one clear ``ValueError``; return the env's declared ``training_reward``."""
+    try:
+        env = make_env(env_id, "train", env_kwargs, reward_config)
+    except ValueError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"cannot make {env_id} with {env_kwargs or 'no arguments'}: {type(exc).__name__}: {exc}") from exc
+    declared = getattr(env.unwrapped, "training_reward", None)
+    env.close()
+    return declared
+
+
+def merged_training_reward(declared: dict[str, Any] | None, override: Any) -> dict[str, Any] | None:
+    """The training reward: the scenario's declaration (``env.unwrapped.training_reward``, a dict
+    of ``reward_config`` fields) with the user's ``training_reward`` override merged over it; an
+    override of None trains on the env's own reward. None: no reward_config is passed."""
+    if override is None:
+        return None
+    if override == "declared":
+        return dict(declared) if declared else None
+    if not isinstance(override, dict):
+        raise ValueError(f"training_reward must be a dict of reward_config fields or null, got {override!r}")
+    return {**(declared or {}), **override}
 
 
 @dataclass

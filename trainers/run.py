@@ -27,7 +27,6 @@ import gymnasium as gym
 from tqdm import tqdm
 
 from agentgym_envs import resolve_env_id
-from agentgym_envs.levels import level_ids
 from agentgym_envs.observe.store import RunRecorder
 from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
 
@@ -35,16 +34,12 @@ from .vector_env import SyncStatsVectorEnv
 
 DEFAULT_TOTAL_STEPS = 20_000  # env steps: a few minutes of PPO on CustomerSupport-v0 on 2 CPU cores
 DEFAULT_EVAL_EPISODES = 100
-DEFAULT_WARM_START_STEPS = 10_000  # expert steps behaviour cloning records before bc-ppo / bc-grpo
 EVAL_SEED = 0  # final evaluations play episodes seeded 0, 1, ... whatever the run's seed
 CURVE_SEED = 10_000  # learning-curve evaluations use other episodes than the final one
-TARGET_SUCCESS = 0.95  # a run "reaches the target" when its curve's success is at least this
 CURVE_SPLIT = "validation"  # learning curves, early stopping and model selection read this split; test is read once, at the end
 FALLBACK_CURVE_SPLIT = "test"  # the curve of an env without a validation split (a -v0 id): its tags and result name it
 EARLY_STOP_POINTS = 2  # early stopping: this many consecutive curve points at or above the run's ``early_stop``
 RUN_FILE = "run.json"
-RESULT_FILE = "result.json"
-WALL_FILE = "wall.json"  # a run's seconds of training and of final evaluation, summed over its sittings
 TRAIN_CURVE_FILE = "train_curve.json"
 EPISODE_METRICS = ("success", "tool_reliability", "tokens_used", "cost_reduction", LEVEL_KEY)  # logged as metrics/<name>
 TRAINING_RETURN_TAG = "charts/episodic_return_training_reward"  # returns on the reward the policy trains on
@@ -57,30 +52,6 @@ LIFECYCLE_OVERRIDES = ("env_kwargs", "training_reward", "progress", *CURVE_OVERR
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or not one ``agentgym train`` wrote."""
-
-
-class RunMismatchError(ValueError):
-    """A resumed run directory that holds a run of other settings (its checkpoint would carry them on)."""
-
-
-def check_same_run(run_dir: Path, record: dict[str, Any], free: tuple[str, ...] = ()) -> None:
-    """Raise :class:`RunMismatchError` when ``run_dir``'s ``run.json`` records other values than
-    ``record`` for any of its keys (the budget may differ: a resumed run can be extended), the
-    ``overrides`` named in ``free`` (an algorithm's budget or endpoint settings) left out."""
-    path = run_dir / RUN_FILE
-    if not path.exists():
-        return
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return  # a run.json cut short: the run had not started, nothing carries on
-    new = json.loads(json.dumps(record))  # as run.json holds it (tuples as lists)
-    if "overrides" in new and isinstance(old.get("overrides"), dict):
-        old["overrides"], new["overrides"] = ({k: v for k, v in o.items() if k not in free} for o in (old["overrides"], new["overrides"]))
-    changed = [f"{key}: {old.get(key)!r} there, {value!r} now" for key, value in new.items() if old.get(key) != value]
-    if changed:
-        raise RunMismatchError(f"{run_dir} holds a run of other settings ({'; '.join(changed)}): resume it with the same "
-                               "settings, or start afresh (without --resume, or in another --run-dir)")
 
 
 # ------------------------------------------------------------------ request and result
@@ -194,20 +165,6 @@ def canonical_env_id(env: str) -> str:
     raise ValueError(f"unknown environment {env!r}: neither an agentgym name (agentgym list) nor a registered gymnasium id")
 
 
-def level_id(env_id: str, level: str) -> str:
-    """A level of ``env_id``'s family: ``"L1"`` -> ``AgentGym/CustomerSupport-L1-v0``, ``"v0"`` -> the
-    family's ``-v0``; an env name or id is taken as it is."""
-    try:
-        return canonical_env_id(level)
-    except ValueError:
-        pass
-    ids = level_ids(env_id)  # a clear error for an env of no family
-    names = {f"L{index}": level for index, level in enumerate(ids[:-1])} | {"v0": ids[-1]}
-    if level not in names:
-        raise ValueError(f"no level {level!r} of {env_id}; its levels: {', '.join(names)} (agentgym list --levels)")
-    return names[level]
-
-
 def snake_case(name: str) -> str:
     """``SupportTeam`` -> ``support_team``."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
@@ -255,33 +212,6 @@ def make_curriculum_env(level_ids: tuple[str, ...], split: str, env_kwargs: dict
     :func:`make_env` makes it (module-level, so that factories of it pickle)."""
     return Curriculum([functools.partial(make_env, env_id, split, env_kwargs, reward_config) for env_id in level_ids],
                       threshold)
-
-
-def checked_env(env_id: str, env_kwargs: dict[str, Any], reward_config: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Build (and close) one train-split env, turning any failure (a missing data set, a bad
-    argument) into one clear ``ValueError``; return the env's declared ``training_reward``."""
-    try:
-        env = make_env(env_id, "train", env_kwargs, reward_config)
-    except ValueError:
-        raise
-    except Exception as exc:
-        raise ValueError(f"cannot make {env_id} with {env_kwargs or 'no arguments'}: {type(exc).__name__}: {exc}") from exc
-    declared = getattr(env.unwrapped, "training_reward", None)
-    env.close()
-    return declared
-
-
-def merged_training_reward(declared: dict[str, Any] | None, override: Any) -> dict[str, Any] | None:
-    """The training reward: the scenario's declaration (``env.unwrapped.training_reward``, a dict
-    of ``reward_config`` fields) with the user's ``training_reward`` override merged over it; an
-    override of None trains on the env's own reward. None: no reward_config is passed."""
-    if override is None:
-        return None
-    if override == "declared":
-        return dict(declared) if declared else None
-    if not isinstance(override, dict):
-        raise ValueError(f"training_reward must be a dict of reward_config fields or null, got {override!r}")
-    return {**(declared or {}), **override}
 
 
 def make_vector_env(factories: list[Callable[[], gym.Env]], vectorization: str = "sync", num_workers: int | None = None,

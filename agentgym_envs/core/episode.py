@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -332,8 +333,12 @@ class Episode:
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": report.result})
 
     def progress(self) -> float:
-        """The task's progress in [0, 1] (:meth:`Scenario.progress`)."""
-        return self.scenario.progress(self.task, self.world, self.correct_calls)
+        """The task's progress in [0, 1] (:meth:`Scenario.progress`; where the scenario gives
+        none, the correct calls so far over those of :func:`expert_plan_length`)."""
+        progress = self.scenario.progress(self.task, self.world, self.correct_calls)
+        if progress is None:
+            progress = min(1.0, self.correct_calls / expert_plan_length(self.scenario, self.task))
+        return progress
 
     # ------------------------------------------------------------ observation
     def observation(self) -> str:
@@ -449,3 +454,23 @@ class Episode:
         }
         metrics.update(s.extra_metrics(self.task, self.world))
         return metrics
+
+
+_PLAN_LENGTHS: WeakKeyDictionary[Scenario, dict[Any, int]] = WeakKeyDictionary()
+
+
+def expert_plan_length(scenario: Scenario, task: Any) -> int:
+    """How many correct calls the scripted expert makes on ``task`` (at least 1): its episode
+    played once per scenario and task id, and remembered while the scenario lives."""
+    lengths = _PLAN_LENGTHS.setdefault(scenario, {})
+    key = getattr(task, "task_id", id(task))
+    if key not in lengths:
+        episode = Episode(scenario, task)
+        while not episode.ended and episode.calls < 4 * scenario.max_turns:
+            try:
+                call = scenario.expert_call(task, episode.world, episode.history)
+            except StopIteration:
+                break
+            episode.run(call)
+        lengths[key] = max(1, episode.correct_calls)
+    return lengths[key]

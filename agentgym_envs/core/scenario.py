@@ -134,30 +134,13 @@ class Scenario(ABC):
         :attr:`gives_verdicts`, the features observation keeps each row's last verdict in view."""
         return None
 
-    def progress(self, task: Any, world: Any, correct_calls: int) -> float:
+    def progress(self, task: Any, world: Any, correct_calls: int) -> float | None:
         """The task's progress in [0, 1] toward its goal, the potential of
-        ``RewardConfig(mode="potential")``. Default: the correct calls made so far (judged by
-        :meth:`judge_call`) over those of the expert's plan (:meth:`plan_length`). Override it
+        ``RewardConfig(mode="potential")``, or None (the default): the episode engine then
+        measures it as the correct calls made so far (judged by :meth:`judge_call`) over those of
+        the expert's plan (:func:`~agentgym_envs.core.episode.expert_plan_length`). Override it
         where the world says it cheaply (the goal's effects present)."""
-        return min(1.0, correct_calls / self.plan_length(task))
-
-    def plan_length(self, task: Any) -> int:
-        """How many correct calls the scripted expert makes on ``task`` (at least 1): its
-        episode played once per task id and remembered."""
-        lengths: dict[Any, int] = self.__dict__.setdefault("_plan_lengths", {})
-        key = getattr(task, "task_id", id(task))
-        if key not in lengths:
-            from .episode import Episode  # the episode engine runs scenarios: imported when used
-
-            episode = Episode(self, task)
-            while not episode.ended and episode.calls < 4 * self.max_turns:
-                try:
-                    call = self.expert_call(task, episode.world, episode.history)
-                except StopIteration:
-                    break
-                episode.run(call)
-            lengths[key] = max(1, episode.correct_calls)
-        return lengths[key]
+        return None
 
     def extra_metrics(self, task: Any, world: Any) -> dict[str, float]:
         """Scenario-specific metrics added to ``info["metrics"]`` at the episode's end."""

@@ -27,21 +27,19 @@ from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve
 from agentgym_envs.frameworks.session import Endpoint
 
 from ..core.agent import Agent, BatchPolicy
-from ..core.runners import (  # noqa: F401  (reset_arguments: moved to core.runners, importable from here for one release)
+from ..core.runners import (
     EpisodeSetup,
-    EpisodeShard,
     Runner,
     SeededAgents,
     built,
     local_runner,
-    reset_arguments,
 )
 from ..observe import tracing
 from ..observe.store import EpisodeRow, RunRecorder
 from .agents import ExpertPolicy, RandomPolicy
 from .hf_agent import TransformersAgent
 from .openai_agent import OpenAIChatAgent
-from .results import Key, ResultsFile, summarize
+from .results import ResultsFile, summarize
 
 # the reference agents, from an env and a seed (an evaluation builds one per episode, with its seed)
 POLICIES: dict[str, Callable[[gym.Env, int], Agent]] = {
@@ -110,30 +108,6 @@ class ReferenceSpec:
 
     def build(self, concurrency: int = 1) -> SeededAgents:
         return SeededAgents(POLICIES[self.name], self.name)
-
-
-@dataclass(frozen=True)
-class ShardEvaluation:
-    """One Ray worker's share of a fanned-out evaluation, as results-file records, and recorded
-    in the run store by the worker when ``recorder`` is given. Kept for one release:
-    :class:`~agentgym_envs.core.runners.EpisodeShard` (what :class:`~agentgym_envs.scale.RayRunner`
-    ships) replaces it and returns the episode rows, which the driver records."""
-
-    env_id: str
-    spec: ModelSpec | ReferenceSpec
-    split: str
-    seed: int
-    concurrency: int
-    make_kwargs: dict[str, Any]
-    recorder: RunRecorder | None = None
-
-    def __call__(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
-        setup = EpisodeSetup(self.env_id, self.split, self.seed, self.concurrency, self.make_kwargs)
-        rows = EpisodeShard(self.spec, setup)(keys)
-        if self.recorder is not None:
-            for row in rows:
-                self.recorder.episode(row)
-        return [row.result() for row in rows]
 
 
 def evaluate(

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .auth import TOKEN_ENV, InsecureBind, resolve_token
+
 
 def parse_env_arg(item: str) -> tuple[str, Any]:
     """``key=value``: the value as JSON when it parses, else as a string (``data_dir=/data``)."""
@@ -31,9 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds after which an idle session is closed (default 300; 0: never)")
     parser.add_argument("--step-timeout", type=float, default=30.0,
                         help="seconds a reset or step may run before it is abandoned (default 30; 0: no limit)")
-    parser.add_argument("--inline", action="store_true",
-                        help="run steps on the event loop, not a worker thread per session: faster for envs with "
-                             "sub-millisecond steps (math, customer_support); no step timeout")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--inline", dest="inline", action="store_const", const=True, default=None,
+                      help="run steps on the event loop (no thread hop, no step timeout); the default for math, "
+                           "customer_support and tau2 with the rule-based user")
+    mode.add_argument("--worker", dest="inline", action="store_const", const=False,
+                      help="run steps on a worker thread per session (with the step timeout); the default for "
+                           "coding and tau2 with an LLM user or judge")
+    parser.add_argument("--token", default=None,
+                        help=f"the bearer token every request must carry (default: ${TOKEN_ENV}; none: open). "
+                             f"The variable keeps it out of the process list")
+    parser.add_argument("--insecure", action="store_true",
+                        help="serve on a non-loopback --host without a token (refused otherwise)")
     parser.add_argument("--split", default="train", help="the split a reset without one uses (default train)")
     parser.add_argument("--env-arg", action="append", type=parse_env_arg, default=[], metavar="KEY=VALUE",
                         help="a gym.make argument (JSON value or string), e.g. --env-arg data_dir=/data/tau2")
@@ -52,9 +63,14 @@ def run_from_args(args: argparse.Namespace) -> int:
     skip_web_interface()
     from .app import serve
 
-    serve(args.env, host=args.host, port=args.port, log_level=args.log_level, make_kwargs=dict(args.env_arg),
-          split=args.split, max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout or None,
-          step_timeout_s=args.step_timeout or None, inline=args.inline)
+    try:
+        serve(args.env, host=args.host, port=args.port, log_level=args.log_level, token=resolve_token(args.token),
+              insecure=args.insecure, make_kwargs=dict(args.env_arg), split=args.split,
+              max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout or None,
+              step_timeout_s=args.step_timeout or None, inline=args.inline)
+    except InsecureBind as exc:
+        print(f"agentgym serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -5,6 +5,9 @@
   ``step(action) -> (text, reward, terminated, truncated, info)``, with ``info["messages"]``,
   ``info["metrics"]`` and ``tool_schemas`` as in process. One connection is one session.
 
+Every client here sends the server's bearer token when it has one: its ``token`` argument, else
+the environment variable ``AGENTGYM_SERVE_TOKEN``.
+
 It needs only ``websockets`` (no OpenEnv import, which takes seconds); OpenEnv's own typed client
 for these envs is :class:`agentgym_envs.serve.openenv_client.AgentGymEnvClient`.
 """
@@ -15,6 +18,8 @@ import contextlib
 import json
 import urllib.request
 from typing import Any
+
+from .auth import auth_headers
 
 
 class RemoteEnvError(RuntimeError):
@@ -28,6 +33,10 @@ class RemoteEnvError(RuntimeError):
 
 class CapacityReached(RemoteEnvError):
     """The server already holds its maximum of sessions."""
+
+
+class Unauthorized(RemoteEnvError):
+    """The server wants a bearer token and the client sent none or a wrong one."""
 
 
 def ws_url(base_url: str) -> str:
@@ -44,19 +53,20 @@ def http_url(base_url: str) -> str:
 
 
 def request_json(base_url: str, path: str, body: dict[str, Any] | None = None, method: str | None = None,
-                 timeout: float = 30.0) -> Any:
-    """One HTTP request to the server; the JSON answer (an error status raises ``HTTPError``)."""
+                 timeout: float = 30.0, token: str | None = None) -> Any:
+    """One HTTP request to the server with the bearer token (``token`` or the environment
+    variable's); the JSON answer (an error status raises ``HTTPError``)."""
     data = None if body is None else json.dumps(body).encode()
     method = method or ("GET" if body is None else "POST")
     request = urllib.request.Request(http_url(base_url) + path, data=data, method=method,
-                                     headers={"content-type": "application/json"})
+                                     headers={"content-type": "application/json", **auth_headers(token)})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())
 
 
-def tool_schemas(base_url: str) -> list[dict[str, Any]]:
+def tool_schemas(base_url: str, token: str | None = None) -> list[dict[str, Any]]:
     """The served env's tool schemas (from a stateless ``POST /reset``)."""
-    return request_json(base_url, "/reset", {})["observation"]["tool_schemas"]
+    return request_json(base_url, "/reset", {}, token=token)["observation"]["tool_schemas"]
 
 
 def action_payload(action: Any) -> dict[str, Any]:
@@ -77,14 +87,24 @@ def action_payload(action: Any) -> dict[str, Any]:
 
 
 class RemoteEnv:
-    """One session of a served env, used like the env in text mode."""
+    """One session of a served env, used like the env in text mode. ``token``: the server's
+    bearer token (default: ``AGENTGYM_SERVE_TOKEN``'s value); a missing or wrong one raises
+    :class:`Unauthorized`."""
 
-    def __init__(self, base_url: str, timeout: float = 60.0, max_message_bytes: int = 64 << 20) -> None:
+    def __init__(self, base_url: str, timeout: float = 60.0, max_message_bytes: int = 64 << 20,
+                 token: str | None = None) -> None:
+        from websockets.exceptions import InvalidStatus
         from websockets.sync.client import connect
 
         self.base_url = base_url
-        self._ws = connect(ws_url(base_url), open_timeout=timeout, max_size=max_message_bytes,
-                           compression=None)
+        try:
+            self._ws = connect(ws_url(base_url), open_timeout=timeout, max_size=max_message_bytes,
+                               compression=None, additional_headers=auth_headers(token))
+        except InvalidStatus as exc:
+            if exc.response.status_code in (401, 403):
+                raise Unauthorized("UNAUTHORIZED", f"the server refused the session ({exc.response.status_code}): "
+                                                   f"give it its token (token= or AGENTGYM_SERVE_TOKEN)") from None
+            raise
         self._timeout = timeout
         self.tool_schemas: list[dict[str, Any]] = []
         self.messages: list[dict[str, Any]] = []  # the conversation as of the last reset or step

@@ -33,11 +33,11 @@ def free_port() -> int:
 
 
 def http(base: str, path: str, body: Any = None, method: str | None = None, raw: bytes | None = None,
-         timeout: float = 30.0) -> tuple[int, Any]:
+         timeout: float = 30.0, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     """``(status, JSON answer)`` of one request; error statuses are returned, not raised."""
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
     request = urllib.request.Request(base + path, data=data, method=method or ("GET" if data is None else "POST"),
-                                     headers={"content-type": "application/json"})
+                                     headers={"content-type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read())

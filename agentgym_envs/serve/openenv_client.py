@@ -7,6 +7,7 @@ from typing import Any
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
+from .auth import auth_headers
 from .client import action_payload
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
 
@@ -17,7 +18,14 @@ class AgentGymEnvClient(EnvClient[AgentGymAction, AgentGymObservation, AgentGymS
         with AgentGymEnvClient(base_url="http://127.0.0.1:8765").sync() as client:
             result = client.reset(seed=0)
             result = client.step(AgentGymAction(text='{"name": "submit_answer", "arguments": {"value": 3}}'))
+
+    ``token``: the server's bearer token (default: ``AGENTGYM_SERVE_TOKEN``'s value), sent as
+    ``Authorization: Bearer ...`` beside any ``headers``; the other arguments are ``EnvClient``'s.
     """
+
+    def __init__(self, base_url: str | None = None, *, token: str | None = None,
+                 headers: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(base_url=base_url, headers={**auth_headers(token), **(headers or {})} or None, **kwargs)
 
     def _step_payload(self, action: AgentGymAction) -> dict[str, Any]:
         return action_payload(action)

@@ -1,8 +1,10 @@
 """One served session: an agentgym env in text mode behind OpenEnv's ``Environment`` interface.
 
-Each session owns its own env instances (one per split, made on first use) and a single
-worker thread that runs them, so that a slow step never blocks another session and a step that
-overruns ``step_timeout_s`` is answered with an error instead of a hang. Errors are
+Each session owns its own env instances (one per split, made on first use). Its resets and
+steps run either on the server's event loop (``inline``: no thread hop, for envs whose step
+never waits on anything outside the process) or on a worker thread of its own, so that a slow
+step never blocks another session and a step that overruns ``step_timeout_s`` is answered with
+an error instead of a hang; :func:`default_inline` chooses per env. Errors are
 :class:`ServeError` subclasses carrying the HTTP status the app answers with.
 """
 
@@ -19,7 +21,13 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from .. import base_env_id
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
+
+INLINE_FAMILIES = frozenset({"AgentGym/Math-v0", "AgentGym/CustomerSupport-v0", "AgentGym/Tau2Retail-v0",
+                             "AgentGym/Tau2Airline-v0", "AgentGym/Tau2Telecom-v0"})
+"""Env families whose steps are pure Python in this process (sub-millisecond), served inline by
+default: tau2's only with its rule-based user and no LLM judge."""
 
 
 class ServeError(Exception):
@@ -51,6 +59,16 @@ class StepTimeout(ServeError):
 
 class BadReset(ServeError):
     status, code = 400, "BAD_RESET"
+
+
+def default_inline(env_id: str, make_kwargs: dict[str, Any]) -> bool:
+    """Whether ``env_id`` made with ``make_kwargs`` is served inline by default: yes for the
+    families of :data:`INLINE_FAMILIES` whose step never blocks (Math, CustomerSupport, tau2 with
+    its rule-based user and no LLM judge); no for the rest: Coding (a sandboxed program per test
+    run), tau2 with an LLM user or judge (a request to a model per turn), any other env."""
+    if base_env_id(env_id) not in INLINE_FAMILIES:
+        return False
+    return make_kwargs.get("user", "rule") != "llm" and make_kwargs.get("nl_judge_model") is None
 
 
 @dataclass(frozen=True)
@@ -93,15 +111,29 @@ def env_action(action: AgentGymAction) -> Any:
     return {"type": "function", "function": {"name": action.tool_call.name, "arguments": action.tool_call.arguments}}
 
 
-def observation_of(**fields: Any) -> AgentGymObservation:
-    """An observation built from plain JSON values without validating them again (the whole
-    conversation, every step, would cost more than the step). Every field is given: pydantic's
-    ``model_construct`` inspects a ``default_factory``'s signature for each default it fills in,
-    which costs more than the rest of the step's serving."""
-    values = {"text": "", "messages": [], "tool_schemas": [], "info": {}, "metrics": {}, "outcome": None,
-              "terminated": False, "truncated": False, "done": False, "reward": None, "metadata": {}}
-    values.update(fields)
-    return AgentGymObservation.model_construct(**values)
+def payload_of(reward: float | None = None, done: bool = False, **fields: Any) -> dict[str, Any]:
+    """An observation as OpenEnv's wire carries it (``{"observation", "reward", "done"}``, what
+    OpenEnv's ``serialize_observation`` makes of an :class:`AgentGymObservation`), built from
+    plain JSON values without a pydantic model: validating and dumping the whole conversation
+    every step would cost more than the step."""
+    observation = {"text": "", "messages": [], "tool_schemas": [], "info": {}, "metrics": {}, "outcome": None,
+                   "terminated": False, "truncated": False, "metadata": {}}
+    observation.update(fields)
+    return {"observation": observation, "reward": reward, "done": done}
+
+
+def observation_of(payload: dict[str, Any]) -> AgentGymObservation:
+    """The :class:`AgentGymObservation` of a wire payload (not validated again: it is the env's own).
+    Every field is given: pydantic's ``model_construct`` inspects a ``default_factory``'s signature
+    for each default it fills in."""
+    return AgentGymObservation.model_construct(**payload["observation"], reward=payload["reward"],
+                                               done=payload["done"])
+
+
+def metadata_of(config: ServeConfig) -> EnvironmentMetadata:
+    """OpenEnv's ``/metadata`` of a served env."""
+    return EnvironmentMetadata(name=config.env_id, version="0",
+                               description=f"agentgym {config.env_id} in text mode, one env per session")
 
 
 class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, AgentGymState]):
@@ -110,18 +142,18 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, config: ServeConfig, on_close: Callable[[AgentGymEnvironment], None] | None = None) -> None:
+    def __init__(self, config: ServeConfig) -> None:
         super().__init__()
         self.config = config
         self._envs: dict[str, gym.Env] = {}
         self._env: gym.Env | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentgym-session")
-        self._state = AgentGymState(env_id=config.env_id)
+        self._episode: dict[str, Any] = {}
+        self._steps, self._return = 0, 0.0
         self._ended = True
         self._started = False
         self._broken: str | None = None
         self._closed = False
-        self._on_close = on_close
         self.make(config.split)  # a bad env id or argument fails the session now, not its first reset
 
     # ------------------------------------------------------------------ env instances
@@ -140,9 +172,10 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         if self._broken is not None:
             raise SessionBroken(self._broken)
 
-    # ------------------------------------------------------------------ sync API (run on the worker)
-    def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,
-              split: str | None = None, **kwargs: Any) -> AgentGymObservation:
+    # ------------------------------------------------------------------ sync API (run inline or on the worker)
+    def reset_payload(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,
+                      split: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Start the task ``seed`` or ``task_id`` names on ``split``; the opening as a wire payload."""
         self._check_open()
         if kwargs:
             raise BadReset(f"unknown reset arguments {sorted(kwargs)}: reset takes seed, task_id, split, episode_id")
@@ -159,12 +192,13 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         except (ValueError, KeyError) as exc:
             raise BadReset(str(exc.args[0]) if exc.args else str(exc)) from None
         self._env, self._ended, self._started = env, False, True
-        self._state = AgentGymState(env_id=self.config.env_id, episode_id=episode_id, step_count=0,
-                                    task_id=info["task_id"], split=split or self.config.split, episode_return=0.0)
-        return observation_of(text=observation, messages=info["messages"], tool_schemas=env.unwrapped.tool_schemas,
-                              info=self._info(info), reward=None, done=False)
+        self._episode = {"episode_id": episode_id, "task_id": info["task_id"], "split": split or self.config.split}
+        self._steps, self._return = 0, 0.0
+        return payload_of(text=observation, messages=info["messages"], tool_schemas=env.unwrapped.tool_schemas,
+                          info=self._info(info))
 
-    def step(self, action: AgentGymAction, timeout_s: float | None = None, **kwargs: Any) -> AgentGymObservation:
+    def step_payload(self, action: AgentGymAction) -> dict[str, Any]:
+        """One reply or tool call; the env's answer as a wire payload."""
         self._check_open()
         if not self._started or self._env is None:
             raise EpisodeNotStarted("no episode has started in this session: reset first (POST /step is stateless "
@@ -174,11 +208,19 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         observation, reward, terminated, truncated, info = self._env.step(env_action(action))
         done = bool(terminated or truncated)
         self._ended = done
-        self._state.step_count += 1
-        self._state.episode_return += float(reward)
-        return observation_of(text=observation, messages=info["messages"], info=self._info(info),
-                              metrics=jsonable(info.get("metrics", {})), outcome=jsonable(info.get("outcome")),
-                              terminated=bool(terminated), truncated=bool(truncated), reward=float(reward), done=done)
+        self._steps += 1
+        self._return += float(reward)
+        return payload_of(text=observation, messages=info["messages"], info=self._info(info),
+                          metrics=jsonable(info.get("metrics", {})), outcome=jsonable(info.get("outcome")),
+                          terminated=bool(terminated), truncated=bool(truncated), reward=float(reward), done=done)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> AgentGymObservation:
+        """OpenEnv's ``Environment.reset``: :meth:`reset_payload` as an observation."""
+        return observation_of(self.reset_payload(seed=seed, episode_id=episode_id, **kwargs))
+
+    def step(self, action: AgentGymAction, timeout_s: float | None = None, **kwargs: Any) -> AgentGymObservation:
+        """OpenEnv's ``Environment.step``: :meth:`step_payload` as an observation."""
+        return observation_of(self.step_payload(action))
 
     @staticmethod
     def _info(info: dict[str, Any]) -> dict[str, Any]:
@@ -186,8 +228,8 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
                                                           "parse", "tokens_used")}
 
     # ------------------------------------------------------------------ async API (what the server awaits)
-    async def _on_worker(self, function: Callable[..., AgentGymObservation], *args: Any,
-                         **kwargs: Any) -> AgentGymObservation:
+    async def run(self, function: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """``function(*args, **kwargs)`` inline, or on the session's worker under the step timeout."""
         self._check_open()
         if self.config.inline:
             return function(*args, **kwargs)
@@ -202,13 +244,13 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
                             f"state: close this session and open another")
             raise StepTimeout(f"the step took longer than {timeout:g} s and was abandoned") from None
 
-    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
-                          **kwargs: Any) -> AgentGymObservation:
-        return await self._on_worker(self.reset, seed=seed, episode_id=episode_id, **kwargs)
+    async def reset_wire(self, **arguments: Any) -> dict[str, Any]:
+        """:meth:`reset_payload`, run as the session runs its calls."""
+        return await self.run(self.reset_payload, **arguments)
 
-    async def step_async(self, action: AgentGymAction, timeout_s: float | None = None,
-                         **kwargs: Any) -> AgentGymObservation:
-        return await self._on_worker(self.step, action)
+    async def step_wire(self, action: AgentGymAction) -> dict[str, Any]:
+        """:meth:`step_payload`, run as the session runs its calls."""
+        return await self.run(self.step_payload, action)
 
     @property
     def closed(self) -> bool:
@@ -217,14 +259,15 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
 
     @property
     def state(self) -> AgentGymState:
-        return self._state
+        return AgentGymState(env_id=self.config.env_id, step_count=self._steps, episode_return=self._return,
+                             **self._episode)
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name=self.config.env_id, version="0",
-                                   description=f"agentgym {self.config.env_id} in text mode, one env per session")
+        return metadata_of(self.config)
 
     def close(self) -> None:
-        """Close the envs on the worker without waiting (a step that overran may still hold it)."""
+        """Close the envs: inline at once, else on the worker without waiting (a step that
+        overran may still hold it)."""
         if self._closed:
             return
         self._closed = True
@@ -234,7 +277,8 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
             for env in envs:
                 env.close()
 
-        self._worker.submit(close_all)
+        if self.config.inline:
+            close_all()
+        else:
+            self._worker.submit(close_all)
         self._worker.shutdown(wait=False)
-        if self._on_close is not None:
-            self._on_close(self)

@@ -17,12 +17,12 @@ import gymnasium as gym
 import pytest
 
 from agentgym_envs.cli import main
+from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard
 from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
 from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunStore
 from agentgym_envs.policies import ModelSpec
-from agentgym_envs.policies.evaluation import ShardEvaluation
 
 MATH = "AgentGym/Math-v0"
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
@@ -193,7 +193,8 @@ def test_a_ray_workers_shard_plays_framework_episodes(calling_model, calling_ser
     """What each Ray worker of ``evaluate(..., num_workers=N)`` runs, here in-process."""
     needs("langchain")
     spec = ModelSpec("langchain", str(calling_model), {"base_url": calling_server, "temperature": 0.0, "max_tokens": 64})
-    [record] = ShardEvaluation(MATH, spec, "train", 0, 1, {"action_mode": "text", "max_turns": 2})([(0, 0)])
+    setup = EpisodeSetup(MATH, "train", 0, 1, {"action_mode": "text", "max_turns": 2})
+    [record] = [row.result() for row in EpisodeShard(spec, setup)([(0, 0)])]
     assert record["error"] is None and record["metrics"]["turns"] >= 1 and (record["task"], record["trial"]) == (0, 0)
 
 

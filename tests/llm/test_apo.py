@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from trainers.lifecycle import TrainRequest, load_trained_policy, train
+from trainers.lifecycle import load_trained_policy, train
 from trainers.llm.apo import Config, State, Version, fenced, hints, search_proposals
 from trainers.llm.prompting import Prompt, PromptedPolicy, consecutive_runs, render_demo, with_system_prompt
+from trainers.run import TrainRequest
 
 # a few short episodes: two tool calls each, replies of a few tokens
 SMALL = {"rounds": 2, "beam_width": 2, "train_batch": 2, "val_episodes": 1, "candidates_per_prompt": 1,

@@ -13,10 +13,11 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from transformers import AutoTokenizer
 
 from agentgym_envs.cli import main as agentgym
-from trainers.lifecycle import TrainRequest, train
+from trainers.lifecycle import train
 from trainers.llm import runtime, sft
 from trainers.llm.chat import ChatFormat
 from trainers.llm.model import env_steps, load, read_trajectories
+from trainers.run import TrainRequest
 
 SMALL = {"epochs": 2, "batch_size": 2, "micro_batch": 2, "env_kwargs": {"max_turns": 2}}
 

@@ -15,7 +15,8 @@ import agentgym_envs  # noqa: F401  (registers the env ids)
 from agentgym_envs.multiagent.policies import ExpertTeam
 from agentgym_envs.multiagent.support_team_v0 import single_agent_env
 from agentgym_envs.wrappers import FlatDiscreteAction
-from trainers.lifecycle import TrainRequest, features_kwargs, train
+from trainers.lifecycle import train
+from trainers.run import TrainRequest, features_kwargs
 
 L0 = "AgentGym/SupportTeam-L0-v0"
 

@@ -12,7 +12,7 @@ from agentgym_envs.cli import _eval_on_ray, build_parser, main
 from agentgym_envs.policies import POLICIES
 from agentgym_envs.policies.results import summarize
 from agentgym_envs.scale import RayVectorEnv, SeededEpisodes
-from trainers.lifecycle import make_vector_env
+from trainers.run import make_vector_env
 
 pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"

@@ -199,6 +199,6 @@ def test_shutting_down_closes_the_sessions_left_open():
     with serve_in_thread(app) as base:
         session_id = open_session(base)
         http(base, f"/sessions/{session_id}/reset", {"seed": 0})
-        env = app.state.openenv_server._sessions[session_id]
+        env = app.state.sessions.get(session_id)
         assert not env.closed
-    assert env.closed and app.state.openenv_server.active_sessions == 0
+    assert env.closed and app.state.sessions.active == 0

@@ -49,6 +49,25 @@ def test_the_dataset_from_the_server_is_the_dataset_in_process(math_server):
     assert task_dataset("math", 3, seed=4, base_url=math_server).to_list() == task_dataset("math", 3, seed=4).to_list()
 
 
+def test_a_served_env_behind_a_token_is_played_with_the_token(monkeypatch):
+    from agentgym_envs.serve.auth import TOKEN_ENV
+    from agentgym_envs.serve.client import Unauthorized
+    from agentgym_envs.serve.local import thread_server
+
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    with thread_server("math", max_sessions=2, token="trl-token") as base:
+        with pytest.raises(OSError, match="401"):
+            environment_class("math", base_url=base)
+        with pytest.raises(Unauthorized):
+            task_dataset("math", 1, base_url=base, token="wrong")
+        served = environment_class("math", base_url=base, token="trl-token")
+        assert task_dataset("math", 2, base_url=base, token="trl-token").to_list() == task_dataset("math", 2).to_list()
+        environment = served()
+        environment.reset(seed=0)
+        assert environment.sum_1_to_n(n=3) and environment.steps == 1
+        environment.env.close()
+
+
 def test_grpo_trainer_trains_against_the_served_env(micro_model, tmp_path, monkeypatch):
     """Two GRPO steps of TRL on a served Math-v0: every rollout's return, as TRL got it over the
     wire, is what an env in process gives for the same actions."""

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
-from trainers.lifecycle import TrainRequest, TrainResult, train
+from trainers.lifecycle import TrainResult, train
+from trainers.run import TrainRequest
 
 CS = "AgentGym/CustomerSupport-v0"
 TINY_NET = dict(embed_dim=16, layers=1, heads=2, ff_dim=32)

@@ -9,8 +9,8 @@ from agentgym_envs.core.tokens import encode
 from agentgym_envs.policies import tool_env
 from agentgym_envs.wrappers import PAD_ID
 from trainers import augment, bc
-from trainers.lifecycle import make_env
 from trainers.policy import TokenPolicy
+from trainers.run import make_env
 from trainers.torch_policy import network_env
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from trainers import checkpoints
-from trainers.lifecycle import CheckpointError
+from trainers.run import CheckpointError
 
 
 class Interrupted(Exception):

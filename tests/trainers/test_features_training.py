@@ -15,7 +15,8 @@ import agentgym_envs  # noqa: F401
 from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.wrappers import LEVEL_KEY, Curriculum, FlatDiscreteAction
 from trainers import bc
-from trainers.lifecycle import TrainRequest, load_trained_policy, start, train
+from trainers.lifecycle import load_trained_policy, start, train
+from trainers.run import TrainRequest
 from trainers.torch_policy import env_factory
 
 L0, L1 = "AgentGym/CustomerSupport-L0-v0", "AgentGym/CustomerSupport-L1-v0"

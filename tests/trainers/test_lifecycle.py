@@ -17,15 +17,8 @@ import pytest
 
 from agentgym_envs.cli import main
 from agentgym_envs.core import Arg, GeneratedTasks, Outcome, Scenario, Tool, ToolCall, ToolError, ToolUseEnv
-from trainers.lifecycle import (
-    ALGORITHMS,
-    TrainRequest,
-    evaluate_policy,
-    load_trained_policy,
-    merged_training_reward,
-    summary_writer,
-    train,
-)
+from trainers.lifecycle import ALGORITHMS, load_trained_policy, merged_training_reward, train
+from trainers.run import TrainRequest, evaluate_policy, summary_writer
 
 COLOURS = ("red", "green", "blue", "amber")
 CONTRACT_ENV = "ContractTest/PickColour-v0"
@@ -211,7 +204,7 @@ def test_the_training_reward_merges_the_users_override_over_the_scenarios_declar
 @pytest.mark.parametrize("env, declared", [("customer_support", {"incorrect_call": -2.0, "failure": -10.0}),
                                            ("math", {}), ("coding", {})])
 def test_each_scenario_declares_its_own_training_reward(env, declared):
-    from trainers.lifecycle import canonical_env_id
+    from trainers.run import canonical_env_id
 
     assert gym.make(canonical_env_id(env)).unwrapped.training_reward == declared
 

@@ -7,7 +7,6 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torch.utils.tensorboard import SummaryWriter
 
-from trainers.lifecycle import make_env
 from trainers.policy import (
     MASKED,
     SPARSE_INPUT_DIM,
@@ -18,6 +17,7 @@ from trainers.policy import (
     masked_categorical,
 )
 from trainers.ppo import ROLLOUT_INFO_KEYS
+from trainers.run import make_env
 from trainers.torch_policy import TRAINING_RETURN_TAG, EpisodeStats, network_env, write_scalars
 
 CS = "AgentGym/CustomerSupport-v0"

@@ -14,7 +14,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import agentgym_envs  # noqa: F401
 from trainers import sb3_baselines
-from trainers.lifecycle import TrainRequest, load_result, make_env, start, train
+from trainers.lifecycle import load_result, start, train
+from trainers.run import TrainRequest, make_env
 from trainers.sb3_baselines import PPOConfig, TokenFeaturesExtractor, baseline_env
 
 ENV_ID = "AgentGym/CustomerSupport-v0"

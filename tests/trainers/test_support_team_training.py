@@ -13,8 +13,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from agentgym_envs.cli import main
 from agentgym_envs.multiagent.policies import ExpertTeam
 from trainers import checkpoints
-from trainers.lifecycle import TrainRequest, canonical_env_id, make_env, start
+from trainers.lifecycle import start
 from trainers.policy import Masks, TokenPolicyConfig, build_policy
+from trainers.run import TrainRequest, canonical_env_id, make_env
 from trainers.torch_policy import TRAINING_RETURN_TAG, network_env, new_policy
 
 TEAM = "AgentGym/SupportTeam-v0"

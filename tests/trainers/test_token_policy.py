@@ -10,8 +10,8 @@ from torch import nn
 from agentgym_envs.core.tokens import encode
 from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.wrappers import PAD_ID
-from trainers.lifecycle import make_env
 from trainers.policy import Masks, TokenPolicy, TokenPolicyConfig
+from trainers.run import make_env
 from trainers.torch_policy import frozen_copy, kl_to_reference, network_env, new_policy
 
 CS = "AgentGym/CustomerSupport-v0"

@@ -10,7 +10,8 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from trainers import checkpoints, grpo
-from trainers.lifecycle import RunMismatchError, make_env
+from trainers.lifecycle import RunMismatchError
+from trainers.run import make_env
 from trainers.torch_policy import (
     TRAINING_RETURN_TAG,
     batch_masks,

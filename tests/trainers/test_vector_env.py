@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from trainers.lifecycle import make_env
+from trainers.run import make_env
 from trainers.torch_policy import network_env
 from trainers.vector_env import SyncStatsVectorEnv
 

@@ -159,17 +159,3 @@ def load(model: str | Path, device: Any = "cpu", dtype: Any = None) -> tuple[Any
         tokenizer.pad_token = tokenizer.eos_token
     return network, tokenizer
 
-
-_RECIPE = ("ModelSize", "SIZES", "PRE_TOKENIZER_PATTERN", "pre_tokenizer", "train_tokenizer", "new_model", "build_base")
-
-
-def __getattr__(name: str) -> Any:
-    """The tiny-model recipe's names, moved to :mod:`trainers.llm.recipe.model`, for one release."""
-    if name in _RECIPE:
-        import warnings
-
-        from .recipe import model as recipe_model
-
-        warnings.warn(f"trainers.llm.model.{name} moved to trainers.llm.recipe.model", DeprecationWarning, stacklevel=2)
-        return getattr(recipe_model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,6 +36,7 @@ and generates again, until a reply calls no tool. This module makes any agentgym
   the same for ``task_dataset``), each instance plays in a session of an env served by
   ``agentgym serve`` (OpenEnv, agentgym_envs/serve) instead of an env in this process; the server
   decides the env and its arguments, and must allow as many sessions as TRL makes instances.
+  ``token=`` (default: ``AGENTGYM_SERVE_TOKEN``'s value) is the server's bearer token.
 """
 
 from __future__ import annotations
@@ -112,9 +113,10 @@ class AgentGymEnvironment:
     split: ClassVar[str]
     make_kwargs: ClassVar[dict[str, Any]]
     base_url: ClassVar[str | None] = None
+    token: ClassVar[str | None] = None  # the server's bearer token (None: AGENTGYM_SERVE_TOKEN's)
 
     def __init__(self) -> None:
-        self._env = make_text_env(self.env_id, self.split, self.make_kwargs, self.base_url)
+        self._env = make_text_env(self.env_id, self.split, self.make_kwargs, self.base_url, self.token)
         self._return = 0.0
         self._steps = 0
         self._tool_steps = 0
@@ -185,26 +187,29 @@ class AgentGymEnvironment:
         return "\n".join(m["content"] if isinstance(m["content"], str) else compact_json(m["content"]) for m in replies)
 
 
-def make_text_env(env_id: str, split: str, make_kwargs: dict[str, Any], base_url: str | None = None) -> Any:
-    """The env in text mode on ``split``: in this process, or a session of the env served at ``base_url``."""
+def make_text_env(env_id: str, split: str, make_kwargs: dict[str, Any], base_url: str | None = None,
+                  token: str | None = None) -> Any:
+    """The env in text mode on ``split``: in this process, or a session of the env served at
+    ``base_url`` (with its bearer ``token``, default ``AGENTGYM_SERVE_TOKEN``'s)."""
     if base_url is not None:
         from agentgym_envs.serve.client import RemoteEnv
 
-        return RemoteEnv(base_url)
+        return RemoteEnv(base_url, token=token)
     return make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
 
 
-def environment_class(env: str, split: str = "train", base_url: str | None = None,
+def environment_class(env: str, split: str = "train", base_url: str | None = None, token: str | None = None,
                       **make_kwargs: Any) -> type[AgentGymEnvironment]:
     """A TRL environment class for an agentgym name or env id (made with ``make_kwargs``,
     e.g. ``reward_config``, ``max_turns``, ``data_dir``) on ``split``: one tool method per
     entry of the env's ``tool_schemas``. Pass the class as ``environment_factory``. With
-    ``base_url``, the instances play the env served there (``make_kwargs`` are the server's)."""
+    ``base_url``, the instances play the env served there (``make_kwargs`` are the server's),
+    sending ``token`` (default: ``AGENTGYM_SERVE_TOKEN``'s) if the server wants one."""
     env_id = canonical_env_id(env)
     if base_url is not None:
         from agentgym_envs.serve.client import tool_schemas
 
-        schemas = tool_schemas(base_url)
+        schemas = tool_schemas(base_url, token)
     else:
         probe = make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
         try:
@@ -214,17 +219,18 @@ def environment_class(env: str, split: str = "train", base_url: str | None = Non
     methods = {tool.__name__: tool for tool in map(tool_method, schemas)}
     return type(env_id.split("/")[-1].replace("-", "_"), (AgentGymEnvironment,),
                 {**methods, "env_id": env_id, "split": split, "make_kwargs": dict(make_kwargs), "base_url": base_url,
+                 "token": token,
                  "__doc__": f"{env_id} ({split} split) for TRL: tools {', '.join(methods)}."})
 
 
 def task_dataset(env: str, tasks: int, seed: int = 0, split: str = "train", base_url: str | None = None,
-                 **make_kwargs: Any) -> Any:
+                 token: str | None = None, **make_kwargs: Any) -> Any:
     """A ``datasets.Dataset`` of ``tasks`` rows seeded ``seed, seed + 1, ...`` on ``split``:
     ``prompt`` (the env's opening messages), ``seed`` and ``task_id`` (with ``base_url``, read
     from the env served there)."""
     from datasets import Dataset
 
-    made = make_text_env(canonical_env_id(env), split, make_kwargs, base_url)
+    made = make_text_env(canonical_env_id(env), split, make_kwargs, base_url, token)
     rows = []
     try:
         for task_seed in range(seed, seed + tasks):
