@@ -93,8 +93,8 @@ def run_here(jobs: list[Job]) -> Iterator[tuple[Job, Outcome]]:
 def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Iterator[tuple[Job, Outcome]]:
     """Each job a Ray task (one CPU), yielded as it finishes: on a local Ray of ``workers`` CPUs
     (``address`` None), or on the cluster at ``address`` ("auto": the one this machine joined)."""
-    import cloudpickle
     import ray
+    from ray import cloudpickle  # Ray's own copy: the one that pickles its tasks
 
     from agentgym_envs.scale import init_ray
 
