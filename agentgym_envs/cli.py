@@ -98,7 +98,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainers.lifecycle import ALGORITHMS, TrainRequest, train
+    from trainers.lifecycle import ALGORITHMS, train
+    from trainers.run import TrainRequest
 
     overrides = dict(parse_override(item) for item in args.set)
     if args.num_workers is not None or args.ray_address is not None:
@@ -129,7 +130,7 @@ def parse_override(item: str) -> tuple[str, object]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from trainers.lifecycle import RUN_FILE  # the trainers above the envs: imported by the commands that train
+    from trainers.run import RUN_FILE  # the trainers above the envs: imported by the commands that train
 
     if Path(args.env).is_file() or (Path(args.env) / RUN_FILE).is_file():
         refused = refused_checkpoint_options(args)
@@ -269,7 +270,8 @@ def refused_checkpoint_options(args: argparse.Namespace) -> list[str]:
 
 
 def _eval_checkpoint(args: argparse.Namespace) -> int:
-    from trainers.lifecycle import evaluate_policy, load_trained_policy
+    from trainers.lifecycle import load_trained_policy
+    from trainers.run import evaluate_policy
 
     policy = load_trained_policy(args.env, args.device)
     checkpoint = Path(args.env).resolve()
@@ -331,7 +333,8 @@ def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from trainers.lifecycle import ALGORITHMS, DEFAULT_TOTAL_STEPS  # no torch at import
+    from trainers.lifecycle import ALGORITHMS  # no torch at import
+    from trainers.run import DEFAULT_TOTAL_STEPS
     from trainers.llm.recipe.build import add_arguments as add_llm_build_arguments
     from trainers.llm.recipe.corrections import add_arguments as add_llm_corrections_arguments
 
