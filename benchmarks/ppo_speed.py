@@ -50,12 +50,11 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from agentgym_envs.core import encode  # noqa: E402
-from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, tokens  # noqa: E402
-from trainers.lifecycle import TrainRequest, train  # noqa: E402
-from trainers.ppo import Config  # noqa: E402
+from agentgym_envs.core import encode
+from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, tokens
+from trainers.lifecycle import train
+from trainers.ppo import Config
+from trainers.run import TrainRequest
 
 ENV = "AgentGym/CustomerSupport-v0"
 FEATURES_ENV = "AgentGym/CustomerSupport-L1-v0"  # the main job's env
@@ -66,8 +65,8 @@ WARMUP_STEPS = 1024  # one untimed run of each MLP trainer first, so that no tim
 
 def empty_token_caches() -> None:
     """Forget every tokenized text, so that a trainer pays for tokenizing its own episodes."""
-    for cached in (encode, tokens._ids, tokens._row_ids, tokens._buckets):
-        cached.cache_clear()
+    encode.cache_clear()
+    tokens.clear_caches()
 
 
 def ours_sps(steps: int, seed: int, device: str, observation: str, env_id: str = ENV) -> tuple[float, float, dict[str, float]]:

@@ -1,9 +1,11 @@
 """What tracing costs per env step: ``env.step`` (and ``reset`` at episode ends) timed in short
 blocks, four ways taking turns, each round starting with the next one; medians reported.
 
-- ``no hooks``: the env without the tracing hooks (``ToolUseEnv.step`` replaced by the untraced
-  ``_step``, ``reset`` starting no episode trace), the reference;
-- ``off``: as shipped, tracing off (the hook checks one attribute per step);
+- ``no hooks``: the env whose ``reset`` starts no episode trace (``tracing.start_episode``
+  answering None), so that each step goes straight to the untraced step after its one check of
+  ``episode_trace``: the reference;
+- ``off``: as shipped, tracing off (``reset`` asks ``tracing.start_episode``, which answers None;
+  a step's check is the reference's);
 - ``on``: tracing on, an episode span per episode and a tool-call span per step, exported over
   OTLP/HTTP to a local receiver (a process of its own session on 127.0.0.1, as a collector is a
   service of its own, that accepts every export and counts the spans in it), so that recording,
@@ -52,14 +54,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
+from env_throughput import steps_per_second  # the script beside this one (its folder leads sys.path)
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
-from agentgym_envs.core.env import ToolUseEnv
 from agentgym_envs.observe import tracing
 from agentgym_envs.policies import ExpertPolicy
-
-sys.path.insert(0, str(Path(__file__).parent))
-from env_throughput import steps_per_second  # noqa: E402
 
 RECEIVER = """
 import http.server, json, sys
@@ -132,18 +131,18 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[s
     exporter CPU per step, the final flush's seconds and the spans that arrived."""
     env = gym.make(env_id, action_mode="text")
     policy = ExpertPolicy(env)
-    traced_step, start_episode = ToolUseEnv.step, tracing.start_episode
+    start_episode = tracing.start_episode
 
     def block(hooks: bool) -> Callable[[], tuple[float, float]]:
         def run() -> tuple[float, float]:
             if not hooks:
-                ToolUseEnv.step, tracing.start_episode = ToolUseEnv._step, lambda *args, **kwargs: None
+                tracing.start_episode = lambda *args, **kwargs: None
             try:
                 timed = timed_block(env, policy, steps)
                 env.reset()  # untimed: the block's last episode ends in it, its calls sent (or dropped) as the block's
                 return timed
             finally:
-                ToolUseEnv.step, tracing.start_episode = traced_step, start_episode
+                tracing.start_episode = start_episode
         return run
 
     timed_block(env, policy, steps)  # warm-up: the tasks' caches filled for every variant alike
@@ -151,8 +150,8 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[s
     received(endpoint)
     exporter_cpu = 0.0
     with tracing.session(endpoint):
-        exporter = tracing._processor._child.pid
-        send = tracing._processor.add
+        processor = tracing.exporter()
+        exporter, send = processor.pid, processor.add
 
         def on() -> tuple[float, float]:
             nonlocal exporter_cpu
@@ -162,11 +161,11 @@ def measure(env_id: str, steps: int, rounds: int, endpoint: str) -> tuple[dict[s
             return result
 
         def packing_only() -> tuple[float, float]:
-            tracing._processor.add = lambda record, spans=1: None  # each record made, then dropped
+            processor.add = lambda record, spans=1: None  # each record made, then dropped
             try:
                 return block(True)()
             finally:
-                tracing._processor.add = send
+                processor.add = send
 
         phases.append(take_turns({"no hooks, session open": block(False), "on": on, "on, packing only": packing_only},
                                  rounds))

@@ -95,6 +95,11 @@ class ProcessSpanProcessor(SpanProcessor):
         self._start()
         _live.add(self)
 
+    @property
+    def pid(self) -> int | None:
+        """The exporter process's id (None once it has stopped)."""
+        return None if self._child is None else self._child.pid
+
     # --- the SDK's SpanProcessor interface
     def on_start(self, span: Any, parent_context: Any = None) -> None:
         pass

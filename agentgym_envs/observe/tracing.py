@@ -40,21 +40,34 @@ PROTOCOLS = ("http/protobuf", "grpc")
 SERVICE_NAME = "agentgym"
 EXPORT_TIMEOUT_S = 30.0  # per export, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says otherwise
 
-_tracer: Any = None  # the SDK tracer while tracing is on, else None
-_provider: Any = None
-_collector: tuple[str, str] | None = None  # (endpoint, protocol) while tracing is on
-_processor: Any = None  # the span processor that exports every span (in a process of its own)
-_open_episodes: set[EpisodeTrace] = set()  # the episodes not ended yet: ended as unfinished when tracing shuts down
-_otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
 _NOOP: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
 _PLAIN_NUMBERS = frozenset((float, int))  # metric values an episode's record holds as they are
-# span and trace ids of episodes and tool calls: a generator of their own, so that tracing leaves the
-# stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
-_ids = random.Random()
-os.register_at_fork(after_in_child=_ids.seed)
 CALLS_HELD = 64  # tool calls an episode holds before it sends them (else they go when it ends)
-_last_parent: tuple[Any, tuple | None] = (None, None)  # an OpenTelemetry context and its current span's ids
-_calls_lock = threading.Lock()  # an episode's calls are sent by the thread that steps it, or by flush()
+
+
+class _State:
+    """What tracing holds in this process, in one object: :func:`configure` fills the exporting
+    part, :func:`shutdown` empties it; while it is empty, tracing is off."""
+
+    __slots__ = ("tracer", "provider", "collector", "processor", "open_episodes", "otel", "ids", "last_parent", "calls_lock")
+
+    def __init__(self) -> None:
+        self.tracer: Any = None  # the SDK tracer while tracing is on, else None
+        self.provider: Any = None
+        self.collector: tuple[str, str] | None = None  # (endpoint, protocol) while tracing is on
+        self.processor: Any = None  # the span processor that exports every span (in a process of its own)
+        self.open_episodes: set[EpisodeTrace] = set()  # not ended yet: ended as unfinished when tracing shuts down
+        self.otel = SimpleNamespace()  # the opentelemetry functions the hooks use, imported by configure()
+        # span and trace ids of episodes and tool calls: a generator of their own, so that tracing leaves the
+        # stream of ``random`` that a user's code seeds as it is (reseeded in a forked child)
+        self.ids = random.Random()
+        self.last_parent: tuple[Any, tuple | None] = (None, None)  # an OpenTelemetry context and its current span's ids
+        self.calls_lock = threading.Lock()  # an episode's calls are sent by the thread that steps it, or by flush()
+
+
+_state = _State()
+os.register_at_fork(after_in_child=lambda: _state.ids.seed())
+# context variables are made once, at module level; each holds a value per thread and task:
 # the tool call whose step is running here, (episode, its number): the parent of spans made in it
 _running_call: contextvars.ContextVar[tuple[EpisodeTrace, int] | None] = contextvars.ContextVar(
     "agentgym_running_call", default=None)
@@ -68,7 +81,7 @@ class TracingWarning(UserWarning):
 
 def enabled() -> bool:
     """Whether spans are being made."""
-    return _tracer is not None
+    return _state.tracer is not None
 
 
 # ------------------------------------------------------------------ setup
@@ -81,7 +94,6 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     accepts no connection is a :class:`TracingWarning` and tracing stays off. Returns whether
     tracing is on. A missing package is a ``ValueError`` for an explicit endpoint, a warning
     for one from the environment."""
-    global _tracer, _provider, _processor, _collector
     shutdown()
     protocol = (protocol or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
@@ -96,7 +108,7 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
 
         exporter_class(protocol)
     except ImportError as exc:
-        message = f'tracing to {endpoint} needs the tracing extra: pip install "agentgym[tracing]" ({exc})'
+        message = f'tracing to {endpoint} needs the tracing extra: pip install "agentgym-envs[tracing]" ({exc})'
         if explicit:
             raise ValueError(message) from None
         warnings.warn(f"{message}; tracing is off", TracingWarning, stacklevel=2)
@@ -111,41 +123,48 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
     from opentelemetry.sdk.trace import TracerProvider
 
     resource = Resource.create({} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
-    _otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
+    _state.otel.__dict__.update(attach=context.attach, detach=context.detach, in_context=trace.set_span_in_context,
                           CLIENT=trace.SpanKind.CLIENT, SpanContext=trace.SpanContext,
                           NonRecordingSpan=trace.NonRecordingSpan, current_span=trace.get_current_span,
                           current_context=context.get_current, Status=trace.Status, StatusCode=trace.StatusCode,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
-    _provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
+    _state.provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
     try:
-        _processor = ProcessSpanProcessor(endpoint, protocol, resource.attributes, None if timeout_set else EXPORT_TIMEOUT_S)
+        _state.processor = ProcessSpanProcessor(endpoint, protocol, resource.attributes,
+                                                None if timeout_set else EXPORT_TIMEOUT_S)
     except RuntimeError as exc:
         warnings.warn(f"{exc}: this run is not traced", TracingWarning, stacklevel=2)
         return False
-    _provider.add_span_processor(_processor)
-    _tracer, _collector = _provider.get_tracer("agentgym"), (endpoint, protocol)
+    _state.provider.add_span_processor(_state.processor)
+    _state.tracer, _state.collector = _state.provider.get_tracer("agentgym"), (endpoint, protocol)
     return True
+
+
+def exporter() -> Any:
+    """The span processor that hands this process's spans to the exporter process while
+    tracing is on (:class:`~.export_process.ProcessSpanProcessor`), else None."""
+    return _state.processor
 
 
 def flush(timeout_s: float = EXPORT_TIMEOUT_S) -> bool:
     """Wait (at most ``timeout_s``) until every span ended so far (the tool calls of episodes
     still running included) has reached the collector; whether it has (True while off: nothing
     is waiting)."""
-    if _processor is None:
+    if _state.processor is None:
         return True
-    for episode in list(_open_episodes):
+    for episode in list(_state.open_episodes):
         episode.send_calls()
-    return _processor.force_flush(int(timeout_s * 1000))
+    return _state.processor.force_flush(int(timeout_s * 1000))
 
 
 def shutdown() -> None:
     """End the episodes still open (as left unfinished), export the spans still queued and
     turn tracing off; at the process's exit too."""
-    global _tracer, _provider, _processor, _collector
-    for episode in list(_open_episodes):
+    for episode in list(_state.open_episodes):
         episode.abandon()
-    provider, _provider, _tracer, _processor, _collector = _provider, None, None, None, None
+    provider = _state.provider
+    _state.provider = _state.tracer = _state.processor = _state.collector = None
     if provider is not None:
         provider.shutdown()
 
@@ -166,13 +185,13 @@ def session(endpoint: str | None = None, protocol: str | None = None) -> Iterato
 def propagation() -> dict[str, Any] | None:
     """What another process (a Ray worker) needs to trace its work as children of the span
     current here: the collector and the W3C trace context (None while off). Picklable."""
-    if _tracer is None:
+    if _state.tracer is None:
         return None
     from opentelemetry import propagate
 
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
-    endpoint, protocol = _collector
+    endpoint, protocol = _state.collector
     return {"endpoint": endpoint, "protocol": protocol, "carrier": carrier}
 
 
@@ -233,9 +252,9 @@ def unreachable(endpoint: str, protocol: str) -> str | None:
 def run_span(kind: str, attributes: Mapping[str, Any]) -> contextlib.AbstractContextManager[Any]:
     """The span of a whole run (``kind``: ``eval``, ``train``), current inside the ``with``
     block, so that the episodes played there are its children; yields None while off."""
-    if _tracer is None:
+    if _state.tracer is None:
         return _NOOP
-    return _tracer.start_as_current_span(f"agentgym {kind}", attributes={
+    return _state.tracer.start_as_current_span(f"agentgym {kind}", attributes={
         "agentgym.run.kind": kind, "openinference.span.kind": "CHAIN", **_clean(attributes)})
 
 
@@ -276,14 +295,15 @@ class EpisodeTrace:
         if call is not None:  # reset inside another env's step: a child of that tool call
             episode, number = call
             trace_id, self.parent_id, self.parent_remote = episode.trace_id, tool_call_span_id(episode.span_id, number), False
-            flags = _otel.SAMPLED
+            flags = _state.otel.SAMPLED
         else:
             parent = _parent_at_reset()
             if parent is not None:
                 trace_id, self.parent_id, self.parent_remote, flags = parent
             else:
-                trace_id, self.parent_id, self.parent_remote, flags = _ids.getrandbits(128) or 1, 0, False, _otel.SAMPLED
-        self.trace_id, self.span_id, self.flags, self.sampled = trace_id, _ids.getrandbits(64) or 1, flags, flags.sampled
+                trace_id, flags = _state.ids.getrandbits(128) or 1, _state.otel.SAMPLED
+                self.parent_id, self.parent_remote = 0, False
+        self.trace_id, self.span_id, self.flags, self.sampled = trace_id, _state.ids.getrandbits(64) or 1, flags, flags.sampled
         self.identity = identity  # (env id, task id, split, seed)
         self.start = time.time_ns()
         self.total = 0.0
@@ -292,20 +312,21 @@ class EpisodeTrace:
         self.steps = 0  # the tool calls started
         self.sent = 0  # the tool calls sent
         self._context: Any = None
-        _open_episodes.add(self)
+        _state.open_episodes.add(self)
 
     @property
     def context(self) -> Any:
         """The OpenTelemetry context whose current span is this episode's."""
         if self._context is None:
-            self._context = _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(self.trace_id, self.span_id, False,
+            otel = _state.otel
+            self._context = otel.in_context(otel.NonRecordingSpan(otel.SpanContext(self.trace_id, self.span_id, False,
                                                                                       self.flags)))
         return self._context
 
     def step(self, play: Callable[[Any], tuple], action: Any) -> tuple:
         """``play(action)`` (the env's step) as a tool call of this episode; ends the episode span
         when the step ends the episode."""
-        if _processor is None or not self.sampled:
+        if _state.processor is None or not self.sampled:
             return play(action)
         start = time.time_ns()
         token = _running_call.set((self, self.steps))
@@ -343,24 +364,24 @@ class EpisodeTrace:
     def send_calls(self) -> None:
         """Hand the tool calls ended so far to the exporting processor (a step may be adding one
         meanwhile, in another thread: it is sent next time)."""
-        with _calls_lock:
+        with _state.calls_lock:
             first, calls = self._take_calls()
-            if calls and _processor is not None and self.sampled:
-                _processor.add(tool_calls_record(self.trace_id, self.span_id, first, calls), len(calls))
+            if calls and _state.processor is not None and self.sampled:
+                _state.processor.add(tool_calls_record(self.trace_id, self.span_id, first, calls), len(calls))
 
     def _end(self, ending: tuple | None) -> None:
         self.open = False
-        _open_episodes.discard(self)
-        if _processor is None or not self.sampled:
+        _state.open_episodes.discard(self)
+        if _state.processor is None or not self.sampled:
             return
-        with _calls_lock:
+        with _state.calls_lock:
             first, calls = self._take_calls()
-            _processor.add(episode_record(self.trace_id, self.span_id, self.parent_id, self.parent_remote, self.start,
+            _state.processor.add(episode_record(self.trace_id, self.span_id, self.parent_id, self.parent_remote, self.start,
                                           self.identity, self.total, ending, first, calls), 1 + len(calls))
 
     def _take_calls(self) -> tuple[int, list[tuple]]:
         """The number of the first tool call not sent yet and those calls, taken from
-        :attr:`calls` (``_calls_lock`` held)."""
+        :attr:`calls` (``_state.calls_lock`` held)."""
         first, count = self.sent, len(self.calls)
         calls = self.calls[:count]
         del self.calls[:count]
@@ -372,13 +393,12 @@ def _parent_at_reset() -> tuple[int, int, bool, Any] | None:
     """The trace id, span id, remoteness and flags of the span current here (None: none), from
     the last lookup while the OpenTelemetry context is the same object (episodes are reset in
     the same context again and again)."""
-    global _last_parent
-    context = _otel.current_context()
-    seen, parent = _last_parent
+    context = _state.otel.current_context()
+    seen, parent = _state.last_parent
     if seen is not context:
-        span = _otel.current_span(context).get_span_context()
+        span = _state.otel.current_span(context).get_span_context()
         parent = (span.trace_id, span.span_id, span.is_remote, span.trace_flags) if span.is_valid else None
-        _last_parent = (context, parent)
+        _state.last_parent = (context, parent)
     return parent
 
 
@@ -388,7 +408,7 @@ def start_episode(env_id: str, split: str | None, seed: int | None, task_id: Any
     env's last one, is ended if it was left unfinished."""
     if previous is not None and previous.open:
         previous.abandon()
-    if _tracer is None:
+    if _state.tracer is None:
         return None
     return EpisodeTrace((env_id, task_id if type(task_id) in (str, int) else str(task_id), split,
                          None if seed is None else int(seed)))
@@ -412,7 +432,8 @@ def _running_call_context() -> Any:
         return None
     episode, number = call
     span_id = tool_call_span_id(episode.span_id, number)
-    return _otel.in_context(_otel.NonRecordingSpan(_otel.SpanContext(episode.trace_id, span_id, False, _otel.SAMPLED)),
+    otel = _state.otel
+    return otel.in_context(otel.NonRecordingSpan(otel.SpanContext(episode.trace_id, span_id, False, otel.SAMPLED)),
                             episode.context)
 
 
@@ -420,7 +441,7 @@ def _running_call_context() -> Any:
 def within_episode(env: Any) -> contextlib.AbstractContextManager[None]:
     """Make ``env``'s episode span current in a ``with`` block: the LLM calls an agent makes
     there become its children."""
-    if _tracer is None:
+    if _state.tracer is None:
         return _NOOP
     return within(getattr(episode_trace(env), "context", None))
 
@@ -428,25 +449,25 @@ def within_episode(env: Any) -> contextlib.AbstractContextManager[None]:
 def within(parent: Any) -> contextlib.AbstractContextManager[None]:
     """Make ``parent`` (an OpenTelemetry context, from :func:`conversation_parents`) current in
     a ``with`` block; None leaves the current context as it is."""
-    if _tracer is None or parent is None:
+    if _state.tracer is None or parent is None:
         return _NOOP
     return _attached(parent)
 
 
 @contextlib.contextmanager
 def _attached(parent: Any) -> Iterator[None]:
-    token = _otel.attach(parent)
+    token = _state.otel.attach(parent)
     try:
         yield
     finally:
-        _otel.detach(token)
+        _state.otel.detach(token)
 
 
 def conversations(envs: Sequence[Any]) -> contextlib.AbstractContextManager[None]:
     """Tell a batch policy, for a ``with`` block around its ``respond``, which episode each
     conversation belongs to (``envs``, in the conversations' order): its LLM spans, made in
     whatever thread answers, take the episodes' spans as parents (:func:`conversation_parents`)."""
-    if _tracer is None:
+    if _state.tracer is None:
         return _NOOP
     return _bound_parents(tuple(getattr(episode_trace(env), "context", None) for env in envs))
 
@@ -471,7 +492,7 @@ def chat_span(model: str | None, base_url: str | None, options: Mapping[str, Any
     """The span of one chat-completions call (retries included: its duration is the latency
     the caller saw), current in the ``with`` block; yields None while off. An exception leaving
     the block marks it failed; :func:`record_usage` adds what the server answered."""
-    if _tracer is None:
+    if _state.tracer is None:
         return _NOOP
     server = urlsplit(base_url or "")
     attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": model,
@@ -479,7 +500,7 @@ def chat_span(model: str | None, base_url: str | None, options: Mapping[str, Any
                   "llm.model_name": model}
     attributes.update({f"gen_ai.request.{key}": options[key] for key in ("temperature", "max_tokens", "top_p")
                        if key in options})
-    return _tracer.start_as_current_span(f"chat {model}", context=_running_call_context(), kind=_otel.CLIENT,
+    return _state.tracer.start_as_current_span(f"chat {model}", context=_running_call_context(), kind=_state.otel.CLIENT,
                                          attributes=_clean(attributes))
 
 
@@ -499,14 +520,14 @@ def record_generations(parents: Sequence[Any], model: str, start_ns: int, end_ns
                        usage: Sequence[tuple[int, int]], provider: str = "transformers") -> None:
     """One LLM span per conversation of a batched local generation (all share its start and end
     times, in ns since the epoch); ``usage``: ``(input tokens, output tokens)`` per conversation."""
-    if _tracer is None:
+    if _state.tracer is None:
         return
     attributes = _clean({"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider,
                          "gen_ai.request.model": model, "openinference.span.kind": "LLM", "llm.model_name": model,
                          "agentgym.llm.batch_size": len(usage)})
     for parent, (input_tokens, output_tokens) in zip(parents, usage, strict=True):
-        span = _tracer.start_span(f"chat {model}", context=parent if parent is not None else _running_call_context(),
-                                  kind=_otel.CLIENT, start_time=start_ns, attributes=attributes)
+        span = _state.tracer.start_span(f"chat {model}", context=parent if parent is not None else _running_call_context(),
+                                  kind=_state.otel.CLIENT, start_time=start_ns, attributes=attributes)
         record_usage(span, input_tokens, output_tokens)
         span.end(end_time=end_ns)
 
@@ -520,7 +541,7 @@ def record_chat(parent: Any, model: str | None, start_ns: int, end_ns: int | Non
     where the framework gives it, and ``error`` (the call failed) as its status. ``parent``: an
     OpenTelemetry context (an episode's, :func:`episode_context`; None: the current one);
     times in ns since the epoch (``end_ns`` None: now); ``provider`` None: ``openai``."""
-    if _tracer is None:
+    if _state.tracer is None:
         return
     server = urlsplit(base_url or "")
     options = options or {}
@@ -529,14 +550,14 @@ def record_chat(parent: Any, model: str | None, start_ns: int, end_ns: int | Non
                   "openinference.span.kind": "LLM", "llm.model_name": model}
     attributes.update({f"gen_ai.request.{key}": options[key] for key in ("temperature", "max_tokens", "top_p")
                        if options.get(key) is not None})
-    span = _tracer.start_span(f"chat {model}", context=parent, kind=_otel.CLIENT, start_time=start_ns,
+    span = _state.tracer.start_span(f"chat {model}", context=parent, kind=_state.otel.CLIENT, start_time=start_ns,
                               attributes=_clean(attributes))
     if input_tokens is not None and output_tokens is not None:
         record_usage(span, int(input_tokens), int(output_tokens), finish_reason)
     elif finish_reason:
         span.set_attribute("gen_ai.response.finish_reasons", (finish_reason,))
     if error is not None:
-        span.set_status(_otel.Status(_otel.StatusCode.ERROR, str(error)))
+        span.set_status(_state.otel.Status(_state.otel.StatusCode.ERROR, str(error)))
         if isinstance(error, BaseException):
             span.record_exception(error)
     span.end(end_time=end_ns or time.time_ns())
@@ -545,6 +566,6 @@ def record_chat(parent: Any, model: str | None, start_ns: int, end_ns: int | Non
 def episode_context(env: Any) -> Any:
     """The OpenTelemetry context of the episode ``env`` is playing (None: tracing is off or the
     episode is not traced): the parent to give :func:`record_chat`."""
-    if _tracer is None:
+    if _state.tracer is None:
         return None
     return getattr(episode_trace(env), "context", None)

@@ -127,6 +127,14 @@ def _buckets(text: str, dim: int) -> np.ndarray:
     return (_ids(text) * 2_654_435_761) % dim
 
 
+def clear_caches() -> None:
+    """Forget every segment tokenized so far (its ids, entity rows and hash buckets; the
+    tokenizer's own cache, :func:`~agentgym_envs.core.encode`, is apart), so that what runs next
+    pays for tokenizing its own texts."""
+    for cached in (_ids, _row_ids, _buckets):
+        cached.cache_clear()
+
+
 class BagOfTokensObservation(gym.ObservationWrapper):
     """Observation -> ``Box(float32, (dim,))``: ``log1p`` of hashed cl100k token counts over the
     task, the shown turns and the entity table (:func:`bag_counts`), plus one feature per entity
