@@ -5,7 +5,7 @@ Agents SDK function tools, Strands tools, Agno functions); calling one steps the
 its result text, and the tool call that ends the episode stops the framework's loop.
 :func:`run_agent` plays an episode with an agent factory; ``agentgym eval ENV --policy
 langchain|openai-agents|strands|agno|module:factory`` evaluates one. Each framework is an optional
-extra (``agentgym[langchain]``, ``[openai-agents]``, ``[strands]``, ``[agno]``), imported when used.
+extra (``agentgym-envs[langchain]``, ``[openai-agents]``, ``[strands]``, ``[agno]``), imported when used.
 """
 
 from .runner import FRAMEWORKS, AgentFactory, FrameworkPolicy, resolve_factory, run_agent

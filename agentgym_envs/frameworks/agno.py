@@ -1,5 +1,5 @@
 """Agno: the env's tools as Agno ``Function``s, and an Agno ``Agent`` played on the env. Needs
-``pip install "agentgym[agno]"``.
+``pip install "agentgym-envs[agno]"``.
 
 The built-in agent talks Chat Completions through Agno's ``OpenAILike`` model, which any
 OpenAI-compatible server speaks; Agno's telemetry is off for it.

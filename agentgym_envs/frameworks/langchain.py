@@ -1,6 +1,6 @@
 """LangChain / LangGraph: the env's tools as ``StructuredTool``s, and a LangChain agent
 (``create_agent``, or LangGraph's ``create_react_agent``: any compiled graph with a
-``messages`` state) played on the env. Needs ``pip install "agentgym[langchain]"``."""
+``messages`` state) played on the env. Needs ``pip install "agentgym-envs[langchain]"``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """OpenAI Agents SDK: the env's tools as function tools, and an ``Agent`` run by ``Runner``
-on the env. Needs ``pip install "agentgym[openai-agents]"``.
+on the env. Needs ``pip install "agentgym-envs[openai-agents]"``.
 
 The built-in agent talks Chat Completions (``OpenAIChatCompletionsModel``), which every
 OpenAI-compatible server speaks; the SDK's trace export is off for these runs.

@@ -42,7 +42,7 @@ def resolve_factory(spec: str) -> AgentFactory:
         module = framework_module(spec)
         missing = [name for name in module.REQUIRES if importlib.util.find_spec(name) is None]
         if missing:
-            raise ValueError(f"the {spec} agent needs {', '.join(missing)}: pip install \"agentgym[{spec}]\"")
+            raise ValueError(f"the {spec} agent needs {', '.join(missing)}: pip install \"agentgym-envs[{spec}]\"")
         return module.default_agent
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:

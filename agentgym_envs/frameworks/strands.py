@@ -1,5 +1,5 @@
 """Strands Agents: the env's tools as Strands tools (tool specs), and a Strands ``Agent``
-played on the env. Needs ``pip install "agentgym[strands]"``."""
+played on the env. Needs ``pip install "agentgym-envs[strands]"``."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ failure turned into one exception type that says what went wrong.
 
 Any agent or simulator that talks to a chat endpoint (vLLM, SGLang, ``transformers serve``,
 hosted APIs) goes through :class:`ChatClient`; it needs the ``openai`` package
-(``pip install "agentgym[llm]"``).
+(``pip install "agentgym-envs[llm]"``).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class ChatClient:
         try:
             import openai
         except ImportError as exc:  # pragma: no cover - the llm extra is part of the dev install
-            raise ImportError('the OpenAI-compatible client needs the openai package: pip install "agentgym[llm]"') from exc
+            raise ImportError('the OpenAI-compatible client needs the openai package: pip install "agentgym-envs[llm]"') from exc
         self.model = self.model or os.environ.get("OPENAI_MODEL")
         if not self.model:
             raise ValueError("no model name: pass model= (--model) or set OPENAI_MODEL")

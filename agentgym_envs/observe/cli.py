@@ -24,7 +24,7 @@ def add_tracing_arguments(parser: argparse.ArgumentParser) -> None:
     """``--otlp-endpoint`` and ``--otlp-protocol``."""
     parser.add_argument("--otlp-endpoint", metavar="URL",
                         help="export OpenTelemetry spans to this OTLP collector, e.g. http://127.0.0.1:6006/v1/traces "
-                             "(Phoenix); default: OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, else no tracing (needs agentgym[tracing])")
+                             "(Phoenix); default: OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, else no tracing (needs agentgym-envs[tracing])")
     parser.add_argument("--otlp-protocol", choices=tracing.PROTOCOLS,
                         help="default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf")
 

@@ -42,7 +42,7 @@ class TransformersAgent:
 
             from agentgym_envs.inference.engine import Sampling, make_engine
         except ImportError as exc:  # pragma: no cover - the llm extra is part of the dev install
-            raise ImportError('the local-model agent needs transformers: pip install "agentgym[llm]"') from exc
+            raise ImportError('the local-model agent needs transformers: pip install "agentgym-envs[llm]"') from exc
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)

@@ -1,6 +1,6 @@
 """RLlib on agentgym environments through the documented wrappers.
 
-Needs ``pip install 'agentgym[rllib]'``, which installs the gymnasium release RLlib pins.
+Needs ``pip install 'agentgym-envs[rllib]'``, which installs the gymnasium release RLlib pins.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ try:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
 except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ImportError("RLlib is missing: pip install 'agentgym[rllib]' (see docs/ray.md)") from exc
+    raise ImportError("RLlib is missing: pip install 'agentgym-envs[rllib]' (see docs/ray.md)") from exc
 
 
 def bag_of_tokens_env(config: dict[str, Any]) -> gym.Env:

@@ -9,7 +9,7 @@ from typing import Any
 try:
     import ray
 except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ImportError("scaling out needs Ray: pip install 'agentgym[ray]'") from exc
+    raise ImportError("scaling out needs Ray: pip install 'agentgym-envs[ray]'") from exc
 
 logger = logging.getLogger(__name__)
 START_TIMEOUT_S = 120.0  # Ray gives a local node's raylet a fixed 30 s to register, short on a loaded machine

@@ -1,4 +1,4 @@
-"""GEPA (``pip install "agentgym[apo]"``, https://github.com/gepa-ai/gepa) on an agentgym env: an
+"""GEPA (``pip install "agentgym-envs[apo]"``, https://github.com/gepa-ai/gepa) on an agentgym env: an
 adapter that plays a candidate system prompt with the agent on train-split tasks (a task is its
 reset seed) and turns the episodes into GEPA's reflective dataset, and :func:`optimize`, one GEPA
 run with the same agent, optimiser model, validation slice and episode budget as APO

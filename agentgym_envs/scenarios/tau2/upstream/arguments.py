@@ -13,7 +13,7 @@
   upstream's code builds a pydantic model from them (flights, passengers and payments,
   a new reservation, an address, a certificate), with pydantic's own error text.
 
-The upstream mode needs ``pydantic`` (``pip install agentgym[llm]``).
+The upstream mode needs ``pydantic`` (``pip install agentgym-envs[llm]``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def check_tool_arguments(mode: str) -> str:
         try:
             import pydantic  # noqa: F401
         except ImportError:
-            raise ImportError("tool_arguments='upstream' needs pydantic: pip install 'agentgym[llm]'") from None
+            raise ImportError("tool_arguments='upstream' needs pydantic: pip install 'agentgym-envs[llm]'") from None
     return mode
 
 
