@@ -13,7 +13,7 @@ import gymnasium as gym
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .levels import FAMILIES, base_env_id, family, level_of
+from .levels import FAMILIES, family
 from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
 from .observe.store import RunRecorder
 from .policies import (
@@ -25,6 +25,7 @@ from .policies import (
     evaluate,
     is_model_policy,
 )
+from .scenarios import tau2_cli
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 
 TRAIN_DESCRIPTION = """Train an agent. Every algorithm goes through the same run lifecycle:
@@ -148,19 +149,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if llm and action_mode != "text":
         raise ValueError("a language model plays in text mode: drop --action-mode structured")
     make_kwargs = {"action_mode": action_mode, **({"max_turns": args.max_turns} if args.max_turns else {})}
-    domain = TAU2_DOMAINS.get(base_env_id(env_id))
+    domain = tau2_cli.domain_of(env_id)
     task_ids = None
     if domain is not None:
-        make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm) or domain == "telecom"))
+        make_kwargs.update(tau2_cli.make_kwargs(args, llm=bool(llm) or domain == "telecom"))
         if make_kwargs["source"] == "real":  # upstream's protocol: every task of the split, --trials times
-            from agentgym_envs.scenarios.tau2 import get_domain
-            from agentgym_envs.scenarios.tau2.scenario import tasks_within
-
-            level = level_of(env_id)
-            chosen = level.kwargs if level else {}
-            tasks = tasks_within(get_domain(domain).load_tasks(args.split, args.data_dir),
-                                 chosen.get("max_actions"), chosen.get("kinds"))
-            task_ids = [task.id for task in tasks][: args.episodes]
+            task_ids = tau2_cli.real_task_ids(env_id, domain, args.split, args.data_dir, args.episodes)
     on_ray = args.num_workers is not None or args.ray_address is not None
     if on_ray and not llm and (args.trials != 1 or args.output or task_ids is not None):
         raise ValueError("--num-workers / --ray-address fan out reference policies' seeded episodes, one trial each, "
@@ -194,7 +188,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if task_ids is not None:
         print(f"\n{env_id}, split={args.split}, its {len(task_ids)} real tasks x {args.trials} trials")
         if llm:
-            write_tau2_leaderboard(args, domain, rows[0], len(task_ids))
+            path = args.leaderboard or default_results_path("tau2", args.policy[0], args.model, args.split,
+                                                            args.seed).replace(".jsonl", ".json")
+            tau2_cli.write_leaderboard(args, path, domain, rows[0], len(task_ids))
     else:
         print(f"\n{env_id}, split={args.split}, {args.episodes} tasks x {args.trials} trials, seeds {args.seed}..{args.seed + args.episodes - 1}")
     extra = [column for column in rows[0] if column.startswith(("pass^", "pass@", "llm_")) or column == "errors"]
@@ -203,40 +199,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"\nsuccess criteria, {row['policy']}:\n{criteria_report(row, criteria)}")
     return 0
-
-
-TAU2_DOMAINS = {"AgentGym/Tau2Retail-v0": "retail", "AgentGym/Tau2Airline-v0": "airline", "AgentGym/Tau2Telecom-v0": "telecom"}
-
-
-def tau2_make_kwargs(args: argparse.Namespace, llm: bool) -> dict[str, object]:
-    """The tau2 environment options of ``agentgym eval`` (the real tasks by default for a
-    language model, and for telecom, which has no generated tasks; API keys come from the environment, so that no key is written to a file)."""
-    kwargs: dict[str, object] = {"source": args.source or ("real" if llm else "generated"),
-                                 "tool_arguments": args.tool_arguments, "user": args.user}
-    if args.data_dir:
-        kwargs["data_dir"] = args.data_dir
-    if args.user == "llm":
-        kwargs.update(user_model=args.user_model, user_base_url=args.user_base_url, user_temperature=args.user_temperature)
-    if args.nl_judge_model:
-        kwargs.update(nl_judge_model=args.nl_judge_model, nl_judge_base_url=args.nl_judge_base_url)
-    if args.llm_max_tokens and (args.user == "llm" or args.nl_judge_model):
-        kwargs["llm_max_tokens"] = args.llm_max_tokens
-    return kwargs
-
-
-def write_tau2_leaderboard(args: argparse.Namespace, domain: str, row: dict[str, float], tasks: int) -> None:
-    """Add this domain's pass^1..k to the run's leaderboard-style results file."""
-    from agentgym_envs.scenarios.tau2.leaderboard import domain_results, write_leaderboard
-
-    path = args.leaderboard or default_results_path("tau2", args.policy[0], args.model, args.split, args.seed).replace(".jsonl", ".json")
-    user = f"{args.user_model or 'OPENAI_MODEL'} (LLM)" if args.user == "llm" else "agentgym rule-based user (offline)"
-    judge = args.nl_judge_model or "none: NL assertions not evaluated (the reward is an upper bound)"
-    methodology = {"user_simulator": user, "nl_assertion_judge": judge, "split": args.split,
-                   "tool_arguments": args.tool_arguments, "environment": "agentgym",
-                   "notes": f"agentgym eval --trials {args.trials}; an episode ended by an error counts as a failure"}
-    write_leaderboard(path, domain, domain_results(row, args.trials, tasks), model_name=args.model or "default",
-                      methodology=methodology)
-    print(f"leaderboard results ({domain}): {path}")
 
 
 def ray_workers(args: argparse.Namespace) -> int:
@@ -326,7 +288,7 @@ def policy_name(name: str) -> str:
 
 def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--num-workers", type=int, default=None, metavar="N",
-                        help=f"{what}; default with --ray-address: one per CPU of the Ray cluster (needs agentgym[ray])")
+                        help=f"{what}; default with --ray-address: one per CPU of the Ray cluster (needs agentgym-envs[ray])")
     parser.add_argument("--ray-address", default=None, metavar="ADDR",
                         help="the Ray to use: 'auto' joins this machine's cluster, ray://host:port a remote one "
                              "(default: a local Ray started on demand)")
@@ -334,9 +296,9 @@ def add_ray_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from trainers.lifecycle import ALGORITHMS  # no torch at import
-    from trainers.run import DEFAULT_TOTAL_STEPS
     from trainers.llm.recipe.build import add_arguments as add_llm_build_arguments
     from trainers.llm.recipe.corrections import add_arguments as add_llm_corrections_arguments
+    from trainers.run import DEFAULT_TOTAL_STEPS
 
     parser = argparse.ArgumentParser(prog="agentgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"agentgym {__version__}")
@@ -400,24 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=256, help="tokens a model may write per turn")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per request before a retry")
     p.add_argument("--max-retries", type=int, default=3, help="retries of a failed request, with exponential back-off")
-    tau2 = p.add_argument_group("tau2 (tau2_retail, tau2_airline, tau2_telecom)")
-    tau2.add_argument("--source", choices=["generated", "real"],
-                      help="real: every task of --split (at most --episodes), --trials times, as upstream evaluates "
-                      "(default for language models); generated: seeded tasks (default otherwise)")
-    tau2.add_argument("--data-dir", help="the tau2 data folder (default: TAU2_DATA_DIR)")
-    tau2.add_argument("--user", choices=["rule", "llm"], default="rule", help="the customer: the seeded rule-based user, "
-                      "or a chat model (--user-model on --user-base-url; key: OPENAI_API_KEY)")
-    tau2.add_argument("--user-model")
-    tau2.add_argument("--user-base-url")
-    tau2.add_argument("--user-temperature", type=float, default=0.0)
-    tau2.add_argument("--llm-max-tokens", type=int, help="tokens the LLM user and the NL judge may write per reply "
-                      "(default: the server's)")
-    tau2.add_argument("--nl-judge-model", help="a chat model that judges the NL assertions (on --nl-judge-base-url)")
-    tau2.add_argument("--nl-judge-base-url")
-    tau2.add_argument("--tool-arguments", choices=["strict", "upstream"], default="strict",
-                      help="upstream: tool arguments handled as upstream's Python tools handle them")
-    tau2.add_argument("--leaderboard", help="the leaderboard-style results file, per domain and k "
-                      "(default: evals/tau2__<policy>__<model>__<split>__seed<N>.json)")
+    tau2_cli.add_arguments(p)
     add_ray_arguments(p, "play the episodes on N Ray workers: a reference policy with a fresh agent seeded by "
                       "each episode; a language model with one agent and --concurrency envs per worker")
     add_tracing_arguments(p)
