@@ -51,7 +51,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
-from agentgym_envs.wrappers import PAD_ID, BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
+from agentgym_envs.wrappers import PAD_ID, TokenIdsObservation
 
 from .run import (
     EPISODE_METRICS,
@@ -64,6 +64,7 @@ from .run import (
     write_json_atomic,
 )
 from .run import make_env as make_base_env
+from .torch_policy import policy_env
 
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 PROGRESS_FILE = "progress.json"
@@ -251,23 +252,11 @@ class TokenFeaturesExtractor(BaseFeaturesExtractor):
 # ------------------------------------------------------------------- environments
 def baseline_env(make_base: Callable[[], gym.Env], config: SB3Config, flat_actions: bool) -> gym.Env:
     """The env a baseline acts in: the base env from ``make_base`` (made with the features
-    observation where ``config`` asks for it: :func:`~trainers.run.features_kwargs`),
-    ``FlatDiscreteAction`` for DQN and for the features observation, then a ``Text``
-    observation as ``config.observation`` says (a vector observation as it is)."""
-    env = make_base()
-    tool_use = hasattr(env.unwrapped, "call_masks")
-    if tool_use and (flat_actions or config.observation == "features"):
-        env = FlatDiscreteAction(env, config.action_layout, config.action_capacity)
-    if not isinstance(env.observation_space, spaces.Text):
-        return env
-    if config.observation == "features":
-        raise ValueError("observation='features' needs the env made with its features observation: pass "
-                         "env_options(env_id, env_kwargs, config) to gym.make (the run's env_factory(extra_kwargs=...))")
-    if config.observation == "tokens":
-        return TokenIdsObservation(env, config.context_len, config.entity_len)
-    if config.observation == "bag":
-        return BagOfTokensObservation(env, config.bag_dim)
-    raise ValueError(f"observation must be 'features', 'tokens' or 'bag', got {config.observation!r}")
+    observation where ``config`` asks for it: :func:`env_options`) as
+    :func:`~trainers.torch_policy.policy_env` builds it with ``config``'s observation and action
+    settings (``flat_actions``: through ``FlatDiscreteAction`` whatever the observation, DQN)."""
+    return policy_env(make_base(), config.observation, config.context_len, config.entity_len, flat_actions=flat_actions,
+                      action_layout=config.action_layout, action_capacity=config.action_capacity, bag_dim=config.bag_dim)
 
 
 def env_options(env_id: str, env_kwargs: dict[str, Any], config: SB3Config) -> dict[str, Any]:

@@ -76,28 +76,39 @@ def has_attr(env: gym.Env, name: str) -> bool:
     return True
 
 
+def policy_env(env: gym.Env, observation: str, context_len: int, entity_len: int, *, flat_actions: bool = False,
+               action_layout: str = FEATURES_ACTIONS["layout"], action_capacity: int | None = None,
+               bag_dim: int = 1024) -> gym.Env:
+    """``env`` as a policy reads it, for every trainer (ours and the SB3 baselines): a tool-use
+    env acts through :class:`FlatDiscreteAction` (``action_layout``, ``action_capacity`` calls a
+    tool, the scenario's by default) for the features observation and where ``flat_actions``
+    asks (DQN); a ``Text`` observation becomes token ids (``observation="tokens"``, the
+    ``context_len`` / ``entity_len`` layout) or hashed token counts (``"bag"``, ``bag_dim``
+    buckets); a vector observation stays as it is. The features observation is the env's own:
+    make the env with :func:`~trainers.run.features_kwargs`."""
+    if hasattr(env.unwrapped, "call_masks") and (flat_actions or observation == "features"):
+        env = FlatDiscreteAction(env, action_layout, action_capacity)
+    if not isinstance(env.observation_space, gym.spaces.Text):
+        return env
+    if observation == "tokens":
+        return TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
+    if observation == "bag":
+        return BagOfTokensObservation(env, bag_dim)
+    if observation == "features":
+        raise ValueError("observation='features' needs the env made with its features observation: pass "
+                         "features_kwargs(env_id, env_kwargs, mask_repeats) to gym.make (a run's env_factory(extra_kwargs=...))")
+    raise ValueError(f"observation must be 'features', 'tokens' or 'bag', got {observation!r}")
+
+
 def network_env(make_base: Callable[[], gym.Env], context_len: int, entity_len: int, observation: str = "tokens",
                 info_keys: tuple[str, ...] = TRAINER_INFO_KEYS, action_capacity: int | None = None) -> gym.Env:
-    """The env ``make_base`` builds, as the networks read it, with trainer-sized ``info`` (the
-    ``info_keys`` present): a ``Text`` observation as token ids (``observation="tokens"``, the
-    ``context_len`` / ``entity_len`` layout) or as hashed token counts (``"bag"``, for the MLP,
-    which reads no masks: its ``info`` leaves them out, so that vector envs need not stack them
-    every step; ``"features"``: the env's features observation, acting through
-    :class:`FlatDiscreteAction` with ``action_capacity`` calls a tool, the scenario's by default)."""
+    """The env ``make_base`` builds, as the networks read it (:func:`policy_env`), with
+    trainer-sized ``info`` (the ``info_keys`` present; the MLP on hashed token counts reads no
+    masks: its ``info`` leaves them out, so that vector envs need not stack them every step)."""
     if action_capacity is not None and observation != "features":
         raise ValueError(f"action_capacity sizes the features' flat actions; observation is {observation!r}")
-    env = make_base()
-    keys = info_keys
-    if observation == "features" and hasattr(env.unwrapped, "call_masks"):
-        env = FlatDiscreteAction(env, **FEATURES_ACTIONS, capacity=action_capacity)
-    elif isinstance(env.observation_space, gym.spaces.Text):
-        if observation == "tokens":
-            env = TokenIdsObservation(env, context_len=context_len, entity_len=entity_len)
-        elif observation == "bag":
-            env = BagOfTokensObservation(env)
-            keys = tuple(k for k in info_keys if k not in MASK_KEYS)
-        else:
-            raise ValueError(f"observation must be 'features', 'tokens' or 'bag', got {observation!r}")
+    env = policy_env(make_base(), observation, context_len, entity_len, action_capacity=action_capacity)
+    keys = tuple(k for k in info_keys if k not in MASK_KEYS) if isinstance(env, BagOfTokensObservation) else info_keys
     return TrainerInfo(env, keys)
 
 
