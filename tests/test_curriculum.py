@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -57,3 +58,44 @@ def test_bad_settings_are_clear_errors():
         Curriculum([])
     with pytest.raises(ValueError, match="threshold must be in"):
         Curriculum([make_support], threshold=0.0)
+
+
+class OneStep(gym.Env):
+    """A one-step env whose episode succeeds when the action is 1: the curriculum's input, exactly."""
+
+    observation_space = gym.spaces.Discrete(1)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action: int):
+        return 0, float(action), True, False, {"metrics": {"success": float(action)}}
+
+
+def levels_after(outcomes: list[int], threshold: float, window: int) -> tuple[list[float], int]:
+    """The level each episode of ``outcomes`` (1: success) was played on, and the level the next reset starts."""
+    env = Curriculum([OneStep, OneStep], threshold=threshold, window=window)
+    played = []
+    for outcome in outcomes:
+        env.reset()
+        played.append(env.step(outcome)[4]["metrics"][LEVEL_KEY])
+    env.reset()
+    return played, env.level
+
+
+@pytest.mark.parametrize("threshold, window, needed", [(0.75, 4, 3), (0.5, 4, 2), (1.0, 3, 3), (0.6, 5, 3)])
+def test_one_success_short_of_the_threshold_stays_and_reaching_it_moves_up(threshold, window, needed):
+    short = [1] * (needed - 1) + [0] * (window - needed + 1)
+    assert levels_after(short, threshold, window) == ([0.0] * window, 0)
+    reached = [0] * (window - needed) + [1] * needed
+    assert levels_after(reached, threshold, window) == ([0.0] * window, 1)
+
+
+def test_the_rate_is_taken_over_the_latest_window_of_episodes():
+    # 3 of the latest 4 succeed only after the fifth episode: the first success has left the window by then
+    played, level = levels_after([1, 0, 0, 1, 1], threshold=0.75, window=4)
+    assert played == [0.0] * 5 and level == 0
+    played, level = levels_after([1, 0, 0, 1, 1, 1], threshold=0.75, window=4)
+    assert played == [0.0] * 6 and level == 1

@@ -84,3 +84,22 @@ def test_default_and_outcome_rewards_are_unchanged_and_unknown_modes_refused():
     assert RewardConfig(mode="outcome").potential_reward(0.0, 1.0) == 0.0
     with pytest.raises(ValueError, match="potential"):
         RewardConfig(mode="dense")
+
+
+@pytest.mark.parametrize("gamma, shaping", [(0.9, 1.0), (0.5, 2.0)])
+def test_discounted_shaped_return_is_the_unshaped_one_plus_the_potentials_difference(gamma, shaping):
+    """Ng et al.'s identity at gamma < 1, where a term written ``after - gamma * before`` breaks it:
+    the shaped return discounted by gamma equals the unshaped one plus
+    ``shaping * (gamma**T * Phi(s_T) - Phi(s_0))``, with ``Phi(s_T) = 0`` once the episode ends."""
+    config = RewardConfig(mode="potential", gamma=gamma, shaping=shaping)
+    potential = gym.make(CS, reward_config=config)
+    outcome = gym.make(CS, reward_config={"mode": "outcome"})
+    for seed in range(3):
+        potential.reset(seed=seed)
+        start = potential.unwrapped.episode.progress()
+        shaped, _ = expert_episode(potential, seed)
+        plain, _ = expert_episode(outcome, seed)
+        assert len(shaped) == len(plain) >= 2 and any(r > 0 for r in shaped[:-1])  # progress paid along the way
+        discounted = lambda rewards: sum(gamma**t * r for t, r in enumerate(rewards))  # noqa: E731
+        end = 0.0  # Phi(s_T): the env's potential once the episode has ended
+        assert discounted(shaped) == pytest.approx(discounted(plain) + shaping * (gamma ** len(shaped) * end - start))
