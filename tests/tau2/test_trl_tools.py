@@ -3,7 +3,7 @@ tool's own schema (names, types, descriptions, required arguments) as TRL reads 
 
 One known loss: transformers' ``get_json_schema`` (how TRL reads a tool method) cannot express
 the fields of objects inside an array, so airline's ``flights``, ``passengers`` and
-``payment_methods`` reach the model as arrays of plain objects (docs/llm.md says so)."""
+``payment_methods`` reach the model as arrays of plain objects (docs/algorithms/trl.md says so)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ token (``clip_coef`` below 1, ``clip_coef_high`` above: DAPO's clip-higher), plu
 (summed and divided by episodes x ``max_new_tokens``, Dr. GRPO). Groups whose episodes all
 return the same carry no advantage and are left out of the update; with ``dynamic_sampling``
 new tasks are drawn in their place (up to ``max_sampling_rounds`` rounds of play per update).
-Their env steps count either way. ``docs/grpo.md`` gives the defaults and their sources.
+Their env steps count either way. ``docs/algorithms/llm_grpo.md`` gives the defaults and their sources.
 
 Options: LoRA adapters (``lora_rank``), gradient accumulation (``micro_batch`` episodes per
 forward pass), bf16 autocast on CUDA, a checkpoint every ``checkpoint_every`` updates and an
