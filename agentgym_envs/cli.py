@@ -273,7 +273,7 @@ def cmd_llm_corrections(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .serve.cli import run_from_args
+    from .external_trainers.openenv.cli import run_from_args
 
     return run_from_args(args)
 
@@ -377,7 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "the states after its slips is written as SFT data (DAgger; needs the llm extra)")
     add_llm_corrections_arguments(p)
     p.set_defaults(func=cmd_llm_corrections)
-    from .serve.cli import add_arguments as add_serve_arguments  # argparse only; openenv is imported by `serve`
+    from .external_trainers.openenv.cli import (
+        add_arguments as add_serve_arguments,  # argparse only; openenv is imported by `serve`
+    )
 
     p = sub.add_parser("serve", help="serve an environment over OpenEnv (HTTP and WebSocket; needs the serve extra)")
     add_serve_arguments(p)

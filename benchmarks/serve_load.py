@@ -1,6 +1,6 @@
 """Load on a served env: ``--sessions`` concurrent sessions each play ``--episodes`` Math-v0
 episodes of the scripted expert over OpenEnv's WebSocket path (``/ws``), against a server in
-its own process (``python -m agentgym_envs.serve``).
+its own process (``python -m agentgym_envs.external_trainers.openenv``).
 
 The expert's replies are computed in process first (session k plays train seeds
 k * episodes .. k * episodes + episodes - 1); the same replies are then sent over the wire,
@@ -38,8 +38,8 @@ from typing import Any
 import gymnasium as gym
 
 import agentgym_envs  # noqa: E402,F401
+from agentgym_envs.external_trainers.openenv.client import action_payload, ws_url
 from agentgym_envs.policies.agents import expert_action
-from agentgym_envs.serve.client import action_payload, ws_url
 
 ENV_ID = "AgentGym/Math-v0"
 
@@ -159,7 +159,7 @@ def memory_per_session(base: str, pid: int, sessions: int) -> float:
 def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) -> dict[str, Any]:
     """One load run against a fresh server (``mode``: its extra options): steps/s, round trips,
     mismatched returns and memory per session."""
-    from agentgym_envs.serve.local import ServerProcess, free_port
+    from agentgym_envs.external_trainers.openenv.local import ServerProcess, free_port
 
     options = ["--max-sessions", str(len(plans)), "--idle-timeout", "60", *mode]
     server = ServerProcess("math", free_port(), *options).start()
@@ -225,7 +225,7 @@ def main() -> int:
         "",
         f"`{command.strip()}` on {platform.machine()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, shared with other jobs while it ran (figures are noisy; the server, the "
-        "clients and those jobs compete for the same cores). Server: `python -m agentgym_envs.serve math` in its "
+        "clients and those jobs compete for the same cores). Server: `python -m agentgym_envs.external_trainers.openenv math` in its "
         f"own process, once per column; the sessions play over `/ws` from {args.clients} client process(es) "
         f"(asyncio, websockets) on the same machine; each session plays {args.episodes} episodes of the scripted "
         "expert's replies, computed in process beforehand, and every episode's return is checked against its "

@@ -5,7 +5,7 @@ summary of mean metrics and pass^k.
 One path plays every evaluation, through the runner :func:`runner_for` picks
 (:mod:`agentgym_envs.core.runners`): stepping the envs here (agent callables, batch LLM policies,
 the reference policies with a fresh agent seeded by each episode), one thread per env (agents built
-in agent frameworks, :mod:`agentgym_envs.frameworks`, which drive their own episodes), or, with
+in agent frameworks, :mod:`agentgym_envs.agent_frameworks`, which drive their own episodes), or, with
 ``num_workers``, Ray workers (:class:`agentgym_envs.scale.RayRunner`), each building its own
 policy from a picklable spec (:class:`ModelSpec`, :class:`ReferenceSpec`). Every runner hands
 each finished episode, one :class:`~agentgym_envs.observe.store.EpisodeRow`, to
@@ -23,8 +23,8 @@ from typing import Any
 import gymnasium as gym
 from tqdm import tqdm
 
-from agentgym_envs.frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
-from agentgym_envs.frameworks.session import Endpoint
+from agentgym_envs.agent_frameworks.runner import FRAMEWORKS, FrameworkPolicy, resolve_factory
+from agentgym_envs.agent_frameworks.session import Endpoint
 
 from ..core.agent import Agent, BatchPolicy
 from ..core.runners import (
@@ -159,7 +159,7 @@ def episode_records(
     env. ``policy`` is ``"expert"``, ``"random"`` (or its :class:`ReferenceSpec`: a fresh agent
     per episode, seeded by the episode), an agent callable (one env), or a batch policy with
     ``respond`` (the LLM agents), which answers the ``concurrency`` envs together, or a
-    :class:`~agentgym_envs.frameworks.FrameworkPolicy`, whose agents play ``concurrency`` episodes
+    :class:`~agentgym_envs.agent_frameworks.FrameworkPolicy`, whose agents play ``concurrency`` episodes
     at once, one per thread, or a :class:`ModelSpec` (its agent is built here, and closed at the end). A batch
     policy's failed turn ends its episode as a recorded failure with the error.
     ``output`` names a JSONL file that receives each episode as it finishes; ``resume``

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_envs.integrations.data import main, skyrl_rows, verl_rows
-from agentgym_envs.integrations.episode import TextEpisode
+from agentgym_envs.external_trainers.data import main, skyrl_rows, verl_rows
+from agentgym_envs.external_trainers.episode import TextEpisode
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -40,7 +40,7 @@ def test_env_kwargs_travel_with_the_rows(tmp_path: Path) -> None:
 
 
 def test_rows_command_runs_as_a_module(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "agentgym_envs.integrations.data", "--framework", "skyrl",
+    done = subprocess.run([sys.executable, "-m", "agentgym_envs.external_trainers.data", "--framework", "skyrl",
                            "--env", "coding", "--split", "train", "--tasks", "2", "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=300)
     assert done.returncode == 0, done.stderr

@@ -16,9 +16,9 @@ pytest.importorskip("skyrl_gym")
 import skyrl_gym  # noqa: E402
 
 from agentgym_envs import ENVIRONMENTS  # noqa: E402
-from agentgym_envs.integrations.data import skyrl_rows  # noqa: E402
-from agentgym_envs.integrations.episode import chat_message, play_in_process  # noqa: E402
-from agentgym_envs.integrations.skyrl_env import AgentGymTextEnv, register_envs  # noqa: E402
+from agentgym_envs.external_trainers.data import skyrl_rows  # noqa: E402
+from agentgym_envs.external_trainers.episode import chat_message, play_in_process  # noqa: E402
+from agentgym_envs.external_trainers.skyrl_env import AgentGymTextEnv, register_envs  # noqa: E402
 
 ENV_NAMES = [entry.name for entry in ENVIRONMENTS]
 SEEDS = range(8)

@@ -10,10 +10,10 @@ import pickle
 
 import pytest
 
+from agentgym_envs.agent_frameworks import EnvSession
 from agentgym_envs.cli import main
 from agentgym_envs.core.agent import expert_action, tool_env
 from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard, agent_seed
-from agentgym_envs.frameworks import EnvSession
 from agentgym_envs.observe import store as store_module
 from agentgym_envs.observe.store import RunRecorder, RunStore
 from agentgym_envs.policies import ReferenceSpec, episode_records

@@ -1,4 +1,4 @@
-"""Servers for the serving tests (agentgym_envs.serve.local): the real app under uvicorn on
+"""Servers for the serving tests (agentgym_envs.external_trainers.openenv.local): the real app under uvicorn on
 127.0.0.1 and a free port, in a thread of the test process or as a child process (for the tests
 that kill it). Every server is stopped by the test or module that started it."""
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from agentgym_envs.serve.cli import skip_web_interface  # noqa: E402
+from agentgym_envs.external_trainers.openenv.cli import skip_web_interface  # noqa: E402
 
 skip_web_interface()  # OpenEnv's gradio web interface is not served: seconds of import saved
 pytest.importorskip("openenv", reason="the serve extra (openenv) is not installed")
 
-from agentgym_envs.serve.local import ServerProcess, free_port, thread_server  # noqa: E402
+from agentgym_envs.external_trainers.openenv.local import ServerProcess, free_port, thread_server  # noqa: E402
 
 
 @pytest.fixture

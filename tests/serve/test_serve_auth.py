@@ -12,11 +12,11 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from agentgym_envs.serve.auth import TOKEN_ENV, InsecureBind, check_bind, is_loopback
-from agentgym_envs.serve.client import RemoteEnv, Unauthorized, tool_schemas, ws_url
-from agentgym_envs.serve.local import ROOT, free_port, http, thread_server
-from agentgym_envs.serve.models import AgentGymAction
-from agentgym_envs.serve.openenv_client import AgentGymEnvClient
+from agentgym_envs.external_trainers.openenv.auth import TOKEN_ENV, InsecureBind, check_bind, is_loopback
+from agentgym_envs.external_trainers.openenv.client import RemoteEnv, Unauthorized, tool_schemas, ws_url
+from agentgym_envs.external_trainers.openenv.local import ROOT, free_port, http, thread_server
+from agentgym_envs.external_trainers.openenv.models import AgentGymAction
+from agentgym_envs.external_trainers.openenv.openenv_client import AgentGymEnvClient
 
 TOKEN = "a-long-random-token"
 GOOD = {"Authorization": f"Bearer {TOKEN}"}
@@ -120,7 +120,7 @@ def test_a_non_loopback_bind_needs_a_token_or_insecure():
 
 def test_the_command_line_refuses_a_non_loopback_bind_without_a_token():
     environment = {k: v for k, v in os.environ.items() if k != TOKEN_ENV} | {"PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "agentgym_envs.serve", "math", "--host", "0.0.0.0", "--port", str(free_port())]
+    command = [sys.executable, "-m", "agentgym_envs.external_trainers.openenv", "math", "--host", "0.0.0.0", "--port", str(free_port())]
     done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "without a token" in done.stderr and "--insecure" in done.stderr
 

@@ -8,8 +8,8 @@ import argparse
 import pytest
 
 from agentgym_envs.cli import build_parser
-from agentgym_envs.serve.cli import parse_env_arg
-from agentgym_envs.serve.sessions import default_inline
+from agentgym_envs.external_trainers.openenv.cli import parse_env_arg
+from agentgym_envs.external_trainers.openenv.sessions import default_inline
 
 
 def serve_args(*options: str) -> argparse.Namespace:

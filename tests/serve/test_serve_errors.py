@@ -11,9 +11,15 @@ from urllib.parse import urlsplit
 import pytest
 from websockets.sync.client import connect
 
-from agentgym_envs.serve.app import build_app
-from agentgym_envs.serve.client import CapacityReached, RemoteEnv, RemoteEnvError, ws_url
-from agentgym_envs.serve.local import active_sessions, http, serve_in_thread, thread_server, wait_until
+from agentgym_envs.external_trainers.openenv.app import build_app
+from agentgym_envs.external_trainers.openenv.client import CapacityReached, RemoteEnv, RemoteEnvError, ws_url
+from agentgym_envs.external_trainers.openenv.local import (
+    active_sessions,
+    http,
+    serve_in_thread,
+    thread_server,
+    wait_until,
+)
 
 SUBMIT = '{"name": "submit_answer", "arguments": {"value": 1}}'
 

@@ -15,13 +15,13 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs
-from agentgym_envs.serve.client import RemoteEnv, RemoteEnvError
-from agentgym_envs.serve.local import ROOT, active_sessions, free_port, thread_server, wait_until
+from agentgym_envs.external_trainers.openenv.client import RemoteEnv, RemoteEnvError
+from agentgym_envs.external_trainers.openenv.local import ROOT, active_sessions, free_port, thread_server, wait_until
 
 SUBMIT = '{"name": "submit_answer", "arguments": {"value": 1}}'
 CLIENT = textwrap.dedent("""
     import sys, time
-    from agentgym_envs.serve.client import RemoteEnv
+    from agentgym_envs.external_trainers.openenv.client import RemoteEnv
     env = RemoteEnv(sys.argv[1])
     env.reset(seed=0)
     env.step('{"name": "sum_1_to_n", "arguments": {"n": 3}}')

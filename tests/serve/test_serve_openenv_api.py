@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import agentgym_envs.serve
+import agentgym_envs.external_trainers.openenv
 
-SERVE = Path(agentgym_envs.serve.__file__).parent
+SERVE = Path(agentgym_envs.external_trainers.openenv.__file__).parent
 
 
 def openenv_imports() -> list[tuple[str, str, str]]:
@@ -45,9 +45,9 @@ def test_no_private_member_of_an_openenv_object_is_touched():
 def test_the_wire_payload_is_what_openenvs_serialization_makes_of_the_observation():
     from openenv.core.env_server.serialization import serialize_observation
 
+    from agentgym_envs.external_trainers.openenv.models import AgentGymAction
+    from agentgym_envs.external_trainers.openenv.sessions import AgentGymEnvironment, ServeConfig
     from agentgym_envs.policies.agents import expert_action
-    from agentgym_envs.serve.models import AgentGymAction
-    from agentgym_envs.serve.sessions import AgentGymEnvironment, ServeConfig
 
     config = ServeConfig("AgentGym/CustomerSupport-v0", inline=True)
     typed, wire = AgentGymEnvironment(config), AgentGymEnvironment(config)

@@ -12,12 +12,12 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the ids)
+from agentgym_envs.external_trainers.openenv.client import RemoteEnv
+from agentgym_envs.external_trainers.openenv.local import thread_server
+from agentgym_envs.external_trainers.openenv.models import AgentGymAction
+from agentgym_envs.external_trainers.openenv.openenv_client import AgentGymEnvClient
+from agentgym_envs.external_trainers.openenv.sessions import jsonable
 from agentgym_envs.policies.agents import expert_action
-from agentgym_envs.serve.client import RemoteEnv
-from agentgym_envs.serve.local import thread_server
-from agentgym_envs.serve.models import AgentGymAction
-from agentgym_envs.serve.openenv_client import AgentGymEnvClient
-from agentgym_envs.serve.sessions import jsonable
 
 SEEDS = range(8)
 TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "tau2")
@@ -133,7 +133,7 @@ def wrap_reply(reply: str, action_schema: dict) -> dict:
 def test_openenvs_generic_client_with_replies_wrapped_by_the_schema_gets_the_in_process_return(math_server):
     from openenv import GenericEnvClient
 
-    from agentgym_envs.serve.local import http
+    from agentgym_envs.external_trainers.openenv.local import http
 
     schema = http(math_server, "/schema")[1]["action"]
     local = gym.make("AgentGym/Math-v1", action_mode="text")

@@ -29,7 +29,7 @@ def play(environments, seed: int) -> tuple[list[float], list[list[str]], list[di
 
 
 def test_the_same_completions_get_the_same_returns_served_as_in_process():
-    from agentgym_envs.serve.local import thread_server
+    from agentgym_envs.external_trainers.openenv.local import thread_server
 
     local = environment_class("math")
     with thread_server("math", max_sessions=len(CALLS)) as base:
@@ -50,9 +50,9 @@ def test_the_dataset_from_the_server_is_the_dataset_in_process(math_server):
 
 
 def test_a_served_env_behind_a_token_is_played_with_the_token(monkeypatch):
-    from agentgym_envs.serve.auth import TOKEN_ENV
-    from agentgym_envs.serve.client import Unauthorized
-    from agentgym_envs.serve.local import thread_server
+    from agentgym_envs.external_trainers.openenv.auth import TOKEN_ENV
+    from agentgym_envs.external_trainers.openenv.client import Unauthorized
+    from agentgym_envs.external_trainers.openenv.local import thread_server
 
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     with thread_server("math", max_sessions=2, token="trl-token") as base:
@@ -74,7 +74,7 @@ def test_grpo_trainer_trains_against_the_served_env(micro_model, tmp_path, monke
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from agentgym_envs.serve.local import thread_server
+    from agentgym_envs.external_trainers.openenv.local import thread_server
 
     with thread_server("math", max_sessions=8, idle_timeout_s=60) as base:
         served = environment_class("math", base_url=base)

@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("verl", reason="verl runs in .venv-verl (tests/integrations/test_verl.py)")
 
 from agentgym_envs import ENVIRONMENTS  # noqa: E402
-from agentgym_envs.integrations.data import verl_rows, write_parquet  # noqa: E402
-from agentgym_envs.integrations.episode import play_in_process  # noqa: E402
+from agentgym_envs.external_trainers.data import verl_rows, write_parquet  # noqa: E402
+from agentgym_envs.external_trainers.episode import play_in_process  # noqa: E402
 
 ENV_NAMES = [entry.name for entry in ENVIRONMENTS]
 LOOP_YAML = Path(__file__).resolve().parents[2] / "agentgym_envs" / "integrations" / "verl_agent_loop.yaml"
@@ -155,7 +155,7 @@ def test_expert_through_verl_agent_loop_worker(name: str, micro_model: str, tmp_
     output = asyncio.run(worker.generate_sequences(batch))
 
     assert output.batch["responses"].shape == (len(seeds), RESPONSE_LENGTH)
-    from agentgym_envs.integrations.episode import TextEpisode
+    from agentgym_envs.external_trainers.episode import TextEpisode
 
     tools = TextEpisode(name).tool_schemas
     for index, reference in enumerate(references):
@@ -238,7 +238,7 @@ def test_micro_model_output_passes_verl_postprocessing(micro_model: str, tmp_pat
     batch = batch_of(rows, config, worker.tokenizer, tmp_path)
 
     # one trajectory by hand: verl's AgentLoopOutput model, then the worker's per-sample postprocess
-    from agentgym_envs.integrations.verl_loop import AgentGymAgentLoop
+    from agentgym_envs.external_trainers.verl_loop import AgentGymAgentLoop
 
     kwargs = {k: v[0] for k, v in batch.non_tensor_batch.items()}
     sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}

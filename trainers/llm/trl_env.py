@@ -192,7 +192,7 @@ def make_text_env(env_id: str, split: str, make_kwargs: dict[str, Any], base_url
     """The env in text mode on ``split``: in this process, or a session of the env served at
     ``base_url`` (with its bearer ``token``, default ``AGENTGYM_SERVE_TOKEN``'s)."""
     if base_url is not None:
-        from agentgym_envs.serve.client import RemoteEnv
+        from agentgym_envs.external_trainers.openenv.client import RemoteEnv
 
         return RemoteEnv(base_url, token=token)
     return make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
@@ -207,7 +207,7 @@ def environment_class(env: str, split: str = "train", base_url: str | None = Non
     sending ``token`` (default: ``AGENTGYM_SERVE_TOKEN``'s) if the server wants one."""
     env_id = canonical_env_id(env)
     if base_url is not None:
-        from agentgym_envs.serve.client import tool_schemas
+        from agentgym_envs.external_trainers.openenv.client import tool_schemas
 
         schemas = tool_schemas(base_url, token)
     else:

@@ -24,7 +24,7 @@ from .session import Endpoint, EnvSession, FrameworkEpisode
 
 AgentFactory = Callable[[EnvSession], Any]
 
-# policy name -> the module of agentgym_envs.frameworks that plays that framework's agents
+# policy name -> the module of agentgym_envs.agent_frameworks that plays that framework's agents
 FRAMEWORKS = {"langchain": "langchain", "openai-agents": "openai_agents", "strands": "strands", "agno": "agno"}
 
 
@@ -32,7 +32,7 @@ def framework_module(name: str) -> ModuleType:
     """The module for framework ``name`` (a key of :data:`FRAMEWORKS`, also the name of its
     extra): its tools, the packages it ``REQUIRES``, its built-in ``default_agent``,
     ``owns(agent)`` and ``play(agent, session, turns)``."""
-    return importlib.import_module(f"agentgym_envs.frameworks.{FRAMEWORKS[name]}")
+    return importlib.import_module(f"agentgym_envs.agent_frameworks.{FRAMEWORKS[name]}")
 
 
 def resolve_factory(spec: str) -> AgentFactory:

@@ -3,7 +3,7 @@
 session cap, an idle timeout, a per-step timeout, a bearer token and 4xx answers for bad input.
 
     agentgym serve math --port 8765 --max-sessions 8
-    python -m agentgym_envs.serve math --port 8765        # the same, without the CLI's imports
+    python -m agentgym_envs.external_trainers.openenv math --port 8765        # the same, without the CLI's imports
 
 OpenEnv's ``/reset`` and ``/step`` are stateless (a fresh env per request); an episode lives in a
 session: one WebSocket connection to ``/ws`` (OpenEnv's protocol, what its clients use), or an
@@ -36,7 +36,7 @@ from openenv.core.env_server.types import (
 )
 from pydantic import ValidationError
 
-from .. import resolve_env_id
+from ... import resolve_env_id
 from .auth import TokenGate, check_bind
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
 from .sessions import AgentGymEnvironment, BadReset, ServeConfig, ServeError, default_inline, metadata_of

@@ -21,7 +21,7 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from .. import base_env_id
+from ... import base_env_id
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
 
 INLINE_FAMILIES = frozenset({"AgentGym/Math-v0", "AgentGym/CustomerSupport-v0", "AgentGym/Tau2Retail-v0",

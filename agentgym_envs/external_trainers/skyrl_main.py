@@ -4,7 +4,7 @@ SkyRL runs its trainer (and its generator, which makes the envs) in a Ray task; 
 registry is per process, so the envs are registered inside that task. Run it as SkyRL's own
 ``skyrl_train.entrypoints.main_base`` with the same Hydra overrides (docs/skyrl.md):
 
-    python -m agentgym_envs.integrations.skyrl_main data.train_data=[data/skyrl/math_train.parquet] ...
+    python -m agentgym_envs.external_trainers.skyrl_main data.train_data=[data/skyrl/math_train.parquet] ...
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from skyrl_train.utils.utils import initialize_ray
 
 @ray.remote(num_cpus=1)
 def skyrl_entrypoint(cfg: DictConfig) -> None:
-    from agentgym_envs.integrations.skyrl_env import register_envs
+    from agentgym_envs.external_trainers.skyrl_env import register_envs
 
     register_envs()
     BasePPOExp(cfg).run()

@@ -1,4 +1,4 @@
-"""The server's session table: one :class:`~agentgym_envs.serve.sessions.AgentGymEnvironment` per
+"""The server's session table: one :class:`~agentgym_envs.external_trainers.openenv.sessions.AgentGymEnvironment` per
 session, at most ``max_sessions`` at a time, sessions idle for ``idle_timeout_s`` closed.
 
 The table is agentgym's own (OpenEnv's server keeps its table in private members); its errors

@@ -3,7 +3,7 @@ handshake (``GET /health`` excepted), and the rule that a server reachable from 
 needs one.
 
 The server reads its token from ``--token`` or the environment variable ``AGENTGYM_SERVE_TOKEN``;
-the clients (:class:`~agentgym_envs.serve.client.RemoteEnv`, the OpenEnv client, TRL's remote
+the clients (:class:`~agentgym_envs.external_trainers.openenv.client.RemoteEnv`, the OpenEnv client, TRL's remote
 path) send the token they are given, else the same variable's, as ``Authorization: Bearer ...``.
 """
 

@@ -5,7 +5,7 @@ extras=row)``, where ``row`` is the dataset row without its ``prompt`` and ``env
 calls ``init(prompt)``, then ``step(reply)`` with each generated reply until ``done``, then
 ``get_metrics()``. :class:`AgentGymTextEnv` plays one agentgym episode that way:
 
-- ``extras`` (a row of :func:`agentgym_envs.integrations.data.skyrl_rows`): ``env`` (name or
+- ``extras`` (a row of :func:`agentgym_envs.external_trainers.data.skyrl_rows`): ``env`` (name or
   id), ``seed`` (draws the task), ``split``, optionally ``task_id`` (checked) and ``env_kwargs``
   (``gym.make`` arguments: ``reward_config``, ``max_turns``, ``data_dir``, ...). ``env_config``
   (``skyrl_gym_cfg.agentgym`` in SkyRL's config) may give the same keys as defaults.
@@ -35,7 +35,7 @@ from agentgym_envs import ENVIRONMENTS
 from .episode import TextEpisode
 
 ENV_CLASS = "agentgym"
-ENTRY_POINT = "agentgym_envs.integrations.skyrl_env:AgentGymTextEnv"
+ENTRY_POINT = "agentgym_envs.external_trainers.skyrl_env:AgentGymTextEnv"
 
 
 def _plain(value: Any) -> Any:

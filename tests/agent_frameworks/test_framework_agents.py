@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 import gymnasium as gym
 import pytest
 
+from agentgym_envs.agent_frameworks import ENDED, Endpoint, EnvSession, run_agent
+from agentgym_envs.agent_frameworks.runner import FRAMEWORKS, converse, resolve_factory
 from agentgym_envs.cli import main
 from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard
-from agentgym_envs.frameworks import ENDED, Endpoint, EnvSession, run_agent
-from agentgym_envs.frameworks.runner import FRAMEWORKS, converse, resolve_factory
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunStore
 from agentgym_envs.policies import ModelSpec
@@ -42,7 +42,7 @@ def model_calls(trace: list[dict]) -> list[str]:
 @pytest.mark.parametrize("framework", list(FRAMEWORKS))
 def test_docs_example_plays_an_episode_in_the_frameworks_own_loop(framework, calling_model, calling_server):
     needs(framework)
-    [example] = [block for block in EXAMPLES if f"agentgym_envs.frameworks.{FRAMEWORKS[framework]} import" in block]
+    [example] = [block for block in EXAMPLES if f"agentgym_envs.agent_frameworks.{FRAMEWORKS[framework]} import" in block]
     endpoint_line = 'MODEL, BASE_URL = "models/agentgym-tiny", "http://127.0.0.1:8000/v1"'
     assert endpoint_line in example
     namespace: dict = {}
@@ -78,15 +78,15 @@ def test_the_call_that_ends_the_episode_stops_the_frameworks_loop(framework, cal
 def test_agentgym_eval_runs_a_module_factory_and_records_its_episodes(calling_model, calling_server, tmp_path, capsys):
     needs("openai-agents")
     output = tmp_path / "episodes.jsonl"
-    status = main(["eval", "math", "--policy", "agentgym_envs.frameworks.openai_agents:default_agent",
+    status = main(["eval", "math", "--policy", "agentgym_envs.agent_frameworks.openai_agents:default_agent",
                    "--model", str(calling_model), "--base-url", calling_server, "--temperature", "0", "--max-tokens", "64",
                    "--episodes", "1", "--split", "train", "--max-turns", "2", "--output", str(output),
                    "--store", str(tmp_path / "runs.db")])
     assert status == 0
     config, record = [json.loads(line) for line in output.read_text().splitlines()]
-    assert config["config"]["policy"]["name"] == "agentgym_envs.frameworks.openai_agents:default_agent"
+    assert config["config"]["policy"]["name"] == "agentgym_envs.agent_frameworks.openai_agents:default_agent"
     assert record["error"] is None and record["metrics"]["turns"] >= 1
-    assert "| agentgym_envs.frameworks.openai_agents:default_agent |" in capsys.readouterr().out
+    assert "| agentgym_envs.agent_frameworks.openai_agents:default_agent |" in capsys.readouterr().out
     with RunStore(tmp_path / "runs.db") as store:
         [run] = store.runs()
         [episode] = store.episodes(run["id"])

@@ -3,8 +3,8 @@
 ``app``: the server (OpenEnv's routes and WebSocket protocol on OpenEnv's public types, with
 sessions, timeouts, a bearer token and 4xx answers); ``sessions``: one session's env; ``table``:
 the session table; ``ws``: the ``/ws`` protocol; ``auth``: the token; ``client``:
-:class:`~agentgym_envs.serve.client.RemoteEnv`, a gymnasium-like client over OpenEnv's WebSocket
-protocol; ``openenv_client``: :class:`~agentgym_envs.serve.openenv_client.AgentGymEnvClient`,
+:class:`~agentgym_envs.external_trainers.openenv.client.RemoteEnv`, a gymnasium-like client over OpenEnv's WebSocket
+protocol; ``openenv_client``: :class:`~agentgym_envs.external_trainers.openenv.openenv_client.AgentGymEnvClient`,
 OpenEnv's typed ``EnvClient`` for these envs. Needs the ``serve`` extra (``openenv``).
 """
 

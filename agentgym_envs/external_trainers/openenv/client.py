@@ -9,7 +9,7 @@ Every client here sends the server's bearer token when it has one: its ``token``
 the environment variable ``AGENTGYM_SERVE_TOKEN``.
 
 It needs only ``websockets`` (no OpenEnv import, which takes seconds); OpenEnv's own typed client
-for these envs is :class:`agentgym_envs.serve.openenv_client.AgentGymEnvClient`.
+for these envs is :class:`agentgym_envs.external_trainers.openenv.openenv_client.AgentGymEnvClient`.
 """
 
 from __future__ import annotations

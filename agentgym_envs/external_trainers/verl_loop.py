@@ -3,7 +3,7 @@
 verl's ``ToolAgentLoop`` makes a fresh tool object per call, which cannot hold an episode's
 state. :class:`AgentGymAgentLoop` keeps one env for the whole trajectory instead:
 
-1. the dataset row (:func:`agentgym_envs.integrations.data.verl_rows`) names the env, split and
+1. the dataset row (:func:`agentgym_envs.external_trainers.data.verl_rows`) names the env, split and
    seed in ``extra_info``; the env is reset to that task and the row's ``prompt`` (the env's
    opening messages) is tokenized with the env's tools (``tool_schemas``) by verl's Continuous
    Token builder;
@@ -95,7 +95,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         extra_info = {k: _value(v) for k, v in dict(_value(kwargs.get("extra_info")) or {}).items()}
         for key in ("env", "seed"):
             if key not in extra_info:
-                raise ValueError(f"an agentgym row needs extra_info[{key!r}] (rows of agentgym_envs.integrations.data)")
+                raise ValueError(f"an agentgym row needs extra_info[{key!r}] (rows of agentgym_envs.external_trainers.data)")
         loop = asyncio.get_running_loop()
         episode = await loop.run_in_executor(None, self._episode, extra_info)
         try:

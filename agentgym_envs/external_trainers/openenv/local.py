@@ -81,10 +81,10 @@ def serve_in_thread(app: Any) -> Iterator[str]:
 
 
 class ServerProcess:
-    """``python -m agentgym_envs.serve`` as a child process on a fixed port."""
+    """``python -m agentgym_envs.external_trainers.openenv`` as a child process on a fixed port."""
 
     def __init__(self, env: str, port: int, *args: str) -> None:
-        self.command = [sys.executable, "-m", "agentgym_envs.serve", env, "--port", str(port), *args]
+        self.command = [sys.executable, "-m", "agentgym_envs.external_trainers.openenv", env, "--port", str(port), *args]
         self.base = f"http://127.0.0.1:{port}"
         self.process: subprocess.Popen[bytes] | None = None
 

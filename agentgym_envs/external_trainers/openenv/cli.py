@@ -1,4 +1,4 @@
-"""The command line of ``agentgym serve`` (and ``python -m agentgym_envs.serve``)."""
+"""The command line of ``agentgym serve`` (and ``python -m agentgym_envs.external_trainers.openenv``)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentgym_envs.serve",
+    parser = argparse.ArgumentParser(prog="python -m agentgym_envs.external_trainers.openenv",
                                      description="serve an agentgym env over OpenEnv")
     add_arguments(parser)
     return run_from_args(parser.parse_args(argv))

@@ -10,7 +10,7 @@ task the prompt shows.
 - SkyRL (``PromptDataset``): ``prompt``, ``env_class: agentgym``, and as the env's extras
   ``env``, ``split``, ``seed``, ``task_id``, ``env_kwargs`` and ``data_source``.
 
-    python -m agentgym_envs.integrations.data --framework verl --env math --split train --tasks 512 --out data/
+    python -m agentgym_envs.external_trainers.data --framework verl --env math --split train --tasks 512 --out data/
 
 writes ``data/math_train.parquet`` (``--env all``: every env; ``--split both``: train and test).
 """
@@ -93,7 +93,7 @@ def write_parquet(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
-    parser = argparse.ArgumentParser(prog="python -m agentgym_envs.integrations.data",
+    parser = argparse.ArgumentParser(prog="python -m agentgym_envs.external_trainers.data",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--framework", choices=["verl", "skyrl"], default="verl")
     parser.add_argument("--env", default="all", help="an env name or id, or 'all'")
