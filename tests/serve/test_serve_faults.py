@@ -100,7 +100,7 @@ def test_the_coding_sandbox_refuses_the_same_things_served_as_in_process():
         if not sandbox.isolated:
             pytest.skip("this machine gives the sandbox no namespaces")
     kwargs = {"cache_results": False, "sandbox": "strict"}
-    with thread_server("coding", make_kwargs=kwargs) as base:
+    with thread_server("Coding-v0", make_kwargs=kwargs) as base:
         port = urlsplit(base).port
         program = PROBE.replace("PORT", str(port)).replace("PACKAGE_FILE", repr(str(Path(agentgym_envs.__file__))))
         action = json.dumps({"name": "run_tests", "arguments": {"program": program}})

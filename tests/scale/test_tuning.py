@@ -1,0 +1,46 @@
+"""The equal-tuning search on Ray Tune: every trial trains on the tuning levels and is scored on
+their validation split; the best settings are frozen, and a finished search is not run again."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("optuna")
+pytestmark = pytest.mark.xdist_group("ray")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_tuning():
+    spec = importlib.util.spec_from_file_location("tuning", ROOT / "benchmarks" / "tuning.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_path):
+    tuning = load_tuning()
+    argv = ["--algos", "ppo", "--trials", "2", "--levels", "AgentGym/CustomerSupport-L0-v1", "--steps", "512",
+            "--episodes", "4", "--storage", str(tmp_path / "ray"), "--out", str(tmp_path / "tuned"), "--concurrent", "1"]
+    assert tuning.main(argv) == 0
+    record = json.loads((tmp_path / "tuned" / "ppo.json").read_text())
+    assert record["trials"] == 2 and record["levels"] == ["AgentGym/CustomerSupport-L0-v1"]
+    assert set(tuning.search_spaces()["ppo"]) <= set(record["settings"]) and record["settings"]["observation"] == "features"
+    assert 0.0 <= record["validation_success"] <= 1.0
+    assert record["validation_success"] == record["per_level"]["AgentGym/CustomerSupport-L0-v1"]
+    trials = (tmp_path / "tuned" / "ppo_trials.csv").read_text().splitlines()
+    assert len(trials) == 3  # the header and both trials
+    runs = sorted((tmp_path / "ray" / "ppo_runs").iterdir())
+    assert len(runs) == 2
+    assert tuning.main(argv) == 0  # restored: both trials finished, none runs again
+    assert sorted((tmp_path / "ray" / "ppo_runs").iterdir()) == runs
+    assert json.loads((tmp_path / "tuned" / "ppo.json").read_text())["settings"] == record["settings"]
+
+
+def test_an_algorithm_never_tuned_has_no_frozen_settings(tmp_path):
+    with pytest.raises(FileNotFoundError, match="run benchmarks/tuning.py --algos sb3-dqn"):
+        load_tuning().frozen_settings("sb3-dqn", tmp_path)
