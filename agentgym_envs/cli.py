@@ -147,7 +147,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if llm and action_mode != "text":
         raise ValueError("a language model plays in text mode: drop --action-mode structured")
     make_kwargs = {"action_mode": action_mode, **({"max_turns": args.max_turns} if args.max_turns else {})}
-    domain = TAU2_DOMAINS.get(base_env_id(env_id))
+    domain = TAU2_DOMAINS.get(base_env_id(env_id).split("/", 1)[-1].rsplit("-", 1)[0])
     task_ids = None
     if domain is not None:
         make_kwargs.update(tau2_make_kwargs(args, llm=bool(llm) or domain == "telecom"))
@@ -204,7 +204,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-TAU2_DOMAINS = {"AgentGym/Tau2Retail-v0": "retail", "AgentGym/Tau2Airline-v0": "airline", "AgentGym/Tau2Telecom-v0": "telecom"}
+TAU2_DOMAINS = {"Tau2Retail": "retail", "Tau2Airline": "airline", "Tau2Telecom": "telecom"}  # by id stem, any version
 
 
 def tau2_make_kwargs(args: argparse.Namespace, llm: bool) -> dict[str, object]:
