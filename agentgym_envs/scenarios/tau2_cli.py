@@ -10,12 +10,12 @@ from typing import Any
 
 from ..levels import base_env_id, level_of
 
-DOMAINS = {"AgentGym/Tau2Retail-v0": "retail", "AgentGym/Tau2Airline-v0": "airline", "AgentGym/Tau2Telecom-v0": "telecom"}
+DOMAINS = {"Tau2Retail": "retail", "Tau2Airline": "airline", "Tau2Telecom": "telecom"}  # by id stem, any version
 
 
 def domain_of(env_id: str) -> str | None:
     """The tau2 domain of ``env_id`` (any level of it), None for an env of another family."""
-    return DOMAINS.get(base_env_id(env_id))
+    return DOMAINS.get(base_env_id(env_id).split("/", 1)[-1].rsplit("-", 1)[0])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
