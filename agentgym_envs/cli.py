@@ -49,7 +49,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for entry in ENVIRONMENTS:
         scenario = entry.scenario_class()
         row = {"name": entry.name, "id": entry.env_id, "difficulty": "/".join(scenario.difficulties),
-               "levels": f"L0..L{len(family(entry.name).levels) - 1}, v0", "data": scenario.data_status() or "built in"}
+               "levels": _levels_cell(entry.name), "data": scenario.data_status() or "built in"}
         if args.detailed:
             row["tools"] = str(len(scenario.tools))
             row["max_turns"] = str(scenario.max_turns)
@@ -60,14 +60,20 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _levels_cell(name: str) -> str:
+    """The latest ladder of family ``name`` in short: ``L0..L4, v1``."""
+    fam = family(name)
+    return f"L0..L{len(fam.levels) - 1}, v{fam.version}"
+
+
 def _list_levels() -> int:
-    """Every family's ladder, easiest first, each ending with its ``-v0``."""
+    """Every family's ladder at every version, easiest first, each ending with its top (``-v<n>``)."""
     rows = []
     for fam in FAMILIES:
         for level in fam.levels:
             rows.append({"family": fam.name, "level": f"L{level.index} {level.name}", "id": level.env_id,
                          "max turns": str(level.kwargs.get(fam.turns_arg, fam.turns)), "holds": level.description})
-        rows.append({"family": fam.name, "level": "v0", "id": fam.env_id, "max turns": str(fam.turns), "holds": fam.top})
+        rows.append({"family": fam.name, "level": f"v{fam.version}", "id": fam.env_id, "max turns": str(fam.turns), "holds": fam.top})
     print(format_table(rows, list(rows[0])))
     return 0
 
@@ -340,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list the environments")
     p.add_argument("--detailed", action="store_true", help="tools, turns, success criteria, description")
-    p.add_argument("--levels", action="store_true", help="every family's ladder of levels, from L0 up to -v0")
+    p.add_argument("--levels", action="store_true",
+                   help="every family's ladder of levels at every version, from L0 up to -v<n>")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("info", help="versions and devices; with an environment, its documentation, spaces and tools")
     p.add_argument("env", nargs="?", help="an environment name or id, or support_team")

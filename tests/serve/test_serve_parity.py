@@ -82,7 +82,7 @@ def test_the_expert_gets_the_in_process_return_over_the_server(env):
 
 
 def test_inline_serving_gets_the_same_returns():
-    local = gym.make("AgentGym/CustomerSupport-v0", action_mode="text")
+    local = gym.make("AgentGym/CustomerSupport-v1", action_mode="text")
     records = [expert_episode(local, seed) for seed in SEEDS]
     with thread_server("customer_support", inline=True) as base, RemoteEnv(base) as remote:
         for seed, record in zip(SEEDS, records, strict=True):
