@@ -61,6 +61,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+
 def _list_levels() -> int:
     """Every family's ladder at each version, easiest first, each ending with its top (``-v<n>``)."""
     rows = []
@@ -305,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list the environments")
     p.add_argument("--detailed", action="store_true", help="tools, turns, success criteria, description")
-    p.add_argument("--levels", action="store_true", help="every family's ladder of levels, from L0 up to -v0")
+    p.add_argument("--levels", action="store_true",
+                   help="every family's ladder of levels at every version, from L0 up to -v<n>")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("info", help="versions and devices; with an environment, its documentation, spaces and tools")
     p.add_argument("env", nargs="?", help="an environment name or id, or support_team")

@@ -17,7 +17,7 @@ def test_list_detailed_shows_difficulty_and_criteria(capsys):
 
 
 def test_list_shows_the_levels(capsys):
-    assert main(["list"]) == 0 and "L0..L3, v0" in capsys.readouterr().out
+    assert main(["list"]) == 0 and "L0..L4, v1" in capsys.readouterr().out  # customer_support's latest ladder
     assert main(["list", "--levels"]) == 0
     out = capsys.readouterr().out
     assert "AgentGym/Math-L0-v0" in out and "AgentGym/SupportTeam-L3-v0" in out and "AgentGym/Tau2Telecom-v0" in out

@@ -163,7 +163,7 @@ def test_runs_list_show_and_export_the_chat_jsonl_llm_sft_reads(tmp_path, capsys
     capsys.readouterr()
     assert main(["runs", "--store", str(path)]) == 0
     listing = capsys.readouterr().out
-    assert "CustomerSupport-v0__expert__test__seed0" in listing and "finished" in listing
+    assert "CustomerSupport-v1__expert__test__seed0" in listing and "finished" in listing
     run_id = listing.splitlines()[2].split("|")[1].strip()
     assert main(["runs", "--store", str(path), "show", run_id]) == 0
     assert "2 episodes" in capsys.readouterr().out

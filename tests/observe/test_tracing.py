@@ -15,7 +15,7 @@ from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
-CS = "AgentGym/CustomerSupport-v0"
+CS = "AgentGym/CustomerSupport-v1"
 
 
 @pytest.fixture(autouse=True)
@@ -297,7 +297,7 @@ def test_the_standard_variables_turn_tracing_on_and_a_bare_url_gets_the_traces_p
 
 def test_tracing_off_imports_no_opentelemetry():
     code = ("import sys, agentgym_envs\nfrom agentgym_envs.policies import evaluate\n"
-            "evaluate('AgentGym/CustomerSupport-v0', 'expert', episodes=2)\n"
+            "evaluate('AgentGym/CustomerSupport-v1', 'expert', episodes=2)\n"
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)

@@ -15,7 +15,7 @@ from agentgym_envs.scale import RayVectorEnv, SeededEpisodes
 from trainers.run import make_vector_env
 
 pytestmark = pytest.mark.xdist_group("ray")
-CS = "AgentGym/CustomerSupport-v0"
+CS = "AgentGym/CustomerSupport-v1"
 TINY = ["--set", "num_envs=2", "--set", "num_steps=16", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2",
         "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--no-progress", "--eval-episodes", "2"]
 
@@ -32,7 +32,7 @@ def test_the_lifecycle_makes_a_ray_vector_env_with_same_step_autoreset():
 def test_train_runs_ppo_on_ray_workers(tmp_path):
     assert main(["train", "customer_support", "--total-steps", "32", "--device", "cpu", "--run-dir", str(tmp_path),
                  "--num-workers", "2", *TINY]) == 0
-    run = json.loads((tmp_path / "CustomerSupport-v0__ppo__seed0" / "run.json").read_text())
+    run = json.loads((tmp_path / "CustomerSupport-v1__ppo__seed0" / "run.json").read_text())
     assert run["overrides"]["vectorization"] == "ray"
 
 

@@ -82,7 +82,7 @@ def test_the_expert_gets_the_in_process_return_over_the_server(env):
 
 
 def test_serving_on_a_worker_thread_gets_the_same_returns():
-    local = gym.make("AgentGym/CustomerSupport-v0", action_mode="text")
+    local = gym.make("AgentGym/CustomerSupport-v1", action_mode="text")  # customer_support: its latest version
     records = [expert_episode(local, seed) for seed in SEEDS]
     with thread_server("customer_support", inline=False) as base, RemoteEnv(base) as remote:
         for seed, record in zip(SEEDS, records, strict=True):

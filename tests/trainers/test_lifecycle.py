@@ -155,12 +155,12 @@ def test_agentgym_train_gives_every_algorithm_one_run_layout_and_agentgym_eval_r
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     layouts = []
-    for seed, env in enumerate(("customer_support", "AgentGym/CustomerSupport-v0")):
+    for seed, env in enumerate(("customer_support", "AgentGym/CustomerSupport-v1")):
         assert main(["train", env, "--algo", algo, "--seed", str(seed), "--total-steps", "16", "--device", "cpu",
                      "--run-dir", str(tmp_path / "runs"), "--eval-episodes", "1", "--no-progress", *cli_settings(algo, request)]) == 0
         out = capsys.readouterr().out
         assert "success criteria (test split)" in out and "return: the env's own reward" in out
-        run_dir = tmp_path / "runs" / f"CustomerSupport-v0__{algo}__seed{seed}"
+        run_dir = tmp_path / "runs" / f"CustomerSupport-v1__{algo}__seed{seed}"
         files = {path.name for path in run_dir.iterdir() if not path.name.startswith("events.out.tfevents")}
         assert any(run_dir.glob("events.out.tfevents.*"))
         layouts.append(files)
@@ -168,7 +168,7 @@ def test_agentgym_train_gives_every_algorithm_one_run_layout_and_agentgym_eval_r
         assert main(["eval", str(checkpoint), "--split", "test", "--episodes", "1", "--device", "cpu"]) == 0
         assert "split=test" in capsys.readouterr().out
     assert layouts[0] == layouts[1] and {"run.json", "result.json", ALGORITHMS[algo].checkpoint_name} <= layouts[0]
-    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == [f"CustomerSupport-v0__{algo}__seed{seed}"
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == [f"CustomerSupport-v1__{algo}__seed{seed}"
                                                                            for seed in (0, 1)]
     assert not list((tmp_path / "tmp").glob("SB3-*")), "SB3 leaves no log folders in the temp directory"
 

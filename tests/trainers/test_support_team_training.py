@@ -18,7 +18,7 @@ from trainers.policy import Masks, TokenPolicyConfig, build_policy
 from trainers.run import TrainRequest, canonical_env_id, make_env
 from trainers.torch_policy import TRAINING_RETURN_TAG, network_env, new_policy
 
-TEAM = "AgentGym/SupportTeam-v0"
+TEAM = "AgentGym/SupportTeam-v1"
 TINY_CONFIG = TokenPolicyConfig(embed_dim=16, layers=1, heads=2, ff_dim=32)
 
 
@@ -44,7 +44,7 @@ def expert_states(episodes: int = 5):
 
 
 def test_team_names_resolve_and_observations_carry_the_agent_id_first():
-    assert canonical_env_id("support_team") == TEAM == canonical_env_id("SupportTeam-v0")
+    assert canonical_env_id("support_team") == TEAM == canonical_env_id("SupportTeam-v1")
     env, policy, obs, _ = expert_states()
     agents = env.unwrapped.agents
     assert policy.spec["n_agents"] == len(agents) == 4
@@ -98,7 +98,7 @@ def test_ppo_trains_the_team_and_reports_team_metrics(train_tiny, tiny_ppo):
     tags = set(events.Tags()["scalars"])
     assert {TRAINING_RETURN_TAG, "losses/policy_loss", "metrics/success", "metrics/tool_reliability",
             "eval/test_success"} <= tags
-    assert result.total_steps == 256 and run_dir.name == "SupportTeam-v0__ppo__seed0"
+    assert result.total_steps == 256 and run_dir.name == "SupportTeam-v1__ppo__seed0"
     assert {"success", "tool_reliability", "handoffs"} <= set(result.test_metrics) and result.test_metrics["episodes"] == 2
     payload = checkpoints.load(run_dir / "checkpoint.pt")
     assert payload["policy_spec"]["n_agents"] == 4
@@ -118,8 +118,8 @@ def test_agentgym_train_support_team_reports_handoffs_on_both_splits(tmp_path, c
             "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--no-progress", "--eval-episodes", "2"]
     assert main(["train", "support_team", "--total-steps", "32", "--device", "cpu", "--run-dir", str(tmp_path), *tiny]) == 0
     out = capsys.readouterr().out
-    assert "SupportTeam-v0, ppo" in out and "| test" in out and "| train" in out and "handoffs" in out
-    checkpoint = tmp_path / "SupportTeam-v0__ppo__seed0" / "checkpoint.pt"
+    assert "SupportTeam-v1, ppo" in out and "| test" in out and "| train" in out and "handoffs" in out
+    checkpoint = tmp_path / "SupportTeam-v1__ppo__seed0" / "checkpoint.pt"
     assert main(["eval", str(checkpoint), "--split", "test", "--episodes", "2"]) == 0
     assert "success" in capsys.readouterr().out
 
@@ -129,4 +129,4 @@ def test_behaviour_cloning_clones_the_expert_team(tmp_path, capsys):
             "--set", "eval_curve_episodes=2", "--no-progress", "--eval-episodes", "2"]
     assert main(["train", "support_team", "--algo", "bc", "--total-steps", "64", "--device", "cpu", "--run-dir", str(tmp_path),
                  *tiny]) == 0
-    assert "SupportTeam-v0, bc" in capsys.readouterr().out
+    assert "SupportTeam-v1, bc" in capsys.readouterr().out

@@ -15,7 +15,7 @@ def test_train_then_eval_the_checkpoint_on_the_test_split(tmp_path, capsys):
                  "--run-dir", str(tmp_path), *TINY]) == 0
     out = capsys.readouterr().out
     assert "success criteria" in out and "| test" in out
-    run_dir = tmp_path / "CustomerSupport-v0__ppo__seed3"
+    run_dir = tmp_path / "CustomerSupport-v1__ppo__seed3"
     for target in (run_dir / "checkpoint.pt", run_dir):  # the checkpoint, or its run directory
         assert main(["eval", str(target), "--split", "test", "--episodes", "2"]) == 0
         out = capsys.readouterr().out
@@ -24,7 +24,7 @@ def test_train_then_eval_the_checkpoint_on_the_test_split(tmp_path, capsys):
 
 def test_eval_of_a_checkpoint_writes_its_episodes_and_refuses_what_it_would_ignore(tmp_path, capsys):
     assert main(["train", "customer_support", "--total-steps", "32", "--run-dir", str(tmp_path), *TINY]) == 0
-    run_dir, output = tmp_path / "CustomerSupport-v0__ppo__seed0", tmp_path / "episodes.jsonl"
+    run_dir, output = tmp_path / "CustomerSupport-v1__ppo__seed0", tmp_path / "episodes.jsonl"
     assert main(["eval", str(run_dir), "--episodes", "2", "--trials", "2", "--output", str(output), "--no-store"]) == 0
     assert len(output.read_text().splitlines()) == 1 + 4  # the config line, then 2 tasks x 2 trials
     assert main(["eval", str(run_dir), "--episodes", "3", "--trials", "2", "--output", str(output), "--resume", "--no-store"]) == 0
@@ -44,7 +44,7 @@ def test_train_resume_continues_an_existing_run(tmp_path, capsys):
 def test_resuming_with_other_settings_is_a_clear_error_and_keeps_the_run(tmp_path, capsys):
     args = ["train", "customer_support", "--total-steps", "32", "--run-dir", str(tmp_path), *TINY]
     assert main(args) == 0
-    run_dir = tmp_path / "CustomerSupport-v0__ppo__seed0"
+    run_dir = tmp_path / "CustomerSupport-v1__ppo__seed0"
     before = (run_dir / "checkpoint.pt").read_bytes()
     assert main([*args, "--set", "ent_coef=0.03", "--resume"]) == 2
     error = capsys.readouterr().err
@@ -55,9 +55,9 @@ def test_resuming_with_other_settings_is_a_clear_error_and_keeps_the_run(tmp_pat
 
 def test_eval_of_a_corrupt_checkpoint_is_a_clear_error(tmp_path, capsys):
     assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--eval-episodes", "1"]) == 0
-    bad = tmp_path / "CustomerSupport-v0__ppo__seed0"
+    bad = tmp_path / "CustomerSupport-v1__ppo__seed0"
     bad.mkdir()
-    (bad / "run.json").write_text('{"algo": "ppo", "env_id": "AgentGym/CustomerSupport-v0"}')
+    (bad / "run.json").write_text('{"algo": "ppo", "env_id": "AgentGym/CustomerSupport-v1"}')
     (bad / "checkpoint.pt").write_bytes(b"garbage")
     assert main(["eval", str(bad / "checkpoint.pt")]) == 2
     assert "not a readable checkpoint" in capsys.readouterr().err
@@ -112,7 +112,7 @@ def test_eval_of_reference_policies_still_works(capsys):
 
 def test_a_misspelt_setting_loses_nothing_of_an_earlier_run(tmp_path, capsys):
     assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--eval-episodes", "1"]) == 0
-    run_dir = tmp_path / "CustomerSupport-v0__expert__seed0"
+    run_dir = tmp_path / "CustomerSupport-v1__expert__seed0"
     before = sorted(path.name for path in run_dir.iterdir())
     assert main(["train", "customer_support", "--algo", "expert", "--run-dir", str(tmp_path), "--set", "lr=1"]) == 2
     assert "unknown expert setting(s) ['lr']" in capsys.readouterr().err
