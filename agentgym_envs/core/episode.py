@@ -111,8 +111,17 @@ class MaskLayout:
         """``[tool, slot, row]`` for ``rows``: the row's kind is the argument's and its value fits
         the argument's type (a ``number`` row may not be an integer)."""
         fits = self.columns(tuple(row.kind for row in rows)).copy()
-        for tool, slot, row in zip(*np.nonzero(fits)):
-            fits[tool, slot, row] = self.tools[tool].args[slot].type_error(rows[row].value) is None
+        verdicts: dict[tuple[Any, ...], bool] = {}  # a row fits arguments of the same type alike: checked once
+        misfits = []
+        for tool, slot, row in zip(*(axis.tolist() for axis in np.nonzero(fits))):
+            arg = self.tools[tool].args[slot]
+            key = (row, arg.type, None if arg.enum is None else id(arg.enum), None if arg.items is None else arg.items.get("type"))
+            if key not in verdicts:
+                verdicts[key] = arg.type_error(rows[row].value) is None
+            if not verdicts[key]:
+                misfits.append((tool, slot, row))
+        if misfits:
+            fits[tuple(np.array(misfits).T)] = False
         return fits
 
     def columns(self, kinds: tuple[str, ...]) -> np.ndarray:
