@@ -352,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tau2_data_dir:
         os.environ["TAU2_DATA_DIR"] = args.tau2_data_dir
     command = "python benchmarks/env_throughput.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    load_at_start = os.getloadavg()[0]
     rows = [row for env_id in args.envs for row in measure(env_id, args.steps, args.rounds)]
     caps = ", ".join(f"{cap} steps in 1 round for {env}" for env, cap in STEP_CAPS.items() if env in args.envs)
     lines = [
@@ -359,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.steps} timed `env.step` calls (resets included, policy excluded) per measurement"
         f"{' (' + caps + ')' if caps else ''}, {args.rounds} rounds, each right after CartPole-v1 "
         "(random actions, `gym.make`) in the same process; steps/s are medians, the ratio is the median of "
-        "the per-round ratios. Targets apply to the random-action rows.\n",
+        f"the per-round ratios. Targets apply to the random-action rows. Machine: {os.cpu_count()} CPU cores shared with "
+        f"other jobs, load average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; measured "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n",
         *throughput_table(rows),
         *features_table(rows),
         *trainers_table(rows),
