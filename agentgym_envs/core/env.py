@@ -110,6 +110,9 @@ class ToolUseEnv(gym.Env[Any, Any]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
     observations = OBSERVATIONS
     """The observations this env offers (``observation=``)."""
+    info_masks = True
+    """Whether ``info`` holds the per-dimension masks in structured mode (:class:`~agentgym_envs.wrappers.FlatDiscreteAction`,
+    whose ``info`` holds its joint mask in their place, turns it off for the env under it)."""
 
     def __init__(
         self,
@@ -234,13 +237,17 @@ class ToolUseEnv(gym.Env[Any, Any]):
         """
         return self._live_episode().action_mask().copy()
 
-    def call_masks(self) -> tuple[np.ndarray, np.ndarray]:
+    def call_masks(self, repeats: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``(tools, arguments)``: the tools that can be called now (``[n_tools]``) and, per
         tool and argument slot, the rows that fit (``[n_tools, n_slots, max_entities]``, as
         ``info["argument_mask"]``). A tool and one allowed row per argument is a valid call;
         with ``mask_repeats`` a one-argument tool's called rows are out, but a call of several
-        arguments can only be ruled out as a whole (the flat wrapper's joint mask does it)."""
+        arguments can only be ruled out as a whole (the flat wrapper's joint mask does it).
+        ``repeats=False``: the masks with no call left out for having been made, read-only (the
+        flat wrapper's starting point, which change only when rows are added)."""
         episode = self._live_episode()
+        if not repeats:
+            return episode.kind_masks()
         return episode.open_tools().copy(), episode.argument_mask().copy()
 
     def _live_episode(self) -> Episode:
@@ -292,7 +299,7 @@ class ToolUseEnv(gym.Env[Any, Any]):
                 correct=report.correct,
                 error=report.error,
             )
-        if self.action_mode == "structured":
+        if self.action_mode == "structured" and self.info_masks:
             info["action_mask"] = episode.action_mask().copy()  # infos must not share objects
             info["argument_mask"] = episode.argument_mask().copy()
         else:

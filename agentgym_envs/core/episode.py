@@ -112,8 +112,17 @@ class MaskLayout:
         """``[tool, slot, row]`` for ``rows``: the row's kind is the argument's and its value fits
         the argument's type (a ``number`` row may not be an integer)."""
         fits = self.columns(tuple(row.kind for row in rows)).copy()
-        for tool, slot, row in zip(*np.nonzero(fits)):
-            fits[tool, slot, row] = self.tools[tool].args[slot].type_error(rows[row].value) is None
+        verdicts: dict[tuple[Any, ...], bool] = {}  # a row fits arguments of the same type alike: checked once
+        misfits = []
+        for tool, slot, row in zip(*(axis.tolist() for axis in np.nonzero(fits))):
+            arg = self.tools[tool].args[slot]
+            key = (row, arg.type, None if arg.enum is None else id(arg.enum), None if arg.items is None else arg.items.get("type"))
+            if key not in verdicts:
+                verdicts[key] = arg.type_error(rows[row].value) is None
+            if not verdicts[key]:
+                misfits.append((tool, slot, row))
+        if misfits:
+            fits[tuple(np.array(misfits).T)] = False
         return fits
 
     def columns(self, kinds: tuple[str, ...]) -> np.ndarray:
@@ -188,6 +197,8 @@ class Episode:
         self._n_slots = self._layout.n_slots
         self._masks_for = len(static)  # the rows the kind mask has taken in
         self._kind_mask = self._layout.static_kind_mask(static)  # [tool, slot, row]: the row fits
+        self._kind_open = self._kind_mask.any(axis=2).all(axis=1)  # the tools with a fitting row per argument
+        self._kind_open.flags.writeable = False
         self._masks_key: tuple[int, int] | None = None  # (rows, calls made) the masks below describe
         self._argument_mask = self._kind_mask
         self._open_tools = np.zeros(len(self.tools), dtype=bool)
@@ -385,27 +396,33 @@ class Episode:
         self._update_masks()
         return self._open_tools
 
+    def kind_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(tools, arguments)`` as :meth:`open_tools` and :meth:`argument_mask`, but with no call
+        left out for having been made: the tools whose every argument has a fitting row, and per
+        tool and slot the rows that fit. Read-only; new arrays only when rows are added."""
+        rows = self.entities.rows
+        start, end = self._masks_for, len(rows)
+        if start != end:  # the kind mask grows incrementally: rows never move
+            kinds = self._kind_mask.copy()
+            kinds[:, :, start:end] |= self._layout.fitting(rows[start:end])
+            kind_open = kinds.any(axis=2).all(axis=1)
+            kinds.flags.writeable = kind_open.flags.writeable = False
+            self._kind_mask, self._kind_open, self._masks_for = kinds, kind_open, end
+        return self._kind_open, self._kind_mask
+
     def _update_masks(self) -> None:
-        """Recompute the masks when rows were added (the kind mask grows incrementally: rows
-        never move) or, with ``mask_repeats``, when a call was made.
+        """Recompute the masks when rows were added or, with ``mask_repeats``, when a call was made.
 
         The arrays handed out are read-only: they are replaced, never changed.
         """
-        rows = self.entities.rows
-        key = (len(rows), sum(map(len, self.made_rows)) if self.mask_repeats else 0)
+        key = (len(self.entities.rows), sum(map(len, self.made_rows)) if self.mask_repeats else 0)
         if key == self._masks_key:
             return
-        start, end = self._masks_for, len(rows)
-        if start != end:
-            kinds = self._kind_mask.copy()
-            kinds[:, :, start:end] |= self._layout.fitting(rows[start:end])
-            kinds.flags.writeable = False
-            self._kind_mask, self._masks_for = kinds, end
-        argument, exhausted = self._kind_mask, np.zeros(len(self.tools), dtype=bool)
+        open_tools, argument = self.kind_masks()
         if self.mask_repeats:
             argument, exhausted = self._without_repeats(argument)
+            open_tools = argument.any(axis=2).all(axis=1) & ~exhausted
         needed = self._layout.needed  # [tool, slot]: the slot is one of the tool's arguments
-        open_tools = argument.any(axis=2).all(axis=1) & ~exhausted
         shown = open_tools if open_tools.any() else np.ones(len(self.tools), dtype=bool)
         slots = (argument & needed[:, :, None])[open_tools].any(axis=0)
         slots[~slots.any(axis=1), 0] = True  # MaskablePPO needs one allowed value per dimension

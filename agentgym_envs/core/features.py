@@ -20,15 +20,17 @@ from .episode import CallReport, Episode
 from .scenario import Scenario
 
 WORD = re.compile(r"[a-z0-9]+")
+WORD_BYTES = re.compile(rb"[a-z0-9]+")
 
 
 @lru_cache(maxsize=65_536)
 def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
-    buckets = [zlib.crc32(word.encode()) % dim for word in WORD.findall(text.lower())]
+    # the words found in the UTF-8 bytes: the same ASCII runs as in the text, without encoding each word
+    buckets = [zlib.crc32(word) % dim for word in WORD_BYTES.findall(text.lower().encode())]
     counts = np.bincount(buckets, minlength=dim).astype(np.float32)
-    norm = float(np.linalg.norm(counts))
+    norm = float(np.sqrt(counts.dot(counts)))  # np.linalg.norm's computation, without its checks
     out = counts / norm if norm else counts
     out.flags.writeable = False
     return out
@@ -104,7 +106,7 @@ class FeatureEncoder:
         self._row_scale = 1.0 / np.sqrt(self.max_entities)
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
-        self._last_used = np.zeros(0, dtype=np.int64)  # the ``used`` entries of the last call, at 1
+        self._last_used: list[int] = []  # the vector's ``used`` entries of the last call, at 1
         self._static: tuple[EntityTable, np.ndarray] | None = None  # a static table and its rows' block
 
     def reset(self, episode: Episode) -> np.ndarray:
@@ -117,26 +119,30 @@ class FeatureEncoder:
         static = self._static_block(episode.static_entities)  # every episode starts with these rows
         self._rows_block()[: len(static)] = static
         self._rows = len(static)
-        self._last_used = np.zeros(0, dtype=np.int64)
+        self._last_used = []
         self._write_rows(episode)
         return self._vector.copy()
 
     def step(self, episode: Episode, report: CallReport) -> np.ndarray:
         """The features after one call (the episode's :attr:`~Episode.last_call`)."""
-        v = self._vector
+        v, slices = self._vector, self.slices
         if episode.last_call is not None:
             tool, rows = episode.last_call
-            v[self.slices["calls"].start + tool] += 1.0 / self.max_turns
-            used = v[self.slices["used"]]  # a view: the last call's rows at 1, earlier calls' at 0.5
-            used[self._last_used] = 0.5
-            self._last_used = tool * self.max_entities + np.array(rows, dtype=np.int64)
-            used[self._last_used] = 1.0
+            v[slices["calls"].start + tool] += 1.0 / self.max_turns
+            # the ``used`` entries: the last call's rows at 1, earlier calls' at 0.5
+            start = slices["used"].start + tool * self.max_entities
+            for entry in self._last_used:
+                v[entry] = 0.5
+            self._last_used = [start + row for row in rows]
+            for entry in self._last_used:
+                v[entry] = 1.0
             if report.verdict is not None and rows:
-                verdicts = v[self.slices["verdicts"]].reshape(self.max_entities, 2)
+                verdicts = v[slices["verdicts"]].reshape(self.max_entities, 2)
                 verdicts[list(rows)] = (1.0, 0.0) if report.verdict else (0.0, 1.0)
-        v[self.slices["turn"]] = episode.calls / self.max_turns
-        v[self.slices["last"]] = (report.valid, report.correct)
-        v[self.slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
+        turn, last = slices["turn"].start, slices["last"].start
+        v[turn] = episode.calls / self.max_turns
+        v[last], v[last + 1] = report.valid, report.correct
+        v[slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
         self._write_rows(episode)
         return v.copy()
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 FORMS = ("json", "openai", "fenced", "hermes", "python", "json_in_prose")
@@ -51,9 +51,31 @@ _JSON_HINTS = (
 )
 
 
+# json.dumps with arguments builds an encoder per call: these are built once (the same output)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=str)
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
 def compact_json(value: Any) -> str:
     """One-line JSON as the conversation shows tool arguments and results."""
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return _COMPACT.encode(value)
+
+
+class lazy_attribute:
+    """``functools.cached_property`` without the lock Python 3.11 takes at each first access: the
+    value computed once is stored on the instance (a frozen dataclass too), whose attribute then wins."""
+
+    def __init__(self, compute: Callable[[Any], Any]) -> None:
+        self.compute, self.__doc__ = compute, compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
 
 
 @dataclass(frozen=True)
@@ -66,15 +88,15 @@ class ToolCall:
     def to_json(self) -> str:
         return json.dumps({"name": self.name, "arguments": self.arguments}, ensure_ascii=False)
 
-    @cached_property
+    @lazy_attribute
     def arguments_json(self) -> str:
         """The arguments as compact JSON, as the conversation writes them."""
         return compact_json(self.arguments)
 
-    @cached_property
+    @lazy_attribute
     def key(self) -> str:
         """A canonical string, equal for equal calls (argument order ignored)."""
-        return json.dumps([self.name, self.arguments], sort_keys=True, ensure_ascii=False)
+        return _CANONICAL.encode([self.name, self.arguments])
 
 
 class CallParseError(ValueError):

@@ -147,13 +147,14 @@ class ActiveAgentEnv(gym.Env):
         """The team's shared episode."""
         return self.base.episode
 
-    def call_masks(self) -> tuple[np.ndarray, np.ndarray]:
+    def call_masks(self, repeats: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``(tools, arguments)`` as :meth:`ToolUseEnv.call_masks`, for the holder: the tools it
         holds that can be called now, and per tool and argument slot the rows that fit."""
         episode = self.base.episode
         assert episode is not None, "reset the environment first"
         held = self.base.holds_tools(self.base.holder)
-        return episode.open_tools() & held, episode.argument_mask() & held[:, None, None]
+        tools, argument = (episode.open_tools(), episode.argument_mask()) if repeats else episode.kind_masks()
+        return tools & held, argument & held[:, None, None]
 
     def _observation(self, observations: dict[str, dict[str, Any]], holder: str) -> Any:
         if self.features is None:

@@ -4,6 +4,7 @@ action space SB3's MaskablePPO and DQN get)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import islice, product
 from typing import Any
 
@@ -13,9 +14,11 @@ from gymnasium import spaces
 
 from agentgym_envs.core.arguments import check_int
 from agentgym_envs.core.episode import Episode
+from agentgym_envs.core.tools import Tool
 
 LAYOUTS = ("product", "admissible")
 MAX_PRODUCT_ACTIONS = 1 << 20  # beyond this the product layout is refused: use "admissible"
+MAX_STARTS = 256  # the numberings of episodes' first rows kept (one per sequence of kinds)
 
 
 class CallTable:
@@ -46,10 +49,11 @@ class CallTable:
             return
         for row in range(seen, len(row_kinds)):
             self._rows_by_kind.setdefault(row_kinds[row], []).append(row)
+        new_kinds = set(row_kinds[seen:])
         for tool, kinds in enumerate(self.kinds):
             calls, numbers = self.calls[tool], self.numbers[tool]
             room = self.capacity - len(calls)
-            if room <= 0:
+            if room <= 0 or new_kinds.isdisjoint(kinds):  # every new call names a new row
                 continue
             pools = [self._rows_by_kind.get(kind, []) for kind in kinds]
             fresh = (rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen)
@@ -57,6 +61,25 @@ class CallTable:
                 numbers[rows] = len(calls)
                 calls.append(rows)
         self._seen = len(row_kinds)
+
+    def copy(self) -> CallTable:
+        """An independent table with the same numbering."""
+        table = CallTable(self.kinds, self.capacity)
+        table.calls, table.numbers = [list(calls) for calls in self.calls], [dict(numbers) for numbers in self.numbers]
+        table._rows_by_kind = {kind: list(rows) for kind, rows in self._rows_by_kind.items()}
+        table._seen = self._seen
+        return table
+
+
+@dataclass
+class _Start:
+    """The numbering of an episode's first rows, shared by every episode that starts with rows of
+    the same kinds (the numbering depends on nothing else), and its flat actions' mask cells."""
+
+    tools: Sequence[Tool]
+    table: CallTable
+    cells: np.ndarray | None = None
+    numbered: np.ndarray | None = None
 
 
 class FlatDiscreteAction(gym.ActionWrapper):
@@ -118,6 +141,8 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
         self._table: CallTable | None = None
         self._table_episode: Episode | None = None
+        self._starts: dict[tuple[str, ...], _Start] = {}  # by the kinds of the first rows
+        self._start: _Start | None = None  # the current episode's
         if layout == "admissible":  # per flat action: its tool, and the rows of the call numbered there (_number_calls)
             self._tool_of = np.repeat(np.arange(len(self.arities)), capacity)
             slots = np.arange(self._n_slots)[:, None]
@@ -133,6 +158,10 @@ class FlatDiscreteAction(gym.ActionWrapper):
         # the joint mask of the state (episode, its number of calls) it was computed in
         self._mask: np.ndarray | None = None
         self._mask_state: tuple[Episode | None, int] | None = None
+        # admissible layout: the joint mask before made calls are left out, and what it depends on
+        # (the episode, its rows, the callable tools)
+        self._before_repeats = np.zeros(0, dtype=bool)
+        self._before_repeats_key: tuple[Episode, int, bytes] | None = None
 
     @property
     def base(self) -> Any:
@@ -140,38 +169,43 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return self.env.unwrapped
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        self._mask_state = None
         observation, info = self.env.reset(**kwargs)
-        return observation, self._with_mask(info)
+        return observation, self._with_mask(info, self.base)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        structured = self.action(action)
-        self._mask_state = None
-        observation, reward, terminated, truncated, info = self.env.step(structured)
-        return observation, reward, terminated, truncated, self._with_mask(info)
+        base = self.base
+        observation, reward, terminated, truncated, info = self.env.step(self._structured(action, base.episode))
+        return observation, reward, terminated, truncated, self._with_mask(info, base)
 
-    def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
-        info = {k: v for k, v in info.items() if k not in ("action_mask", "argument_mask")}
-        episode = self.base.episode
+    def _with_mask(self, info: dict[str, Any], base: Any) -> dict[str, Any]:
+        if getattr(base, "info_masks", False):  # this info's joint mask replaces the env's per-dimension masks
+            base.info_masks = False
+        info.pop("argument_mask", None)  # a fresh dict from the env under this wrapper
+        episode = base.episode
         if episode is not None and not episode.ended:
-            info["action_mask"] = self.action_masks()
+            info["action_mask"] = self._mask_of(base, episode).copy()
         else:  # the episode is over: nothing is callable (a vector env resets it before the next decision)
             info["action_mask"] = np.ones(self.action_space.n, dtype=bool)
         return info
 
     def action(self, action: Any) -> np.ndarray:
+        return self._structured(action, self.base.episode)
+
+    def _structured(self, action: Any, episode: Episode | None) -> np.ndarray:
         index = int(action)
         if not 0 <= index < self.action_space.n:
             raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
-        tool = int(np.searchsorted(self.offsets, index, side="right") - 1)
-        offset = index - int(self.offsets[tool])
         structured = np.zeros(1 + self._n_slots, dtype=np.int64)
-        structured[0] = tool
         if self.layout == "admissible":
-            calls = self.call_table().calls[tool]
+            tool, offset = divmod(index, self.capacity)
+            structured[0] = tool
+            calls = self._table_of(episode).calls[tool]
             if offset < len(calls):
                 structured[1 : 1 + self.arities[tool]] = calls[offset]
             return structured
+        tool = int(np.searchsorted(self.offsets, index, side="right") - 1)
+        offset = index - int(self.offsets[tool])
+        structured[0] = tool
         for position in reversed(range(self.arities[tool])):
             offset, structured[1 + position] = divmod(offset, self.n_entities)
         return structured
@@ -188,33 +222,20 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
         Computed once per state: until the next step or reset (or, stepped underneath this
         wrapper, until the episode or its number of calls changes) a copy of the same mask."""
-        episode = self.base.episode
-        state = (episode, -1 if episode is None else episode.calls)
-        cached = self._mask_state
-        if self._mask is None or cached is None or cached[0] is not state[0] or cached[1] != state[1]:
-            self._mask = self._joint_mask(episode)
-            self._mask_state = state
-        return self._mask.copy()
+        base = self.base
+        return self._mask_of(base, base.episode).copy()
 
-    def _joint_mask(self, episode: Episode) -> np.ndarray:
-        tools, argument = self.base.call_masks()
-        if self.layout == "admissible":
-            table = self.call_table()
-            self._number_calls(table)
-            if argument.shape != self._argument_shape:
-                raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
-            # a numbered call is valid when its tool is open and every argument's row fits
-            fits = argument.reshape(-1).take(self._cells)  # [slot, action]
-            fits |= self._unused
-            mask = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & self._numbered
-            if episode.mask_repeats:
-                for tool, made in enumerate(episode.made_rows):
-                    numbers, start = table.numbers[tool], int(self.offsets[tool])
-                    for called in made:
-                        number = numbers.get(called)
-                        if number is not None:
-                            mask[start + number] = False
-            return mask
+    def _mask_of(self, base: Any, episode: Episode | None) -> np.ndarray:
+        """The joint mask of ``episode``'s current state (this wrapper's own array: copy it to hand it out)."""
+        cached = self._mask_state
+        calls = -1 if episode is None else episode.calls
+        if self._mask is None or cached is None or cached[0] is not episode or cached[1] != calls:
+            self._mask = self._admissible_mask(base, episode) if self.layout == "admissible" else self._product_mask(base, episode)
+            self._mask_state = (episode, calls)
+        return self._mask
+
+    def _product_mask(self, base: Any, episode: Episode) -> np.ndarray:
+        tools, argument = base.call_masks()
         mask = np.zeros(self.action_space.n, dtype=bool)
         for tool, arity in enumerate(self.arities):
             if not tools[tool]:
@@ -231,15 +252,59 @@ class FlatDiscreteAction(gym.ActionWrapper):
                         mask[start + number] = False
         return mask
 
+    def _admissible_mask(self, base: Any, episode: Episode) -> np.ndarray:
+        """The admissible layout's joint mask: every numbered call whose tool is open and whose
+        rows fit, less (with ``mask_repeats``) the calls made. Recomputed only when rows are added
+        or the callable tools change; one call later, only that call is left out."""
+        tools, argument = base.call_masks(repeats=False)
+        table = self._table_of(episode)
+        key = (episode, table.seen, tools.tobytes())
+        previous = self._mask_state
+        if key != self._before_repeats_key:
+            self._number_calls(table)
+            if argument.shape != self._argument_shape:
+                raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
+            # a numbered call is valid when its tool is open and every argument's row fits
+            fits = argument.reshape(-1).take(self._cells)  # [slot, action]
+            fits |= self._unused
+            self._before_repeats = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & self._numbered
+            self._before_repeats_key = key
+        elif previous is not None and previous[0] is episode and previous[1] == episode.calls - 1 and self._mask is not None:
+            mask = self._mask  # the mask of one call ago (copies were handed out): only that call can be out now
+            if episode.mask_repeats and episode.last_call is not None:
+                self._leave_out(mask, *episode.last_call)
+            return mask
+        mask = self._before_repeats.copy()
+        if episode.mask_repeats:
+            for tool, made in enumerate(episode.made_rows):
+                for called in made:
+                    self._leave_out(mask, tool, called)
+        return mask
+
+    def _leave_out(self, mask: np.ndarray, tool: int, rows: tuple[int, ...]) -> None:
+        number = self._table.numbers[tool].get(rows) if self._table is not None else None
+        if number is not None:
+            mask[tool * self.capacity + number] = False
+
     def _number_calls(self, table: CallTable) -> None:
         """Write the calls ``table`` numbered since the last time into ``_cells`` and ``_numbered``
         (the flat action of each call: the argument-mask cell of its row per argument slot, row 0
-        past its arity)."""
+        past its arity); a new episode's table starts from its first rows' cells, written once."""
         if self._written_for is not table:
-            self._cells[:] = self._row_0
-            self._numbered[:] = False
-            self._written = [0] * len(self.arities)
+            start = self._start
+            assert start is not None
+            if start.cells is None:
+                self._cells[:] = self._row_0
+                self._numbered[:] = False
+                self._written = [0] * len(self.arities)
+                self._write_calls(start.table)
+                start.cells, start.numbered = self._cells.copy(), self._numbered.copy()
+            self._cells[:], self._numbered[:] = start.cells, start.numbered
+            self._written = [len(calls) for calls in start.table.calls]
             self._written_for = table
+        self._write_calls(table)
+
+    def _write_calls(self, table: CallTable) -> None:
         for tool, calls in enumerate(table.calls):
             done = self._written[tool]
             if done == len(calls):
@@ -253,15 +318,31 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def call_table(self) -> CallTable:
         """The current episode's :class:`CallTable`, brought up to date with its entity rows."""
-        episode = self.base.episode
+        return self._table_of(self.base.episode)
+
+    def _table_of(self, episode: Episode | None) -> CallTable:
         assert episode is not None, "reset the environment first"
         if self._table is None or episode is not self._table_episode:
-            self._table = CallTable([tuple(arg.entity for arg in tool.args) for tool in episode.tools], self.capacity)
+            self._table = self._start_of(episode).table.copy()
             self._table_episode = episode
         rows = episode.entities.rows
         if len(rows) != self._table.seen:
             self._table.extend([row.kind for row in rows])
         return self._table
+
+    def _start_of(self, episode: Episode) -> _Start:
+        """The numbering of ``episode``'s rows so far, kept from an earlier episode that started with
+        rows of the same kinds (up to ``MAX_STARTS`` of them, for one tool set)."""
+        kinds = tuple(row.kind for row in episode.entities.rows)
+        start = self._starts.get(kinds)
+        if start is None or start.tools is not episode.tools:
+            if len(self._starts) >= MAX_STARTS or any(s.tools is not episode.tools for s in self._starts.values()):
+                self._starts.clear()
+            table = CallTable([tuple(arg.entity for arg in tool.args) for tool in episode.tools], self.capacity)
+            table.extend(kinds)
+            start = self._starts[kinds] = _Start(episode.tools, table)
+        self._start = start
+        return start
 
     def _number(self, tool: int, rows: tuple[int, ...]) -> int | None:
         """The offset of a call in its tool's block, or None when the layout has no action for it."""

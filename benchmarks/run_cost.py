@@ -1,0 +1,113 @@
+"""What a suite run costs: the wall time of a 100k-step run of our PPO and of MaskablePPO on
+CustomerSupport-L2-v0, with the suite's settings (``benchmarks/suite.py``), for one or more source
+trees (say the code at an earlier commit, ``git archive <commit> | tar -x -C DIR``, and this one).
+
+The runs of the trees take turns (tree A's PPO, tree B's PPO, A's MaskablePPO, B's MaskablePPO, in
+each of ``--rounds`` rounds), so that all see the same machine load. Each run is the ``agentgym
+train`` command printed on the page, run with the tree first on ``PYTHONPATH``; its time is the
+command's wall time (start-up, training, the final evaluation of 100 episodes per split), beside
+the run's own ``wall_time_s`` and its test success and return (the same seed gives the same result
+where the trajectory is unchanged). Writes its section of ``benchmarks/results/ppo_speed.md`` (the
+part from ``## What a suite run costs`` on; ``ppo_speed.py`` keeps it when it rewrites the page).
+
+    python benchmarks/run_cost.py --tree before=/tmp/agentgym-6b81e5a --tree after=. --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from benchmarks.suite import settings  # noqa: E402
+
+ENV = "CustomerSupport-L2-v0"
+ALGORITHMS = ("ppo", "sb3-maskable-ppo")
+RESULTS = Path(__file__).resolve().parent / "results"
+PAGE = RESULTS / "ppo_speed.md"
+SECTION = "## What a suite run costs"
+
+
+def command(algo: str, steps: int, seed: int, eval_episodes: int) -> list[str]:
+    """The ``agentgym train`` arguments of one suite run (the customer-support family's settings)."""
+    sets = [item for name, value in settings("customer_support", algo).items() for item in ("--set", f"{name}={json.dumps(value)}")]
+    return ["train", ENV, "--algo", algo, "--seed", str(seed), "--total-steps", str(steps), "--eval-episodes", str(eval_episodes),
+            *sets, "--no-progress", "--no-store"]
+
+
+def timed_run(tree: Path, args: list[str]) -> dict[str, float]:
+    """Run ``agentgym`` from ``tree`` in a fresh run directory: its wall time and result."""
+    with tempfile.TemporaryDirectory() as root:
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "agentgym_envs.cli", *args, "--run-dir", root], env=env, cwd=root, check=True,
+                       stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        result = json.loads(next(Path(root).glob("*/result.json")).read_text())
+    return {"wall_s": wall, "run_wall_time_s": result["wall_time_s"], "test_success": result["test_metrics"]["success"],
+            "test_return": result["test_metrics"]["return"]}
+
+
+def section(rows: list[dict], trees: dict[str, Path], argv: list[str], load: tuple[float, float]) -> str:
+    labels = list(trees)
+    lines = [SECTION, "", f"Command: `python benchmarks/run_cost.py {shlex.join(argv)}`", "",
+             f"Load average {load[0]:.1f} at the start and {load[1]:.1f} at the end (2 cores shared with other jobs); measured "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Trees: "
+             + ", ".join(f"{label} `{path}`" for label, path in trees.items()) + ". Each run:", ""]
+    lines += [f"- `agentgym {shlex.join(command(algo, *rows[0]['shape']))}`" for algo in ALGORITHMS]
+    lines += ["", "| round | algorithm | tree | wall s (command) | wall s (run) | test success | test return |", "|-|-|-|-|-|-|-|"]
+    for row in rows:
+        lines.append(f"| {row['round']} | {row['algo']} | {row['tree']} | {row['wall_s']:.1f} | {row['run_wall_time_s']:.1f} | "
+                     f"{row['test_success']:.2f} | {row['test_return']:.2f} |")
+    if len(labels) == 2:
+        first, last = labels
+        lines += ["", f"| algorithm | {first} wall s | {last} wall s | less wall time |", "|-|-|-|-|"]
+        for algo in ALGORITHMS:
+            before = sum(r["wall_s"] for r in rows if r["algo"] == algo and r["tree"] == first)
+            after = sum(r["wall_s"] for r in rows if r["algo"] == algo and r["tree"] == last)
+            lines.append(f"| {algo} | {before:.1f} | {after:.1f} | {1 - after / before:.0%} (goal >= 25%: "
+                         f"{'met' if after <= 0.75 * before else 'NOT met'}) |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tree", action="append", required=True, metavar="LABEL=DIR", help="a source tree to run (repeatable)")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-episodes", type=int, default=100, help="the suite's full preset evaluates 100 episodes")
+    args = parser.parse_args(argv)
+    trees = {}
+    for item in args.tree:
+        label, sep, path = item.partition("=")
+        if not sep or not (Path(path) / "agentgym_envs").is_dir():
+            parser.error(f"--tree takes LABEL=DIR with the project's source in DIR, got {item!r}")
+        trees[label] = Path(path).resolve()
+    load = os.getloadavg()[0]
+    rows = []
+    for round_ in range(args.rounds):
+        for algo in ALGORITHMS:
+            for label, tree in trees.items():
+                figures = timed_run(tree, command(algo, args.steps, args.seed, args.eval_episodes))
+                rows.append({"round": round_, "algo": algo, "tree": label, "shape": (args.steps, args.seed, args.eval_episodes),
+                             **figures})
+                print(f"round {round_} {algo} {label}: {figures}", flush=True)
+    text = section(rows, trees, sys.argv[1:] if argv is None else argv, (load, os.getloadavg()[0]))
+    page = PAGE.read_text() if PAGE.exists() else ""
+    kept = page.split(SECTION)[0].rstrip("\n")
+    PAGE.write_text((kept + "\n\n" if kept else "") + text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
