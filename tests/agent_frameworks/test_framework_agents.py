@@ -69,7 +69,7 @@ def test_the_call_that_ends_the_episode_stops_the_frameworks_loop(framework, cal
         return resolve_factory(framework)(session)
 
     endpoint = Endpoint(str(calling_model), calling_server, temperature=0.0, max_tokens=64)
-    episode = run_agent(counted, "math", seed=0, split="train", endpoint=endpoint, max_turns=1)
+    episode = run_agent(counted, "Math-v0", seed=0, split="train", endpoint=endpoint, max_turns=1)
     assert episode.error is None
     assert calls == [("sum_1_to_n", False)]
     assert episode.metrics["turns"] == 1 and not episode.success
@@ -78,7 +78,7 @@ def test_the_call_that_ends_the_episode_stops_the_frameworks_loop(framework, cal
 def test_agentgym_eval_runs_a_module_factory_and_records_its_episodes(calling_model, calling_server, tmp_path, capsys):
     needs("openai-agents")
     output = tmp_path / "episodes.jsonl"
-    status = main(["eval", "math", "--policy", "agentgym_envs.agent_frameworks.openai_agents:default_agent",
+    status = main(["eval", "Math-v0", "--policy", "agentgym_envs.agent_frameworks.openai_agents:default_agent",
                    "--model", str(calling_model), "--base-url", calling_server, "--temperature", "0", "--max-tokens", "64",
                    "--episodes", "1", "--split", "train", "--max-turns", "2", "--output", str(output),
                    "--store", str(tmp_path / "runs.db")])
@@ -144,7 +144,7 @@ def test_each_model_call_of_a_framework_agent_is_a_chat_span_under_its_episode(f
     needs(framework)
     base_url, requests = counting_proxy
     store_path = tmp_path / "runs.db"
-    assert main(["eval", "math", "--policy", framework, "--model", str(calling_model), "--base-url", base_url,
+    assert main(["eval", "Math-v0", "--policy", framework, "--model", str(calling_model), "--base-url", base_url,
                  "--temperature", "0", "--max-tokens", "64", "--episodes", "1", "--trials", "2", "--concurrency", "2",
                  "--split", "train", "--max-turns", "2", "--output", str(tmp_path / "episodes.jsonl"),
                  "--store", str(store_path), "--otlp-endpoint", f"{phoenix.url}/v1/traces"]) == 0
@@ -180,7 +180,7 @@ def test_a_model_call_that_fails_is_an_error_chat_span_under_its_episode(framewo
     endpoint = Endpoint("m", f"http://127.0.0.1:{free_port}/v1", max_retries=0, timeout=5)
     with tracing.session(f"{phoenix.url}/v1/traces"), tracing.run_span("eval", {}) as span:
         trace_id, _ = tracing.span_ids(span)
-        episode = run_agent(framework, "math", seed=0, endpoint=endpoint)
+        episode = run_agent(framework, "Math-v0", seed=0, endpoint=endpoint)
     assert episode.error
     spans = phoenix.spans(trace_id, 3)
     [episode_span] = [span for span in spans if span["span_kind"] == "AGENT"]
@@ -202,7 +202,7 @@ def test_a_ray_workers_shard_plays_framework_episodes(calling_model, calling_ser
 def test_an_unreachable_endpoint_ends_the_episode_with_a_recorded_error(framework, free_port):
     needs(framework)
     endpoint = Endpoint("m", f"http://127.0.0.1:{free_port}/v1", max_retries=0, timeout=5)
-    episode = run_agent(framework, "math", seed=0, endpoint=endpoint)
+    episode = run_agent(framework, "Math-v0", seed=0, endpoint=endpoint)
     assert episode.error and not episode.success and episode.metrics == {"success": 0.0}
     assert episode.tool_calls == 0 and [m["role"] for m in episode.trace] == ["system", "user"]
 
@@ -232,7 +232,7 @@ def test_an_unknown_agent_or_factory_is_a_clear_error(capsys):
         resolve_factory("no_such_module:make")
     with pytest.raises(TypeError, match="not an agent of"):
         run_agent(lambda session: object(), "math", seed=0)
-    assert main(["eval", "math", "--policy", "no_such_module:make", "--model", "m"]) == 2
+    assert main(["eval", "Math-v0", "--policy", "no_such_module:make", "--model", "m"]) == 2
     assert "agentgym: error: cannot load the agent factory" in capsys.readouterr().err
 
 
