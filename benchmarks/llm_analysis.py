@@ -3,8 +3,8 @@ Their conclusions are short paragraphs of the result pages they explain
 (``benchmarks/results/llm_grpo.md``, ``llm_model.md``, ``llm_speed.md``); each writes its page to
 ``--out`` (by default under ``runs/analysis/``, outside the repository's results).
 
-    python benchmarks/llm_analysis.py failures --model models/agentgym-tiny --envs customer_support math --splits test train
-    python benchmarks/llm_analysis.py coverage --model models/agentgym-tiny --envs math customer_support --splits test train
+    python benchmarks/llm_analysis.py failures --model models/agentgym-tiny --envs CustomerSupport-v0 Math-v0 --splits test train
+    python benchmarks/llm_analysis.py coverage --model models/agentgym-tiny --envs Math-v0 CustomerSupport-v0 --splits test train
     python benchmarks/llm_analysis.py phrasing-gap --model models/agentgym-tiny --tickets 100
     python benchmarks/llm_analysis.py task-difficulty --model models/agentgym-tiny --env math --task-file FILE --out band.jsonl
     python benchmarks/llm_analysis.py matmul --threads 2
@@ -69,7 +69,7 @@ the episodes solved per task family (Math-v0's problem template, CustomerSupport
 kind): which kinds of task the model has learnt, and which it has not (Math-v0's test split
 holds templates whose phrasing or solution shape no train template has).
 
-    python benchmarks/llm_analysis.py failures --model models/agentgym-tiny --envs customer_support math --splits test train
+    python benchmarks/llm_analysis.py failures --model models/agentgym-tiny --envs CustomerSupport-v0 Math-v0 --splits test train
 """
 
 TASK_DIFFICULTY = """How often a chat model solves each task of a task file when it samples, and the tasks in
@@ -100,7 +100,7 @@ Base Model?", arXiv:2504.13837). Tasks are those of ``agentgym eval`` and
 ``failures``: seeded 0.. (``agentgym eval ENV --trials K --temperature T`` gives pass@K
 over all tasks for any policy; this script splits it by task family for a local model).
 
-    python benchmarks/llm_analysis.py coverage --model models/agentgym-tiny --envs math customer_support --splits test train
+    python benchmarks/llm_analysis.py coverage --model models/agentgym-tiny --envs Math-v0 CustomerSupport-v0 --splits test train
 """
 
 PHRASING_GAP = """What makes CustomerSupport-v0's test split hard for a local chat model: its unseen values

@@ -24,7 +24,7 @@ def test_pass_at_k_counts_the_tasks_that_one_sampled_episode_solves(coverage):
 
 def test_the_page_holds_its_command_and_one_table_per_split(coverage, micro_model, tmp_path):
     out = tmp_path / "coverage.md"
-    argv = ["--model", str(micro_model), "--envs", "math", "--splits", "test", "train", "--tasks", "2",
+    argv = ["--model", str(micro_model), "--envs", "Math-v0", "--splits", "test", "train", "--tasks", "2",
             "--samples", "3", "--out", str(out)]
     results = coverage.main(argv)
     greedy, sampled = results["AgentGym/Math-v0, test"]

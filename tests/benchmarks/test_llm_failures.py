@@ -44,7 +44,7 @@ def test_a_call_naming_no_tool_is_a_reply_the_env_could_not_run(failures):
 
 def test_the_census_of_a_real_model_is_written_with_its_command(failures, micro_model, tmp_path):
     out = tmp_path / "failures.md"
-    ends = failures.main(["--model", str(micro_model), "--envs", "math", "--splits", "test", "train", "--episodes", "2",
+    ends = failures.main(["--model", str(micro_model), "--envs", "Math-v0", "--splits", "test", "train", "--episodes", "2",
                           "--max-new-tokens", "1", "--out", str(out)])
     assert list(ends) == ["AgentGym/Math-v0, test", "AgentGym/Math-v0, train"]
     assert all(kind == "a reply that never ended" for source in ends.values() for kind, _ in source)  # one token is no call
