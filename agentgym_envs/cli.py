@@ -89,7 +89,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"  cuda available: {torch.cuda.is_available()}")
         return 0
     doc = documented(args.env)
-    env = gym.make(doc.entry.env_id) if doc.entry is not None else None  # fails early, e.g. without tau2 data
+    env = gym.make(resolve_env_id(doc.entry.name)) if doc.entry is not None else None  # the latest; fails early without tau2 data
     print(page(doc))
     if env is not None:
         print(f"observation space: Text(max_length={env.observation_space.max_length})")

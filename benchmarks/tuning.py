@@ -122,7 +122,8 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
             for result in results if result.metrics and METRIC in result.metrics]
     if len(rows) < trials:
         raise RuntimeError(f"{algo}: {len(rows)} of {trials} trials finished; run the command again to resume")
-    best = results.get_best_result(metric=METRIC, mode="max")
+    finished = [result for result in results if result.metrics and METRIC in result.metrics]
+    best = min(finished, key=lambda result: (-result.metrics[METRIC], result.metrics["trial_id"]))  # ties: first trial id
     return {"algorithm": algo, "settings": {**FIXED.get(algo, {}), **best.config}, METRIC: best.metrics[METRIC],
             "per_level": {env_id: best.metrics[env_id] for env_id in levels}, "trials": len(rows),
             "levels": list(levels), "env_steps": steps, "episodes": episodes, "searcher": "optuna-tpe",

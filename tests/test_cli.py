@@ -13,7 +13,7 @@ def test_version_flag_prints_the_version():
 def test_list_detailed_shows_difficulty_and_criteria(capsys):
     assert main(["list", "--detailed"]) == 0
     out = capsys.readouterr().out
-    assert "AgentGym/CustomerSupport-v0" in out and "easy/medium/hard" in out and "tool_reliability>=0.95" in out
+    assert "AgentGym/CustomerSupport-v1" in out and "easy/medium/hard" in out and "tool_reliability>=0.95" in out
 
 
 def test_list_shows_the_levels(capsys):

@@ -108,7 +108,7 @@ def test_half_the_easy_problems_show_a_random_shape_the_expert_copies():
 
 
 def test_the_expert_solves_every_augmented_task(tmp_path):
-    data = corpus.build_corpus(tmp_path, ["math", "CustomerSupport-v0"], episodes=40, seed=5)
+    data = corpus.build_corpus(tmp_path, ["Math-v0", "CustomerSupport-v0"], episodes=40, seed=5)
     records = [json.loads(line) for line in data.read_text().splitlines()]
     assert len(records) == 80
     assert all(record["metrics"]["success"] == 1.0 for record in records)

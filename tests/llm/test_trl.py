@@ -41,7 +41,7 @@ def test_tool_methods_declare_the_env_tool_schemas(env):
 
 
 def test_tool_calls_step_the_env_and_a_bad_call_is_answered_as_text():
-    environment = environment_class("math")()
+    environment = environment_class("Math-v0")()
     environment.reset(seed=0)
     replay = gym.make(MATH, action_mode="text")
     replay.reset(seed=0)
@@ -57,8 +57,8 @@ def test_tool_calls_step_the_env_and_a_bad_call_is_answered_as_text():
 
 
 def test_the_dataset_rows_seed_the_tasks_their_prompts_show():
-    data = task_dataset("math", 3, seed=7)
-    environment = environment_class("math")()
+    data = task_dataset("Math-v0", 3, seed=7)
+    environment = environment_class("Math-v0")()
     env = gym.make(MATH, action_mode="text")
     for row in data:
         _, info = env.reset(seed=row["seed"])
@@ -70,7 +70,7 @@ def test_the_dataset_rows_seed_the_tasks_their_prompts_show():
 
 
 def test_a_final_reply_without_a_tool_call_is_the_env_s_to_judge():
-    environments = [environment_class("math")() for _ in range(2)]
+    environments = [environment_class("Math-v0")() for _ in range(2)]
     for environment in environments:
         environment.reset(seed=0)
     replies = [[{"role": "assistant", "content": "sum_1_to_n(n=14)"}],  # a form only the env reads
@@ -84,7 +84,7 @@ def test_a_final_reply_without_a_tool_call_is_the_env_s_to_judge():
 
 def expert_episode(tmp_path: Path) -> dict:
     """The scripted expert's Math-v0 episode on train seed 0, recorded in text mode."""
-    return read_trajectories(record_expert_trajectories(tmp_path / "expert.jsonl", ["math"], episodes=1))[0]
+    return read_trajectories(record_expert_trajectories(tmp_path / "expert.jsonl", ["Math-v0"], episodes=1))[0]
 
 
 def test_the_project_tokenizer_lets_trl_parse_its_tool_calls(micro_model, tmp_path):
@@ -93,7 +93,7 @@ def test_the_project_tokenizer_lets_trl_parse_its_tool_calls(micro_model, tmp_pa
     tokenizer.response_template = None  # as a model built before the template was saved with it
     assert ensure_response_template(tokenizer).response_template == RESPONSE_TEMPLATE
     record = expert_episode(tmp_path)
-    environment = environment_class("math")()
+    environment = environment_class("Math-v0")()
     environment.reset(seed=0)
     assert environment.env.unwrapped.episode.task.task_id == record["task_id"]  # the expert's task 0 is seed 0
     for turn, message in enumerate(record["messages"]):
@@ -138,7 +138,7 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
         actions = [m for m in instance.env.unwrapped.episode.messages if m["role"] == "assistant"]
         episodes.append((instance.tool_steps, instance.episode_return, actions))
 
-    class Recording(environment_class("math")):  # TRL reads its public methods as tools
+    class Recording(environment_class("Math-v0")):  # TRL reads its public methods as tools
         def reset(self, **row):
             if self.steps:
                 keep_episode(self)
@@ -154,7 +154,7 @@ def test_grpo_trainer_trains_the_micro_model_through_the_env_tools(micro_model, 
                       max_completion_length=96, learning_rate=1e-2, seed=0, use_cpu=True, report_to=[],
                       logging_steps=1, save_strategy="no", max_tool_calling_iterations=4,
                       generation_kwargs={"sequence_bias": steering})
-    data = task_dataset("math", 1)
+    data = task_dataset("Math-v0", 1)
     assert data[0]["task_id"] == record["task_id"]
     before = {k: v.clone() for k, v in load(micro_model)[0].state_dict().items()}
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")

@@ -306,7 +306,7 @@ def test_agentgym_list_and_the_gymnasium_registry_hold_only_the_training_adapter
     assert isinstance(gym.make("AgentGym/SupportTeam-v0").unwrapped, ActiveAgentEnv)  # the single-agent adapter
     assert agentgym_main(["list"]) == 0
     listing = capsys.readouterr().out
-    assert "AgentGym/CustomerSupport-v0" in listing and "support_team" not in listing
+    assert "AgentGym/CustomerSupport-v1" in listing and "support_team" not in listing
 
 
 def test_tool_schemas_and_ansi_render_follow_the_holder():

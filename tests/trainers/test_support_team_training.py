@@ -97,7 +97,7 @@ def test_ppo_trains_the_team_and_reports_team_metrics(train_tiny, tiny_ppo):
     events.Reload()
     tags = set(events.Tags()["scalars"])
     assert {TRAINING_RETURN_TAG, "losses/policy_loss", "metrics/success", "metrics/tool_reliability",
-            "eval/test_success"} <= tags
+            "eval/validation_success"} <= tags
     assert result.total_steps == 256 and run_dir.name == "SupportTeam-v1__ppo__seed0"
     assert {"success", "tool_reliability", "handoffs"} <= set(result.test_metrics) and result.test_metrics["episodes"] == 2
     payload = checkpoints.load(run_dir / "checkpoint.pt")

@@ -23,7 +23,7 @@ from agentgym_envs.external_trainers.data import verl_rows, write_parquet  # noq
 from agentgym_envs.external_trainers.episode import play_in_process  # noqa: E402
 
 ENV_NAMES = [entry.name for entry in ENVIRONMENTS]
-LOOP_YAML = Path(__file__).resolve().parents[2] / "agentgym_envs" / "integrations" / "verl_agent_loop.yaml"
+LOOP_YAML = Path(__file__).resolve().parents[2] / "agentgym_envs" / "external_trainers" / "verl_agent_loop.yaml"
 RESPONSE_LENGTH = 32768  # a tau2 retail episode of the expert is over 8k tokens of the micro tokenizer
 PROMPT_LENGTH = 12288  # a tau2 policy is about 7k tokens of the micro tokenizer
 
