@@ -29,7 +29,7 @@ import agentgym_envs
 report = {"module": agentgym_envs.__file__, "made": [], "missing_data": [], "failed": {}}
 statuses = {entry.env_id: entry.scenario_class().data_status() for entry in agentgym_envs.ENVIRONMENTS}
 for env_id in sorted(i for i in gym.registry if i.startswith("AgentGym/")):
-    base = env_id.split("-L")[0] + "-v0" if "-L" in env_id else env_id
+    base = env_id.split("-L")[0].rsplit("-v", 1)[0] + "-v0"  # the family's entry, whatever the level and version
     try:
         env = gym.make(env_id)
         env.reset(seed=0)
