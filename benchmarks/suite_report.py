@@ -191,7 +191,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         "`agentgym train` command that reproduces it, its settings hash, the versions of torch, SB3 and gymnasium, and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
         "episodes (task, unit, success, return, turns, invalid calls).", "",
-        f"Protocol: each trained run {preset.budget_text()}, settings {settings_text()}; a learning-curve point every "
+        f"Protocol: each trained run {preset.budget_text()}, settings {settings_text(preset)}; a learning-curve point every "
         f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes); a run "
         f"stops once validation success held >= {STOP_AT} for two points in a row; the test split is read once, by the "
         f"final greedy evaluation ({preset.eval_episodes} episodes per split, the env's own reward). Random and expert "

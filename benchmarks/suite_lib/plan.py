@@ -8,6 +8,7 @@ import hashlib
 import json
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentgym_envs import ENVIRONMENTS
@@ -15,7 +16,15 @@ from agentgym_envs.levels import level_ids
 
 REFERENCES = ("random", "expert")  # evaluated, not trained
 FAMILIES = (*(entry.name for entry in ENVIRONMENTS), "support_team")
-TRAINED = ("ppo", "bc-ppo", "sb3-ppo", "sb3-maskable-ppo")
+# Every trained algorithm of the table: each trains with the settings its equal tuning froze (benchmarks/tuning.py,
+# the same search and trial count for each, scored on validation) in TUNED/<algorithm>.json, on every level.
+TRAINED = ("ppo", "bc-ppo", "bc", "sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3-dqn")
+TUNED = Path(__file__).resolve().parents[1] / "tuned"
+# SB3's published defaults for PPO, which MaskablePPO shares (stable_baselines3.PPO's signature): the rows
+# "<algorithm>-defaults" train with them, beside the tuned rows, labelled as such.
+SB3_PPO_DEFAULTS = {"learning_rate": 3e-4, "n_steps": 2048, "batch_size": 64, "n_epochs": 10, "gamma": 0.99,
+                    "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5}
+DEFAULT_ROWS = {"sb3-ppo-defaults": "sb3-ppo", "sb3-maskable-ppo-defaults": "sb3-maskable-ppo"}
 STOP_AT = 0.99  # early stopping: a run stops once validation success held this for two curve points in a row
 # Our torch PPO trains on what the SB3 baselines read by default (the features observation, the flat admissible
 # actions with their joint mask, the same MLP as SB3's MlpPolicy) with the project's settings for SB3's PPO: 8 envs x
@@ -26,21 +35,54 @@ SB3_SHAPE = {"observation": "features", "learning_rate": 2e-3, "ent_coef": 0.01,
 # BC-PPO's cloning stage fits the MLP for 100 epochs (at BC's default 20 the clone of Tau2Retail-L0-v0's expert had
 # not learned which cancellation reason a ticket asks for).
 CLONING = {"bc_epochs": 100}
+# The untuned presets' settings (smoke and quick: checks that the pipeline runs, not comparisons).
 SETTINGS: dict[str, dict[str, object]] = {"ppo": SB3_SHAPE, "bc-ppo": {**SB3_SHAPE, **CLONING}}
 # On coding's easiest level every PPO explores with entropy 0.03 (at 0.01 MaskablePPO submitted untested programs).
 EXPLORING = {"ent_coef": 0.03}
 FAMILY_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
-    "coding": {algorithm: {**SETTINGS.get(algorithm, {}), **EXPLORING} for algorithm in TRAINED},
+    "coding": {algorithm: {**SETTINGS.get(algorithm, {}), **EXPLORING} for algorithm in ("ppo", "bc-ppo", "sb3-ppo",
+                                                                                           "sb3-maskable-ppo")},
 }
 
 
-def settings(family: str, algorithm: str) -> dict[str, object]:
-    """The algorithm's own overrides on ``family`` (the rest: the algorithm's defaults)."""
+def trainer(algorithm: str) -> str:
+    """The trainer a row's algorithm runs (``sb3-ppo-defaults`` -> ``sb3-ppo``)."""
+    return DEFAULT_ROWS.get(algorithm, algorithm)
+
+
+def frozen_settings(algorithm: str, folder: Path | None = None) -> dict[str, Any] | None:
+    """The settings ``algorithm``'s tuning froze in ``folder`` (default :data:`TUNED`; None: not tuned yet)."""
+    path = (folder or TUNED) / f"{algorithm}.json"
+    return dict(json.loads(path.read_text(encoding="utf-8"))["settings"]) if path.exists() else None
+
+
+def settings(family: str, algorithm: str, tuned: bool = False) -> dict[str, object]:
+    """The algorithm's own overrides on ``family`` (the rest: the algorithm's defaults): a defaults row's SB3
+    defaults; in a tuned preset the frozen settings (the same on every family); else the untuned presets'."""
+    if algorithm in DEFAULT_ROWS:
+        return dict(SB3_PPO_DEFAULTS)
+    if tuned and algorithm in TRAINED:
+        frozen = frozen_settings(algorithm)
+        if frozen is None:
+            raise FileNotFoundError(f"{algorithm} has no frozen settings in {TUNED}: "
+                                    f"run python benchmarks/tuning.py --algos {algorithm}")
+        return frozen
     return dict(FAMILY_SETTINGS.get(family, {}).get(algorithm, SETTINGS.get(algorithm, {})))
 
 
-def settings_text() -> str:
-    """The settings sentence of the page: the overrides of every algorithm, then each family's own."""
+def untuned(preset: "Preset") -> list[str]:
+    """The preset's algorithms that its settings need tuned but that have no frozen settings yet (skipped)."""
+    return [a for a in preset.all_algorithms() if preset.tuned and a in TRAINED and frozen_settings(a) is None]
+
+
+def settings_text(preset: "Preset") -> str:
+    """The settings sentence of the page: the tuned settings' files, the defaults rows', or the overrides of every
+    algorithm, then each family's own."""
+    defaults = f"{', '.join(DEFAULT_ROWS)}: SB3's defaults {SB3_PPO_DEFAULTS}"
+    if preset.tuned:
+        return (f"each trained algorithm's frozen tuned settings (benchmarks/tuned/<algorithm>.json, the same on every "
+                f"level); {defaults}")
+
     def listed(overrides: dict[str, dict[str, object]]) -> str:
         return ", ".join(f"{algorithm}: {values}" for algorithm, values in overrides.items())
 
@@ -64,10 +106,15 @@ class Preset:
     eval_episodes: int
     curve_every: int
     curve_episodes: int = 50
+    tuned: bool = False  # the trained algorithms train with their frozen tuned settings
     families: tuple[str, ...] | None = None
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
     family_steps: dict[str, int] = field(default_factory=dict)
     level_steps: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def all_algorithms(self) -> list[str]:
+        """Every algorithm the preset runs on some family, in order."""
+        return list(dict.fromkeys([*self.algorithms, *(a for extra in self.extra.values() for a in extra)]))
 
     def steps(self, family: str, level: str) -> int:
         """The env steps of a trained run on ``family``'s ``level``."""
@@ -97,9 +144,8 @@ PRESETS = {
                     curve_every=1024, curve_episodes=10, families=("customer_support",)),
     "quick": Preset("easiest", (*REFERENCES, "ppo", "sb3-maskable-ppo"), seeds=1, env_steps=3 * GRID, eval_episodes=50,
                     curve_every=GRID, family_steps={"coding": CODING_STEPS}),
-    "full": Preset("all", (*REFERENCES, *TRAINED), seeds=5, env_steps=10 * GRID, eval_episodes=100, curve_every=GRID,
-                   extra={"customer_support": ("sb3-a2c", "sb3-dqn")}, family_steps={"coding": CODING_STEPS},
-                   level_steps=HARD_SUPPORT_STEPS),
+    "full": Preset("all", (*REFERENCES, *TRAINED, *DEFAULT_ROWS), seeds=5, env_steps=10 * GRID, eval_episodes=100,
+                   curve_every=GRID, tuned=True, family_steps={"coding": CODING_STEPS}, level_steps=HARD_SUPPORT_STEPS),
 }
 
 
@@ -142,7 +188,7 @@ class Cell:
     def command(self, device: str, run_root: str = "runs/reproduce") -> str:
         """The ``agentgym train`` command that runs exactly this cell (from the repository root):
         it writes the run's ``result.json`` and per-episode outcomes under ``run_root``."""
-        words = ["agentgym", "train", self.env_id, "--algo", self.algorithm, "--seed", str(self.seed),
+        words = ["agentgym", "train", self.env_id, "--algo", trainer(self.algorithm), "--seed", str(self.seed),
                  "--total-steps", str(self.env_steps), "--eval-episodes", str(self.eval_episodes), "--device", device,
                  "--run-dir", run_root, "--no-progress", "--no-store"]
         for name, value in sorted(self.overrides.items()):
@@ -163,8 +209,10 @@ def setting_text(value: Any) -> str:
 
 def cells(preset: Preset, families: tuple[str, ...] | list[str]) -> list[Cell]:
     """The runs of ``preset`` on ``families``, in the order they run: every family's easiest level
-    first, then every family's next one, and so on (a partial sitting covers the ladders' bottoms)."""
+    first, then every family's next one, and so on (a partial sitting covers the ladders' bottoms). A tuned
+    preset's algorithms without frozen settings are left out (:func:`untuned` names them)."""
     ladders = {family: level_ids(family) for family in families}
+    skipped = set(untuned(preset))
     planned = []
     for rung in range(max(len(ids) for ids in ladders.values()) if preset.levels == "all" else 1):
         for family, ids in ladders.items():
@@ -172,7 +220,9 @@ def cells(preset: Preset, families: tuple[str, ...] | list[str]) -> list[Cell]:
                 continue
             level = level_name(ids[rung])
             for algorithm in (*preset.algorithms, *preset.extra.get(family, ())):
-                overrides = {**settings(family, algorithm), **preset.protocol(algorithm)}
+                if algorithm in skipped:
+                    continue
+                overrides = {**settings(family, algorithm, preset.tuned), **preset.protocol(algorithm)}
                 planned += [Cell(family, level, ids[rung], algorithm, seed, preset.steps(family, level),
                                  preset.eval_episodes, overrides)
                             for seed in range(1 if algorithm in REFERENCES else preset.seeds)]

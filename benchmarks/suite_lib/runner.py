@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .plan import Cell
+from .plan import Cell, trainer
 from .store import KEY
 
 VERSIONS = ("torch", "stable_baselines3", "gymnasium")
@@ -56,7 +56,9 @@ def run_job(job: Job) -> dict[str, Any]:
 
     cell = job.cell
     settings_hash = cell.settings_hash(job.device)
-    run_dir = run_dir_for(job.run_root, cell.env_id, cell.algorithm, cell.seed)
+    algo = trainer(cell.algorithm)
+    run_root = job.run_root if algo == cell.algorithm else str(Path(job.run_root) / cell.algorithm)  # a defaults row's own
+    run_dir = run_dir_for(run_root, cell.env_id, algo, cell.seed)
     marker = run_dir.with_name(run_dir.name + ".settings")
     resume = marker.exists() and marker.read_text(encoding="utf-8") == settings_hash
     if not resume:
@@ -64,8 +66,8 @@ def run_job(job: Job) -> dict[str, Any]:
         marker.write_text(settings_hash, encoding="utf-8")
         if run_dir.exists():
             print(f"  {cell.name} starting afresh: its run directory holds other settings", flush=True)
-    request = TrainRequest(cell.env_id, algo=cell.algorithm, seed=cell.seed, total_steps=cell.env_steps,
-                           device=job.device, run_root=job.run_root, eval_episodes=cell.eval_episodes, resume=resume,
+    request = TrainRequest(cell.env_id, algo=algo, seed=cell.seed, total_steps=cell.env_steps,
+                           device=job.device, run_root=run_root, eval_episodes=cell.eval_episodes, resume=resume,
                            progress=False, record=False, overrides=dict(cell.overrides))
     result = train(request)
     sittings = json.loads((Path(result.run_dir) / "wall.json").read_text(encoding="utf-8"))["sittings"]

@@ -177,3 +177,24 @@ def test_the_full_preset_shares_one_grid_and_early_stopping(plan):
 def test_an_algorithm_outside_the_preset_is_a_clear_error(suite, tmp_path, capsys):
     assert suite.main(smoke(tmp_path, "--algos", "nope")) == 2
     assert "algorithm(s) ['nope'] are not in the smoke preset" in capsys.readouterr().err
+
+
+def test_the_full_preset_trains_each_algorithm_with_its_frozen_settings_and_leaves_out_the_untuned(plan, monkeypatch,
+                                                                                                   tmp_path):
+    frozen = {"observation": "features", "learning_rate": 0.0007, "num_steps": 64}
+    (tmp_path / "ppo.json").write_text(json.dumps({"algorithm": "ppo", "settings": frozen}))
+    monkeypatch.setattr(plan, "TUNED", tmp_path)
+    planned = plan.cells(plan.PRESETS["full"], ["customer_support", "coding"])
+    ppo = [c for c in planned if c.algorithm == "ppo"]
+    assert ppo and all({k: c.overrides[k] for k in frozen} == frozen for c in ppo)  # the same on every level
+    assert {c.algorithm for c in planned} == {"random", "expert", "ppo", *plan.DEFAULT_ROWS}
+    assert set(plan.untuned(plan.PRESETS["full"])) == set(plan.TRAINED) - {"ppo"}
+
+
+def test_a_defaults_row_trains_its_sb3_algorithm_with_sb3s_defaults(plan):
+    cell = next(c for c in plan.cells(plan.PRESETS["full"], ["math"]) if c.algorithm == "sb3-maskable-ppo-defaults")
+    words = shlex.split(cell.command("cpu"))
+    assert words[words.index("--algo") + 1] == "sb3-maskable-ppo"
+    settings = dict(parse_override(words[i + 1]) for i, word in enumerate(words) if word == "--set")
+    assert {k: settings[k] for k in plan.SB3_PPO_DEFAULTS} == plan.SB3_PPO_DEFAULTS
+    assert settings["early_stop"] == plan.STOP_AT  # the protocol every trained row shares
