@@ -138,7 +138,7 @@ class Preset:
 
 GRID = 10_240  # env steps between curve points: 10 rollouts of 8 x 128 (PPO), a whole number of SB3's and A2C's
 CODING_STEPS = 20 * GRID  # coding's easiest level asks for a stop rule, learnt more slowly (results/coding_notes.md)
-HARD_SUPPORT_STEPS = {("customer_support", level): 20 * GRID for level in ("L2", "L3", "v0")}
+HARD_SUPPORT_STEPS = {("customer_support", level): 20 * GRID for level in ("L2", "L3", "L4", "v1")}
 PRESETS = {
     "smoke": Preset("easiest", (*REFERENCES, "ppo", "sb3-maskable-ppo"), seeds=2, env_steps=3 * 1024, eval_episodes=20,
                     curve_every=1024, curve_episodes=10, families=("customer_support",)),
