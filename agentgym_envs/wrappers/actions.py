@@ -42,7 +42,7 @@ class CallTable:
 
     @property
     def seen(self) -> int:
-        """How many entity rows the numbering has taken into account."""
+        """How many entity rows have been offered to the numbering."""
         return len(self._rows)
 
     def extend(self, rows: Sequence[int], kinds: Sequence[str]) -> None:
@@ -109,8 +109,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
       size stays small at any arity. ``capacity`` (None: the scenario's
       :attr:`~agentgym_envs.core.Scenario.flat_capacity`, 64; Math's 256) bounds the block. A
       tool with more admissible calls than ``capacity``
-      (Tau2Airline's ``book_reservation``: thousands of combinations) keeps the first
-      ``capacity`` of them, so some calls are then not expressible; ``docs/contract.md``
+      (Tau2Airline-v0's ``book_reservation``: thousands of combinations) keeps the first
+      ``capacity`` of them, so some calls are then not expressible (a scenario may hold rows
+      back until the episode names them: ``Episode.flat_rows``); ``docs/contract.md``
       gives how often the expert's calls are. An unnumbered index stands for its tool with
       row 0 in every argument (masked out, and usually an invalid call).
 
