@@ -40,7 +40,8 @@ TAU2_DATA_DIR = os.environ.get("TAU2_DATA_DIR", "/work/shared/tau2")
 
 
 def env_makers(tau2_data_dir: str = TAU2_DATA_DIR) -> dict[str, Callable[..., gym.Env]]:
-    """One structured env per family, taking ``gym.make`` keyword arguments."""
+    """One structured env per family (and airline's ``-v1``, whose flat layout takes in rows as the
+    episode names them), taking ``gym.make`` keyword arguments."""
     tau2 = {"data_dir": tau2_data_dir}
     return {
         "customer_support": lambda **kw: gym.make("AgentGym/CustomerSupport-v0", **kw),
@@ -48,6 +49,7 @@ def env_makers(tau2_data_dir: str = TAU2_DATA_DIR) -> dict[str, Callable[..., gy
         "coding": lambda **kw: gym.make("AgentGym/Coding-v0", **kw),
         "tau2_retail": lambda **kw: gym.make("AgentGym/Tau2Retail-v0", **tau2, **kw),
         "tau2_airline": lambda **kw: gym.make("AgentGym/Tau2Airline-v0", **tau2, **kw),
+        "tau2_airline_v1": lambda **kw: gym.make("AgentGym/Tau2Airline-v1", **tau2, **kw),
         "tau2_telecom": lambda **kw: gym.make("AgentGym/Tau2Telecom-v0", **kw),
         "support_team": lambda **kw: gym.make("AgentGym/SupportTeam-v0", **{k: v for k, v in kw.items() if k != "mask_repeats"}),
     }
@@ -144,8 +146,8 @@ def expert_page(episodes: int, tau2_data_dir: str, only: list[str] | None = None
     (only of the ladders ``only`` names, when given: the other rows are taken from ``kept``, by id)."""
     measured = None if only is None else {env_id for name in only for env_id in family(name).ids()}
     lines = ["# The expert through the trainers' flat actions", "",
-             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}` (a family's rows: "
-             "`--family NAME`)", "",
+             f"Command: `python benchmarks/admissible_actions.py --expert-episodes {episodes}` (some ladders' rows: "
+             "`--only NAME ...`)", "",
              "Per level, the test episodes (tasks 0 to "
              f"{episodes - 1}) that the scripted expert solves when it may play only the flat admissible "
              "actions that SB3's MaskablePPO and our PPO choose from (`FlatDiscreteAction`, layout "

@@ -21,11 +21,13 @@ TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or (SHARED_TAU2 if SHARED_TAU2.
 NEEDS = {
     "tau2_retail": TAU2_DATA.is_dir(),
     "tau2_airline": TAU2_DATA.is_dir(),
+    "tau2_airline_v1": TAU2_DATA.is_dir(),
     "tau2_telecom": importlib.util.find_spec("tau2") is not None,
 }
 
 
-@pytest.mark.parametrize("family", ["customer_support", "math", "coding", "tau2_retail", "tau2_airline", "tau2_telecom", "support_team"])
+@pytest.mark.parametrize("family", ["customer_support", "math", "coding", "tau2_retail", "tau2_airline", "tau2_airline_v1",
+                                    "tau2_telecom", "support_team"])
 def test_every_masked_in_flat_action_is_a_valid_call_over_masked_random_play(family, benchmark_script):
     if not NEEDS.get(family, True):
         pytest.skip(f"{family} needs data that is not here")
@@ -121,7 +123,7 @@ def reference_joint_mask(env: FlatDiscreteAction) -> np.ndarray:
     return mask
 
 
-@pytest.mark.parametrize("family", ["customer_support", "math", "tau2_retail", "support_team"])
+@pytest.mark.parametrize("family", ["customer_support", "math", "tau2_retail", "tau2_airline_v1", "support_team"])
 @pytest.mark.parametrize("layout, capacity", [("admissible", 32), ("admissible", 3), ("product", 0)])
 @pytest.mark.parametrize("mask_repeats", [True, False])
 def test_joint_mask_equals_the_call_by_call_mask_in_every_state_of_random_play(family, layout, capacity, mask_repeats, benchmark_script):
@@ -182,3 +184,34 @@ def test_the_ceiling_page_measures_only_the_ladders_named_and_keeps_the_other_ro
     rows = [line for line in page.splitlines() if line.startswith("| ") and "-v" in line]
     assert rows[0] == "| CustomerSupport-L0-v0 | 64 | 2 of 2 |" and kept["Math-L0-v0"] in rows
     assert len(rows) == len(module.family("CustomerSupport-v0").ids()) + 1
+
+
+@pytest.mark.skipif(not TAU2_DATA.is_dir(), reason="needs the tau2 data")
+def test_airline_v1_numbers_searches_only_over_the_airports_and_dates_the_episode_named():
+    env = FlatDiscreteAction(gym.make("AgentGym/Tau2Airline-L3-v1", data_dir=str(TAU2_DATA), split="test"), layout="admissible")
+    env.reset(seed=0)
+    episode = env.unwrapped.episode
+    request = episode.scenario.request_text(episode.prompt)
+    search = env.unwrapped.tool_names.index("search_direct_flight")
+    calls = env.call_table().calls[search]
+    assert calls, "the request names a route and a date: their searches are numbered at once"
+    for rows in calls:
+        assert all(episode.entities.rows[row].text in request for row in rows)
+    unnamed = next(r for r, row in enumerate(episode.entities.rows) if row.kind == "airport" and row.text not in request)
+    assert not any(unnamed in rows for rows in calls)
+    assert episode.entities.rows[unnamed].kind == "airport" and episode.flat_rows is not None
+
+
+@pytest.mark.skipif(not TAU2_DATA.is_dir(), reason="needs the tau2 data")
+def test_airline_v0_flat_layout_takes_in_every_row_as_it_comes():
+    env = gym.make("AgentGym/Tau2Airline-v0", data_dir=str(TAU2_DATA))
+    env.reset(seed=0)
+    assert env.unwrapped.episode.flat_rows is None
+
+
+@pytest.mark.skipif(not TAU2_DATA.is_dir(), reason="needs the tau2 data")
+def test_through_flat_actions_the_expert_searches_and_books_on_airline_v1_but_not_v0(benchmark_script):
+    module = benchmark_script("admissible_actions")
+    assert module.expert_episodes(module.level_maker("AgentGym/Tau2Airline-L3-v1", str(TAU2_DATA)), 16) == (16, 16)
+    solved, played = module.expert_episodes(module.level_maker("AgentGym/Tau2Airline-L2-v0", str(TAU2_DATA)), 16)
+    assert solved < played  # at -v0 the first airports' searches fill the block (64 calls)

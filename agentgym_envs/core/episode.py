@@ -14,6 +14,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 
 from .entities import Entity, EntityTable
+from .flat_rows import FlatRows
 from .parsing import CallParseError, ToolCall, compact_json, parse_action
 from .scenario import Outcome, Scenario
 from .text import sanitize
@@ -205,6 +206,9 @@ class Episode:
         self._action_mask = np.zeros(0, dtype=bool)
         for kind, value in scenario.initial_entities(task):
             self.entities.add(kind, value)
+        self.flat_rows = FlatRows(scenario, self.entities, scenario.request_text(self.prompt)) if scenario.flat_holds else None
+        """The rows the flat admissible layout takes in, in order, where the scenario holds some
+        back (:attr:`Scenario.flat_holds`); None: every row, in table order."""
 
     # ----------------------------------------------------------------- actions
     def call_text(self, action: Any, allowed: Collection[str] | None = None) -> CallReport:
@@ -300,11 +304,17 @@ class Episode:
         except Exception as exc:  # an agent's odd but well-typed values must not crash the env
             return False, f"Error: {tool.name} failed on these arguments ({type(exc).__name__}: {exc})"
         self.elapsed_s += tool.latency_s
+        flat = self.flat_rows
         if isinstance(output, ToolResult):
             for kind, value in output.reveal:
-                self.entities.add(kind, value)
+                row = self.entities.add(kind, value)
+                if flat is not None:
+                    flat.offer(row)
             output = output.output
-        return True, output if isinstance(output, str) else compact_json(output)
+        text = output if isinstance(output, str) else compact_json(output)
+        if flat is not None:
+            flat.name(text, tool.name)
+        return True, text
 
     def reject(self, written: str, problem: str) -> CallReport:
         """Record an action that is no tool call at all (e.g. outside the action space, or

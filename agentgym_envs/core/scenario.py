@@ -54,6 +54,9 @@ class Scenario(ABC):
     """The calls per tool that :class:`~agentgym_envs.wrappers.FlatDiscreteAction`'s admissible
     layout numbers by default: enough for the expert's every call at each level where a
     capacity can be (``benchmarks/results/admissible_actions.md``)."""
+    flat_holds: ClassVar[bool] = False
+    """Whether the admissible layout holds back some entity rows until the episode names them
+    (:meth:`flat_held`, :meth:`flat_names`, :class:`~agentgym_envs.core.flat_rows.FlatRows`)."""
     training_rewards: ClassVar[dict[str, Any]] = {}
     """``reward_config`` fields that trainers train on, over :attr:`default_rewards` (empty: the
     scenario's own reward); evaluation always uses :attr:`default_rewards`."""
@@ -115,6 +118,17 @@ class Scenario(ABC):
         """Where the scenario's external data comes from, "missing" when it is not found,
         "" when the scenario needs none."""
         return ""
+
+    def flat_held(self, kind: str, value: Any) -> bool:
+        """Where :attr:`flat_holds`: whether the flat admissible layout numbers no call taking this
+        initial entity row until a result reveals it or a text of the episode names it
+        (:meth:`flat_names`). Default: none is held."""
+        return False
+
+    def flat_names(self, text: str, tool: str | None) -> Iterable[tuple[str, Any]]:
+        """Where :attr:`flat_holds`: the ``(kind, value)`` entities that ``text`` names, the
+        request (``tool`` None) or a result of ``tool``. Default: none."""
+        return ()
 
     def finished(self, task: Any, world: Any) -> bool:
         """Whether the world ended the episode by itself (besides terminal tools)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..levels import base_env_id, level_of
+from ..levels import base_env_id
 
 DOMAINS = {"Tau2Retail": "retail", "Tau2Airline": "airline", "Tau2Telecom": "telecom"}  # by id stem, any version
 
@@ -57,16 +57,17 @@ def make_kwargs(args: argparse.Namespace, llm: bool) -> dict[str, Any]:
     return kwargs
 
 
-def real_task_ids(env_id: str, domain: str, split: str, data_dir: str | None, episodes: int) -> list[str]:
-    """Upstream's protocol: the ids of the real tasks of ``split`` that ``env_id``'s level admits,
-    the first ``episodes`` of them."""
-    from .tau2 import get_domain
-    from .tau2.scenario import tasks_within
+def real_task_ids(env_id: str, split: str, data_dir: str | None, episodes: int) -> list[str]:
+    """Upstream's protocol: the ids of the real tasks of ``split`` that ``env_id`` holds (its
+    level's kinds and sizes; from ``-v1`` also ``validation``, carved from upstream's train
+    split as the env carves it), the first ``episodes`` of them."""
+    import gymnasium as gym
 
-    level = level_of(env_id)
-    chosen = level.kwargs if level else {}
-    tasks = tasks_within(get_domain(domain).load_tasks(split, data_dir), chosen.get("max_actions"), chosen.get("kinds"))
-    return [task.id for task in tasks][:episodes]
+    env = gym.make(env_id, source="real", split=split, **({"data_dir": data_dir} if data_dir else {}))
+    try:
+        return [task.id for task in env.unwrapped.tasks.tasks][:episodes]
+    finally:
+        env.close()
 
 
 def write_leaderboard(args: argparse.Namespace, path: str, domain: str, row: dict[str, float], tasks: int) -> None:

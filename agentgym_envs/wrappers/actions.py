@@ -25,49 +25,55 @@ class CallTable:
     """One episode's admissible calls, numbered per tool in the order they became admissible.
 
     A call is a tool and one entity row of the right kind per argument. Rows never move, so a
-    call keeps its number for the whole episode; when rows are added, the new calls (those
-    naming a new row) take the next free numbers of their tool, in row order, until the tool's
-    ``capacity`` is used up (later calls of that tool are not numbered).
+    call keeps its number for the whole episode; when rows are offered (every row as it is
+    added, or in the order of the episode's :class:`~agentgym_envs.core.flat_rows.FlatRows`),
+    the new calls (those naming a new row) take the next free numbers of their tool, in the
+    order the rows were offered, until the tool's ``capacity`` is used up (later calls of that
+    tool are not numbered).
     """
 
     def __init__(self, kinds: Sequence[tuple[str, ...]], capacity: int) -> None:
         self.kinds, self.capacity = kinds, capacity
         self.calls: list[list[tuple[int, ...]]] = [[] for _ in kinds]
         self.numbers: list[dict[tuple[int, ...], int]] = [{} for _ in kinds]
-        self._rows_by_kind: dict[str, list[int]] = {}
-        self._seen = 0  # entity rows already taken into account
+        self._positions_by_kind: dict[str, list[int]] = {}  # the offered rows of each kind, as offer positions
+        self._rows: list[int] = []  # the offered rows, in the order offered
+        self._in_order = True  # every row offered at its own index (positions are rows)
 
     @property
     def seen(self) -> int:
-        """How many entity rows the numbering has taken into account."""
-        return self._seen
+        """How many entity rows have been offered to the numbering."""
+        return len(self._rows)
 
-    def extend(self, row_kinds: Sequence[str]) -> None:
-        """Number the calls that the rows from ``self._seen`` on make admissible."""
-        seen = self._seen
-        if seen == len(row_kinds):
+    def extend(self, rows: Sequence[int], kinds: Sequence[str]) -> None:
+        """Number the calls that offering ``rows`` (of ``kinds``) makes admissible."""
+        seen = len(self._rows)
+        if not rows:
             return
-        for row in range(seen, len(row_kinds)):
-            self._rows_by_kind.setdefault(row_kinds[row], []).append(row)
-        new_kinds = set(row_kinds[seen:])
-        for tool, kinds in enumerate(self.kinds):
+        for position, (row, kind) in enumerate(zip(rows, kinds, strict=True), start=seen):
+            self._positions_by_kind.setdefault(kind, []).append(position)
+            self._in_order = self._in_order and row == position
+        self._rows += rows
+        new_kinds = set(kinds)
+        order = None if self._in_order else self._rows
+        for tool, tool_kinds in enumerate(self.kinds):
             calls, numbers = self.calls[tool], self.numbers[tool]
             room = self.capacity - len(calls)
-            if room <= 0 or new_kinds.isdisjoint(kinds):  # every new call names a new row
+            if room <= 0 or new_kinds.isdisjoint(tool_kinds):  # every new call names a new row
                 continue
-            pools = [self._rows_by_kind.get(kind, []) for kind in kinds]
-            fresh = (rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen)
-            for rows in islice(fresh, room):
-                numbers[rows] = len(calls)
-                calls.append(rows)
-        self._seen = len(row_kinds)
+            pools = [self._positions_by_kind.get(kind, []) for kind in tool_kinds]
+            fresh = (positions for positions in product(*pools) if seen == 0 or max(positions, default=-1) >= seen)
+            for positions in islice(fresh, room):
+                call = positions if order is None else tuple(order[p] for p in positions)
+                numbers[call] = len(calls)
+                calls.append(call)
 
     def copy(self) -> CallTable:
         """An independent table with the same numbering."""
         table = CallTable(self.kinds, self.capacity)
         table.calls, table.numbers = [list(calls) for calls in self.calls], [dict(numbers) for numbers in self.numbers]
-        table._rows_by_kind = {kind: list(rows) for kind, rows in self._rows_by_kind.items()}
-        table._seen = self._seen
+        table._positions_by_kind = {kind: list(positions) for kind, positions in self._positions_by_kind.items()}
+        table._rows, table._in_order = list(self._rows), self._in_order
         return table
 
 
@@ -103,8 +109,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
       size stays small at any arity. ``capacity`` (None: the scenario's
       :attr:`~agentgym_envs.core.Scenario.flat_capacity`, 64; Math's 256) bounds the block. A
       tool with more admissible calls than ``capacity``
-      (Tau2Airline's ``book_reservation``: thousands of combinations) keeps the first
-      ``capacity`` of them, so some calls are then not expressible; ``docs/contract.md``
+      (Tau2Airline-v0's ``book_reservation``: thousands of combinations) keeps the first
+      ``capacity`` of them, so some calls are then not expressible (a scenario may hold rows
+      back until the episode names them: ``Episode.flat_rows``); ``docs/contract.md``
       gives how often the expert's calls are. An unnumbered index stands for its tool with
       row 0 in every argument (masked out, and usually an invalid call).
 
@@ -141,7 +148,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
         self._table: CallTable | None = None
         self._table_episode: Episode | None = None
-        self._starts: dict[tuple[str, ...], _Start] = {}  # by the kinds of the first rows
+        self._starts: dict[Any, _Start] = {}  # by the kinds of the first rows (and which rows, where held back)
         self._start: _Start | None = None  # the current episode's
         if layout == "admissible":  # per flat action: its tool, and the rows of the call numbered there (_number_calls)
             self._tool_of = np.repeat(np.arange(len(self.arities)), capacity)
@@ -325,22 +332,27 @@ class FlatDiscreteAction(gym.ActionWrapper):
         if self._table is None or episode is not self._table_episode:
             self._table = self._start_of(episode).table.copy()
             self._table_episode = episode
-        rows = episode.entities.rows
-        if len(rows) != self._table.seen:
-            self._table.extend([row.kind for row in rows])
+        rows, flat, seen = episode.entities.rows, episode.flat_rows, self._table.seen
+        offered = range(seen, len(rows)) if flat is None else flat.rows[seen:]
+        if offered:
+            self._table.extend(offered, [rows[row].kind for row in offered])
         return self._table
 
     def _start_of(self, episode: Episode) -> _Start:
-        """The numbering of ``episode``'s rows so far, kept from an earlier episode that started with
-        rows of the same kinds (up to ``MAX_STARTS`` of them, for one tool set)."""
-        kinds = tuple(row.kind for row in episode.entities.rows)
-        start = self._starts.get(kinds)
+        """The numbering of ``episode``'s first rows (those its ``flat_rows`` offers first, if any),
+        kept from an earlier episode that started with the same rows of the same kinds (up to
+        ``MAX_STARTS`` of them, for one tool set)."""
+        rows, flat = episode.entities.rows, episode.flat_rows
+        first = range(len(rows)) if flat is None else flat.rows[: flat.start]
+        kinds = tuple(rows[row].kind for row in first)
+        key = kinds if flat is None else (tuple(first), kinds)
+        start = self._starts.get(key)
         if start is None or start.tools is not episode.tools:
             if len(self._starts) >= MAX_STARTS or any(s.tools is not episode.tools for s in self._starts.values()):
                 self._starts.clear()
             table = CallTable([tuple(arg.entity for arg in tool.args) for tool in episode.tools], self.capacity)
-            table.extend(kinds)
-            start = self._starts[kinds] = _Start(episode.tools, table)
+            table.extend(first, kinds)
+            start = self._starts[key] = _Start(episode.tools, table)
         self._start = start
         return start
 

@@ -152,3 +152,20 @@ def test_a_task_files_tasks_are_their_own_units(tmp_path):
     path.write_text("\n".join(json.dumps(task.raw) for task in tasks) + "\n")
     _, info = make("AgentGym/Tau2Airline-v1", task_file=path).reset(options={"task_id": tasks[1].id})
     assert info["unit_id"] == tasks[1].id
+
+
+def test_cli_evaluates_the_real_validation_tasks_the_v1_env_holds(tmp_path, capsys):
+    from agentgym_envs.cli import main
+
+    require_data(DATA_DIR / "airline" / "db.json")
+    episodes = tmp_path / "episodes.jsonl"
+    assert main(["eval", "tau2_airline", "--source", "real", "--split", "validation", "--policy", "expert",
+                 "--action-mode", "text", "--episodes", "3", "--data-dir", str(DATA_DIR), "--output", str(episodes)]) == 0
+    played = [json.loads(line)["task"] for line in episodes.read_text().splitlines()[1:]]
+    held = [task.id for task in make("AgentGym/Tau2Airline-v1", source="real", split="validation").unwrapped.tasks.tasks]
+    assert played == held[:3] and "its 3 real tasks" in capsys.readouterr().out
+    upstream = {task.id for task in get_domain("airline").load_tasks("train", DATA_DIR)}
+    assert set(played) <= upstream  # carved out of upstream's train split
+    assert main(["eval", "AgentGym/Tau2Airline-v0", "--source", "real", "--split", "validation", "--policy", "expert",
+                 "--data-dir", str(DATA_DIR)]) == 2
+    assert "split must be one of" in capsys.readouterr().err

@@ -213,7 +213,10 @@ class Tau2Env(ToolUseEnv):
       carved from upstream's train split); the test split keeps `-v0`'s users and tasks; airline
       gains a rung (cancel or compensation) between L0 and the three one-write kinds; the
       flat admissible actions (`FlatDiscreteAction`) number 512 calls a tool (`flat_capacity`;
-      64 at `-v0`), so that a bag change's, certificate's or item change's write has an action.
+      64 at `-v0`), so that a bag change's, certificate's or item change's write has an action;
+      airline's numbers calls over the airports, dates, bag counts above 0 and empty lists that
+      every episode starts with only once the episode names them (in the request, a reply or a
+      tool's output), so that the flight searches and bookings its tasks need have one too.
     - v0: initial version; data found in `data_dir=`, `$TAU2_DATA_DIR` or an installed
       `tau2` package; both task-file versions; text actions in every form language models
       write; an LLM user and an NL-assertion judge on any OpenAI-compatible endpoint;

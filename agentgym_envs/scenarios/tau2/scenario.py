@@ -77,6 +77,7 @@ class Tau2Scenario(Scenario):
     baseline_seconds = 600.0
     default_rewards = RewardConfig(mode="outcome")
     flat_capacities: ClassVar[dict[int, int]] = {}  # flat_capacity by version, where it differs from v0's
+    flat_holds_from: ClassVar[int | None] = None  # the version from which the flat layout holds rows back (flat_held)
     instructions = (
         "You are a customer-service agent. Follow the policy. Each turn, call one tool; talk to the "
         "customer with the 'respond' tool."
@@ -106,6 +107,7 @@ class Tau2Scenario(Scenario):
             raise ValueError(f"max_actions selects real tasks (source='real'), got source={source!r}")
         self.kinds, self.max_actions, self.version = kinds, max_actions, version
         self.flat_capacity = self.flat_capacities.get(version, type(self).flat_capacity)
+        self.flat_holds = self.flat_holds_from is not None and version >= self.flat_holds_from
         if version >= 1:  # a validation split beside train and test (see :func:`real_split`)
             self.splits = ("train", "validation", "test", "base")
         self._data_dir_arg = data_dir

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..episode_tools import episode_tools
 from ..scenario import Tau2Scenario
 from ..upstream.domain import AIRLINE
+from . import flat
 from .generator import AirlineTaskGenerator
 from .lists import BUILDERS
 from .reads import airline_reads
@@ -37,3 +38,8 @@ class Tau2AirlineScenario(Tau2Scenario):
     # from v1, 512 calls a tool: at 64 a bag change's or certificate's write (retail: an item change's) lies past
     # its tool's 64th admissible call (benchmarks/results/admissible_actions.md)
     flat_capacities = {1: 512}
+    # from v1, the airports, dates, counts and empty lists every episode starts with come into the flat layout as the
+    # episode names them (.flat): at 512 the first airports' searches and the empty lists' bookings filled the blocks
+    flat_holds_from = 1
+    flat_held = staticmethod(flat.held)
+    flat_names = staticmethod(flat.names)
