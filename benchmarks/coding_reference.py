@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from agentgym_envs.policies import evaluate
+from agentgym_envs.evaluation import evaluate
 
 ENV_ID = "AgentGym/Coding-v0"
 COLUMNS = (

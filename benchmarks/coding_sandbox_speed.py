@@ -35,7 +35,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import agentgym_envs  # noqa: F401  (registers the envs)
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.scenarios.coding.judge import digest_tests
 from agentgym_envs.scenarios.coding.problems import builtin_problems
 from agentgym_envs.scenarios.coding.sandbox import default_python

@@ -14,8 +14,8 @@ import argparse
 import gymnasium as gym
 
 import agentgym_envs  # noqa: F401  (registers the ids)
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import family
-from agentgym_envs.policies import evaluate
 
 RUN_TESTS, SUBMIT = 0, 1
 

@@ -43,7 +43,7 @@ import numpy as np
 import agentgym_envs
 from agentgym_envs.core.features import hashed_words, row_line
 from agentgym_envs.core.tokens import encode as count_tokens_cache
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 from agentgym_envs.scenarios.coding import SHARED_CACHE
 from agentgym_envs.wrappers import FlatDiscreteAction, TokenIdsObservation
 

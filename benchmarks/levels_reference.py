@@ -17,10 +17,10 @@ from typing import Any
 import gymnasium as gym
 
 import agentgym_envs  # noqa: F401  (registers the ids)
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import FAMILIES, Family
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import evaluate_team
-from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import format_table
 
 COLUMNS = ["env_id", "level", "policy", "episodes", "success", "return", "turns"]

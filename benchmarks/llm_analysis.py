@@ -34,9 +34,9 @@ import torch
 import torch.nn.functional as F
 
 from agentgym_envs import resolve_env_id
+from agentgym_envs.evaluation import episode_records
+from agentgym_envs.evaluation.hf_agent import TransformersAgent
 from agentgym_envs.inference.decoder import Projection
-from agentgym_envs.policies import episode_records
-from agentgym_envs.policies.hf_agent import TransformersAgent
 from agentgym_envs.scenarios.customer_support import generate_ticket
 from trainers.checkpoints import seed_everything
 from trainers.llm import runtime

@@ -6,7 +6,7 @@ as is (RLlib's default catalog has a distribution for it; invalid calls cost the
 for SB3's plain PPO). The script registers the env with ``ray.tune``, trains PPO for
 ``--iterations`` and writes the mean episode return of each iteration (RLlib's
 ``env_runners/episode_return_mean``) beside two random policies' mean returns on the same
-environment (``agentgym_envs.policies.evaluate``, same split and reward): uniform over the whole
+environment (``agentgym_envs.evaluation.evaluate``, same split and reward): uniform over the whole
 action space (what PPO's first, untrained policy is close to) and uniform within the action
 masks (``RandomPolicy``).
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from agentgym_envs.policies import evaluate
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.scale.rllib import ppo_config
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -25,9 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-from benchmarks.suite import settings  # noqa: E402
+from suite_lib.plan import settings  # the suite's package beside this script (its folder leads sys.path)
 
 ENV = "CustomerSupport-L2-v0"
 ALGORITHMS = ("ppo", "sb3-maskable-ppo")

@@ -39,7 +39,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_envs  # noqa: E402,F401  (registers the env ids)
-from agentgym_envs.policies.vector_random import masked_random_actions
+from agentgym_envs.evaluation.vector_random import masked_random_actions
 from agentgym_envs.scale import RayVectorEnv, init_ray
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -38,8 +38,8 @@ from typing import Any
 import gymnasium as gym
 
 import agentgym_envs  # noqa: E402,F401
+from agentgym_envs.evaluation.agents import expert_action
 from agentgym_envs.external_trainers.openenv.client import action_payload, ws_url
-from agentgym_envs.policies.agents import expert_action
 
 ENV_ID = "AgentGym/Math-v0"
 

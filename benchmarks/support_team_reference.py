@@ -16,9 +16,9 @@ from pathlib import Path
 import gymnasium as gym
 
 import agentgym_envs  # noqa: F401  (registers the single-agent env for the speed reference)
+from agentgym_envs.evaluation import RandomPolicy, run_episode
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import RandomTeam, evaluate_team, run_team_episode
-from agentgym_envs.policies import RandomPolicy, run_episode
 from agentgym_envs.tables import format_table
 
 COLUMNS = ["team", "split", "action_mode", "success", "tool_reliability", "handoffs", "tokens_used", "turns", "invalid_calls", "return"]

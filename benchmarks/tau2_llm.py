@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import agentgym_envs  # noqa: F401  (registers the ids)
-from agentgym_envs.policies import OpenAIChatAgent, evaluate
+from agentgym_envs.evaluation import OpenAIChatAgent, evaluate
 from agentgym_envs.scenarios.tau2 import get_domain
 from agentgym_envs.scenarios.tau2.leaderboard import domain_results, write_leaderboard
 

@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_envs  # noqa: F401  (registers the ids)
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy, run_episode
 
 ENVS = ("AgentGym/Tau2Retail-v0", "AgentGym/Tau2Airline-v0")
 

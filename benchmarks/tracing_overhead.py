@@ -57,8 +57,8 @@ import gymnasium as gym
 from env_throughput import steps_per_second  # the script beside this one (its folder leads sys.path)
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.observe import tracing
-from agentgym_envs.policies import ExpertPolicy
 
 RECEIVER = """
 import http.server, json, sys

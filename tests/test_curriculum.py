@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 from agentgym_envs.wrappers import LEVEL_KEY, Curriculum
 
 make_support = functools.partial(gym.make, "AgentGym/CustomerSupport-v0")

@@ -15,7 +15,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 
 CS = "AgentGym/CustomerSupport-v0"
 RESOLUTIONS = json.loads((Path(__file__).parent / "data" / "support_resolutions.json").read_text())

@@ -7,7 +7,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym_envs.core import TaskFormatError
-from agentgym_envs.policies import evaluate
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.scenarios.customer_support import generate_ticket
 from agentgym_envs.scenarios.customer_support import phrasings as P
 from agentgym_envs.scenarios.customer_support.tickets import KIND_DIFFICULTY

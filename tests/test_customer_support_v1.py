@@ -15,9 +15,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import family
 from agentgym_envs.multiagent import support_team_v0
-from agentgym_envs.policies import evaluate
 from agentgym_envs.scenarios.customer_support import CustomerSupportEnv, generate_ticket
 from agentgym_envs.scenarios.customer_support import grammar as G
 from agentgym_envs.scenarios.customer_support.tickets import KINDS

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 
 CS = "AgentGym/CustomerSupport-v0"
 

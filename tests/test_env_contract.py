@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from agentgym_envs.core import RewardConfig
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
 CS = "AgentGym/CustomerSupport-v0"

@@ -5,7 +5,7 @@ import json
 import gymnasium as gym
 import pytest
 
-from agentgym_envs.policies import ExpertPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, run_episode
 from agentgym_envs.wrappers import ExpertCorrections
 
 CS = "AgentGym/CustomerSupport-v0"

@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.wrappers import FlatDiscreteAction
 
 CS = "AgentGym/CustomerSupport-v0"

@@ -14,8 +14,8 @@ from gymnasium.utils.env_checker import check_env
 
 from agentgym_envs import resolve_env_id
 from agentgym_envs.docs import DOCUMENTED, page
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import family, level_ids, levels_table, with_level
-from agentgym_envs.policies import evaluate
 from agentgym_envs.scenarios.coding.runner import TestStatus
 from agentgym_envs.scenarios.coding.tasks import display_program
 

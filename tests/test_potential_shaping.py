@@ -11,7 +11,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym_envs.core import RewardConfig
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 
 CS = "AgentGym/CustomerSupport-v0"

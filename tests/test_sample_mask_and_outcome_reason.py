@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_envs  # noqa: F401  (registers the ids)
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 
 
 def test_action_space_samples_with_the_env_mask_stay_inside_it():

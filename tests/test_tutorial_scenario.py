@@ -14,7 +14,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "my_scenario.py"

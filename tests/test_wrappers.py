@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from agentgym_envs.core import encode
-from agentgym_envs.policies import ExpertPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, run_episode
 from agentgym_envs.wrappers import (
     PAD_ID,
     BagOfTokensObservation,

@@ -1,6 +1,6 @@
 """Behaviour cloning from the scripted expert (the SFT stage).
 
-The expert (:class:`agentgym_envs.policies.ExpertPolicy`, or for a team as one env the expert
+The expert (:class:`agentgym_envs.evaluation.ExpertPolicy`, or for a team as one env the expert
 team's ticket holder) plays train-split episodes; every step's observation, masks and action
 are recorded; the policy is trained to maximise the log-probability of the expert's action
 under the same masks it will act with. ``total_steps``
@@ -27,9 +27,9 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.multiagent.policies import ExpertTeam
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
-from agentgym_envs.policies import ExpertPolicy
 from agentgym_envs.wrappers import FlatDiscreteAction
 
 from . import augment, checkpoints

@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import level_ids
-from agentgym_envs.policies import evaluate
 from agentgym_envs.tables import format_table
 
 from .lifecycle import TrainResult, load_trained_policy

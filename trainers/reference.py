@@ -11,9 +11,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.evaluation import Agent, ExpertPolicy, RandomPolicy
 from agentgym_envs.multiagent.policies import TEAMS
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv
-from agentgym_envs.policies import Agent, ExpertPolicy, RandomPolicy
 
 from .run import CheckpointError, Run, Trained, make_env, write_json_atomic
 

@@ -384,8 +384,8 @@ def evaluate_policy(policy: TrainedPolicy, split: str, episodes: int, seed: int 
     """Mean metrics of ``policy``'s greedy agent over ``episodes`` episodes of ``split`` seeded
     ``seed, seed + 1, ...``: every ``info["metrics"]`` entry plus ``return`` (the env's own reward);
     ``recorder``: the rollout-store run that records the episodes; ``options``: more of
-    :func:`~agentgym_envs.policies.evaluate`'s (``output``, ``resume``, ``trials``)."""
-    from agentgym_envs.policies import evaluate
+    :func:`~agentgym_envs.evaluation.evaluate`'s (``output``, ``resume``, ``trials``)."""
+    from agentgym_envs.evaluation import evaluate
 
     env = policy.make_env(split)
     try:

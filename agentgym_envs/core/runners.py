@@ -9,7 +9,7 @@ episode, seeded by its key, so that an episode depends on its key alone); :class
 gives each env a thread, for a policy that drives whole episodes (``play_episode``: a framework
 agent). :func:`local_runner` picks one and makes its envs. :class:`EpisodeShard` is what one Ray
 worker runs (:class:`agentgym_envs.scale.RayRunner`): a policy built from a picklable spec,
-played here, its rows returned. :func:`agentgym_envs.policies.evaluation.runner_for` chooses
+played here, its rows returned. :func:`agentgym_envs.evaluation.harness.runner_for` chooses
 among the three.
 """
 

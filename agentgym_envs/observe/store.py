@@ -122,7 +122,7 @@ def _number(value: Any) -> float | None:
 @dataclass
 class EpisodeRow:
     """One finished episode: what the run store keeps of it, and (:meth:`result`) the line an
-    evaluation's results file (:mod:`agentgym_envs.policies.results`) keeps, both from this object."""
+    evaluation's results file (:mod:`agentgym_envs.evaluation.results`) keeps, both from this object."""
 
     task: int | str
     trial: int

@@ -5,7 +5,7 @@ A run span (``agentgym eval`` / ``agentgym train``) holds one episode span per e
 episode span one span per tool call and per LLM call. The env makes the episode and tool-call
 spans itself (:class:`EpisodeTrace`, from ``reset`` to the episode's end), so whatever steps it
 gets them: the project's loops, a trainer, or a framework agent's own tool functions. LLM-call
-spans come from where the project calls a model (:class:`~agentgym_envs.policies.ChatClient`,
+spans come from where the project calls a model (:class:`~agentgym_envs.inference.chat_client.ChatClient`,
 the local Hugging Face agent). Attribute names follow OpenTelemetry's GenAI semantic
 conventions where they exist (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
 ``gen_ai.tool.name``...), plus ``agentgym.*`` for the rest and ``openinference.span.kind`` so

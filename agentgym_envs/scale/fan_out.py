@@ -44,8 +44,8 @@ class SeededEpisodes:
 
     A record is a results-file line (:meth:`~agentgym_envs.observe.store.EpisodeRow.result`:
     ``{"task": seed, "trial": 0, "return", "metrics", "error": None, "outcome"}``), which
-    :func:`agentgym_envs.policies.results.summarize` summarizes. ``agent_factory`` has the signature
-    of :data:`agentgym_envs.policies.POLICIES`' values and is shipped to the workers (Ray
+    :func:`agentgym_envs.evaluation.results.summarize` summarizes. ``agent_factory`` has the signature
+    of :data:`agentgym_envs.evaluation.POLICIES`' values and is shipped to the workers (Ray
     pickles it with cloudpickle, so lambdas and closures work). The episodes are played by
     :class:`~agentgym_envs.core.runners.SteppingRunner` with
     :class:`~agentgym_envs.core.runners.SeededAgents`, as an evaluation plays a reference policy.

@@ -52,7 +52,8 @@ def episode_rows(cell: Cell, path: Path, split: str) -> list[dict[str, object]]:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Train and evaluate ``job``'s cell; its row, curve points and episodes."""
-    from trainers.lifecycle import TrainRequest, episodes_path, run_dir_for, train
+    from trainers.lifecycle import episodes_path, train
+    from trainers.run import TrainRequest, run_dir_for
 
     cell = job.cell
     settings_hash = cell.settings_hash(job.device)

@@ -20,9 +20,9 @@ from agentgym_envs.agent_frameworks import ENDED, Endpoint, EnvSession, run_agen
 from agentgym_envs.agent_frameworks.runner import FRAMEWORKS, converse, resolve_factory
 from agentgym_envs.cli import main
 from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard
+from agentgym_envs.evaluation import ModelSpec
 from agentgym_envs.observe import tracing
 from agentgym_envs.observe.store import RunStore
-from agentgym_envs.policies import ModelSpec
 
 MATH = "AgentGym/Math-v0"
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")

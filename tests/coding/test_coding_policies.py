@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401
-from agentgym_envs.policies import ExpertPolicy, evaluate, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, evaluate, run_episode
 from agentgym_envs.scenarios.coding.problems import builtin_problems
 
 ENV_ID = "AgentGym/Coding-v0"

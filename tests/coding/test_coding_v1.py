@@ -14,8 +14,8 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import agentgym_envs  # noqa: F401  (registers the ids)
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import family
-from agentgym_envs.policies import evaluate
 from agentgym_envs.scenarios.coding import CodingEnv
 from agentgym_envs.scenarios.coding.problems import builtin_problems, generated_problems
 from agentgym_envs.scenarios.coding.problems.generated import TEMPLATES, instantiate

@@ -9,10 +9,10 @@ import gymnasium as gym
 import pytest
 import torch
 
+from agentgym_envs.evaluation import TransformersAgent
 from agentgym_envs.inference.decode_graph import DecodeGraph
 from agentgym_envs.inference.engine import SHARE_BLOCK, CachedEngine, Sampling, complete, make_engine, sample
 from agentgym_envs.inference.kv_cache import RaggedCache
-from agentgym_envs.policies import TransformersAgent
 from trainers.llm import grpo, rollout
 from trainers.llm.chat import ChatFormat
 from trainers.llm.model import load

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from agentgym_envs.cli import main
-from agentgym_envs.policies import evaluate
-from agentgym_envs.policies.results import summarize
+from agentgym_envs.evaluation import evaluate
+from agentgym_envs.evaluation.results import summarize
 
 pytest.importorskip("transformers")
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agentgym_envs.policies import episode_records, evaluate, pass_at_k, pass_hat_k
-from agentgym_envs.policies.results import summarize
+from agentgym_envs.evaluation import episode_records, evaluate, pass_at_k, pass_hat_k
+from agentgym_envs.evaluation.results import summarize
 
 CS = "AgentGym/CustomerSupport-v0"
 
@@ -76,7 +76,7 @@ def test_settings_that_cannot_work_are_clear_errors(capsys):
     import gymnasium as gym
 
     from agentgym_envs.cli import main
-    from agentgym_envs.policies import ExpertPolicy
+    from agentgym_envs.evaluation import ExpertPolicy
 
     env = gym.make(CS)
     with pytest.raises(ValueError, match="agent callable plays one env"):

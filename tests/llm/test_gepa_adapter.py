@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentgym_envs.policies import ChatClient, OpenAIChatAgent
+from agentgym_envs.evaluation import ChatClient, OpenAIChatAgent
 from trainers.llm.gepa_adapter import COMPONENT, AgentGymAdapter, optimize
 
 gepa = pytest.importorskip("gepa")

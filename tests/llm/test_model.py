@@ -7,7 +7,7 @@ import gymnasium as gym
 import pytest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from trainers.llm.chat import ChatFormat, TemplateError
 from trainers.llm.model import read_trajectories
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from agentgym_envs.policies import ExpertPolicy, TransformersAgent, evaluate
+from agentgym_envs.evaluation import ExpertPolicy, TransformersAgent, evaluate
 
 pytest.importorskip("transformers")
 MATH = "AgentGym/Math-v0"

@@ -14,8 +14,9 @@ from transformers import AutoTokenizer  # noqa: E402
 from transformers.utils import get_json_schema  # noqa: E402
 from trl.chat_template_utils import parse_response  # noqa: E402
 
+from agentgym_envs.external_trainers.trl_env import ENDED, env_return, environment_class, task_dataset  # noqa: E402
 from trainers.llm.model import RESPONSE_TEMPLATE, read_trajectories, record_expert_trajectories  # noqa: E402
-from trainers.llm.trl_env import ENDED, ensure_response_template, env_return, environment_class, task_dataset  # noqa: E402
+from trainers.llm.trl_grpo import ensure_response_template  # noqa: E402
 
 MATH = "AgentGym/Math-v0"
 STEERING_BIAS = 10.0

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import agentgym_envs  # noqa: F401  (registers the ids)
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, TokenIdsObservation
 
 ENV_ID = "AgentGym/Math-v0"

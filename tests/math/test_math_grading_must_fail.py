@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the ids)
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 
 ENV_ID = "AgentGym/Math-v0"
 # task id -> (the question, its answer computed by hand from the question)

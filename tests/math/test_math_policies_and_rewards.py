@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401
-from agentgym_envs.policies import evaluate
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.scenarios.math.grading import answer_score
 
 ENV_ID = "AgentGym/Math-v0"

@@ -114,7 +114,7 @@ def test_task_file_rejects_a_solution_longer_than_the_turn_limit(tmp_path):
 
 
 def test_task_file_with_an_expression_and_decimals_is_solved_by_the_expert(tmp_path):
-    from agentgym_envs.policies import evaluate
+    from agentgym_envs.evaluation import evaluate
 
     rows = [GOOD, {"task_id": "mix", "question": "What is 2.5 * 4 + 0.75?", "answer": 10.75,
                    "solution": "2.5 * 4 + 0.75", "expression": "2.5 * 4 + 0.75", "difficulty": "easy"}]

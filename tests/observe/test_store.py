@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.observe import store as store_module
 from agentgym_envs.observe.store import EpisodeRow, RunStore
-from agentgym_envs.policies import evaluate
 
 STEPS_PER_EPISODE = 5
 

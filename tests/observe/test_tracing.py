@@ -236,7 +236,7 @@ with tracing.run_span("eval", {{}}) as span:
 
 
 def test_a_local_model_s_llm_calls_are_spans_under_their_episodes(phoenix, micro_model):
-    from agentgym_envs.policies import ModelSpec, evaluate
+    from agentgym_envs.evaluation import ModelSpec, evaluate
 
     url, _ = phoenix
     assert tracing.configure(f"{url}/v1/traces")
@@ -296,7 +296,7 @@ def test_the_standard_variables_turn_tracing_on_and_a_bare_url_gets_the_traces_p
 
 
 def test_tracing_off_imports_no_opentelemetry():
-    code = ("import sys, agentgym_envs\nfrom agentgym_envs.policies import evaluate\n"
+    code = ("import sys, agentgym_envs\nfrom agentgym_envs.evaluation import evaluate\n"
             "evaluate('AgentGym/CustomerSupport-v1', 'expert', episodes=2)\n"
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
@@ -305,7 +305,7 @@ def test_tracing_off_imports_no_opentelemetry():
 
 
 def test_an_endpoint_agent_s_chat_calls_are_spans_under_their_episodes(phoenix, server, micro_model):
-    from agentgym_envs.policies import ModelSpec, evaluate
+    from agentgym_envs.evaluation import ModelSpec, evaluate
 
     url, _ = phoenix
     assert tracing.configure(f"{url}/v1/traces")

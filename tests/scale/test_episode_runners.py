@@ -14,9 +14,9 @@ from agentgym_envs.agent_frameworks import EnvSession
 from agentgym_envs.cli import main
 from agentgym_envs.core.agent import expert_action, tool_env
 from agentgym_envs.core.runners import EpisodeSetup, EpisodeShard, agent_seed
+from agentgym_envs.evaluation import ReferenceSpec, episode_records
 from agentgym_envs.observe import store as store_module
 from agentgym_envs.observe.store import RunRecorder, RunStore
-from agentgym_envs.policies import ReferenceSpec, episode_records
 
 pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"

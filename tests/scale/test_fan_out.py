@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_envs.policies import POLICIES
-from agentgym_envs.policies.results import summarize
+from agentgym_envs.evaluation import POLICIES
+from agentgym_envs.evaluation.results import summarize
 from agentgym_envs.scale import SeededEpisodes, fan_out
 
 pytestmark = pytest.mark.xdist_group("ray")

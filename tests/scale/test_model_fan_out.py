@@ -10,7 +10,7 @@ import json
 import pytest
 
 from agentgym_envs.cli import main
-from agentgym_envs.policies import ModelSpec, evaluate
+from agentgym_envs.evaluation import ModelSpec, evaluate
 
 pytest.importorskip("openai")
 pytest.importorskip("transformers")

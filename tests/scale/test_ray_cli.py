@@ -9,8 +9,8 @@ import gymnasium as gym
 import pytest
 
 from agentgym_envs.cli import _eval_on_ray, build_parser, main
-from agentgym_envs.policies import POLICIES
-from agentgym_envs.policies.results import summarize
+from agentgym_envs.evaluation import POLICIES
+from agentgym_envs.evaluation.results import summarize
 from agentgym_envs.scale import RayVectorEnv, SeededEpisodes
 from trainers.run import make_vector_env
 

@@ -14,7 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
-from agentgym_envs.policies.vector_random import masked_random_actions
+from agentgym_envs.evaluation.vector_random import masked_random_actions
 from agentgym_envs.scale import RayVectorEnv
 
 pytestmark = pytest.mark.xdist_group("ray")

@@ -14,7 +14,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import agentgym_envs  # noqa: F401  (registers the ids)
 from agentgym_envs.core import TaskFormatError
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.scenarios.tau2 import Tau2MissingDataError, dict_hash, get_domain, gold_state
 from agentgym_envs.scenarios.tau2.generator import user_split
 from agentgym_envs.scenarios.tau2.upstream import files

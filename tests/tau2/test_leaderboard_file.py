@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentgym_envs.policies.results import summarize
+from agentgym_envs.evaluation.results import summarize
 from agentgym_envs.scenarios.tau2.leaderboard import domain_results, write_leaderboard
 
 

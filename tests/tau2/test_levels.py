@@ -12,8 +12,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.levels import family
-from agentgym_envs.policies import evaluate
 from agentgym_envs.scenarios.tau2.scenario import reference_actions
 
 from .conftest import DATA_DIR, require_data

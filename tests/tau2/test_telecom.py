@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the ids)
-from agentgym_envs.policies import ExpertPolicy, RandomPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy, run_episode
 from agentgym_envs.scenarios.tau2 import get_domain, score_episode
 
 TELECOM = "AgentGym/Tau2Telecom-v0"

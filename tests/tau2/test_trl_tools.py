@@ -15,7 +15,7 @@ pytest.importorskip("trl")
 
 from transformers.utils import get_json_schema  # noqa: E402
 
-from trainers.llm.trl_env import environment_class  # noqa: E402
+from agentgym_envs.external_trainers.trl_env import environment_class  # noqa: E402
 
 
 def without_item_fields(properties: dict) -> dict:

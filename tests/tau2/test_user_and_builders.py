@@ -9,7 +9,7 @@ import numpy as np
 
 import agentgym_envs  # noqa: F401
 from agentgym_envs.core import ToolCall
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.scenarios.tau2.user import (
     ASK_CONFIRMATION,
     ASK_IDENTITY,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from agentgym_envs.core.tokens import encode
-from agentgym_envs.policies import tool_env
+from agentgym_envs.evaluation import tool_env
 from agentgym_envs.wrappers import PAD_ID
 from trainers import augment, bc
 from trainers.policy import TokenPolicy

@@ -12,7 +12,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import agentgym_envs  # noqa: F401
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.wrappers import LEVEL_KEY, Curriculum, FlatDiscreteAction
 from trainers import bc
 from trainers.lifecycle import load_trained_policy, start, train

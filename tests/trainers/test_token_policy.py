@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from agentgym_envs.core.tokens import encode
-from agentgym_envs.policies import ExpertPolicy
+from agentgym_envs.evaluation import ExpertPolicy
 from agentgym_envs.wrappers import PAD_ID
 from trainers.policy import Masks, TokenPolicy, TokenPolicyConfig
 from trainers.run import make_env

@@ -4,7 +4,7 @@ trainer config) instantiates the loop from ``verl_agent_loop.yaml`` and post-pro
 output into verl's batch; only the LLM server client is replaced (a scripted expert, or the
 micro chat model generating on CPU).
 
-These tests run in ``.venv-verl`` (verl pins its own transformers): tests/integrations/test_verl.py
+These tests run in ``.venv-verl`` (verl pins its own transformers): tests/external_trainers/test_verl.py
 runs them there with ``AGENTGYM_MICRO_MODEL`` set to the micro model's folder."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("verl", reason="verl runs in .venv-verl (tests/integrations/test_verl.py)")
+pytest.importorskip("verl", reason="verl runs in .venv-verl (tests/external_trainers/test_verl.py)")
 
 from agentgym_envs import ENVIRONMENTS  # noqa: E402
 from agentgym_envs.external_trainers.data import verl_rows, write_parquet  # noqa: E402
@@ -32,7 +32,7 @@ PROMPT_LENGTH = 12288  # a tau2 policy is about 7k tokens of the micro tokenizer
 def micro_model() -> str:
     path = os.environ.get("AGENTGYM_MICRO_MODEL")
     if not path or not Path(path, "config.json").exists():
-        pytest.skip("AGENTGYM_MICRO_MODEL names no model folder (tests/integrations/test_verl.py builds and passes it)")
+        pytest.skip("AGENTGYM_MICRO_MODEL names no model folder (tests/external_trainers/test_verl.py builds and passes it)")
     return path
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym_envs.policies import BatchPolicy, ChatClient, EndpointError
+from agentgym_envs.evaluation import BatchPolicy, ChatClient, EndpointError
 
 from .prompting import play_prompt, render_demo
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_envs.evaluation import ExpertPolicy, run_episode
 from agentgym_envs.observe import store
-from agentgym_envs.policies import ExpertPolicy, run_episode
 from agentgym_envs.wrappers.recorder import TrajectoryRecorder
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_envs.policies import BatchPolicy, ModelSpec, Turn, episode_records
+from agentgym_envs.evaluation import BatchPolicy, ModelSpec, Turn, episode_records
 
 from ..run import CheckpointError, make_env, run_info
 
@@ -97,7 +97,7 @@ def agent_spec(model: str, base_url: str | None, *, api_key: str | None = None, 
 
 def play_prompt(policy: BatchPolicy, system_prompt: str, env_id: str, split: str, seeds: Sequence[int],
                 env_kwargs: dict[str, Any], concurrency: int) -> list[dict[str, Any]]:
-    """One record per seed, in order (:func:`~agentgym_envs.policies.episode_records`, with the
+    """One record per seed, in order (:func:`~agentgym_envs.evaluation.episode_records`, with the
     conversation), of ``policy`` under ``system_prompt`` on ``split`` in text mode; an endpoint
     error ends its episode as a failure with the error recorded. Each run of consecutive seeds
     plays ``concurrency`` episodes at once."""

@@ -118,7 +118,7 @@ def writer_for(run_dir: Path, resumed_step: int | None) -> Any:
 
 class LLMPolicy:
     """A trained model as the lifecycle and ``agentgym eval`` use it: the env in text mode and
-    a greedy :class:`~agentgym_envs.policies.hf_agent.TransformersAgent` on the saved model."""
+    a greedy :class:`~agentgym_envs.evaluation.hf_agent.TransformersAgent` on the saved model."""
 
     def __init__(self, env_id: str, model_dir: str | Path, env_kwargs: dict[str, Any] | None = None,
                  device: str = "auto") -> None:
@@ -131,7 +131,7 @@ class LLMPolicy:
         return make_env(self.env_id, split, self.env_kwargs)
 
     def agent(self, env: Any) -> Any:
-        from agentgym_envs.policies.hf_agent import TransformersAgent
+        from agentgym_envs.evaluation.hf_agent import TransformersAgent
 
         return TransformersAgent(self.model_dir, device=self.device)
 

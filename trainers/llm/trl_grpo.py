@@ -1,6 +1,6 @@
 """Train a language model with TRL's ``GRPOTrainer`` on an agentgym environment.
 
-The env plugs in through TRL's environment mode (:mod:`trainers.llm.trl_env`): the env's tools
+The env plugs in through TRL's environment mode (:mod:`agentgym_envs.external_trainers.trl_env`): the env's tools
 are the environment's methods, the env's return is the reward, and each dataset row is a task
 of the env's train split. Generation is TRL's own (plain ``transformers`` ``generate``, CPU or
 CUDA; no vLLM needed).
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..run import canonical_env_id
+from .model import CHAT_TEMPLATE, RESPONSE_TEMPLATE
 
 
 @dataclass
@@ -64,13 +65,22 @@ def grpo_config(config: Config, max_turns: int | None) -> Any:
     )
 
 
+def ensure_response_template(tokenizer: Any) -> Any:
+    """Give a tokenizer of the project's chat template its response template, so that TRL can
+    parse its tool calls (models built before it was saved with them lack it); other
+    tokenizers are left to TRL, which knows the common templates."""
+    if getattr(tokenizer, "response_template", None) is None and tokenizer.chat_template == CHAT_TEMPLATE:
+        tokenizer.response_template = RESPONSE_TEMPLATE
+    return tokenizer
+
+
 def train(config: Config) -> dict[str, Any]:
     """Run GRPO with TRL on ``config.env``, save the model to ``config.output_dir`` and return
     the trainer's last logged metrics with ``train_seconds``."""
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
-    from .trl_env import ensure_response_template, env_return, environment_class, task_dataset
+    from agentgym_envs.external_trainers.trl_env import env_return, environment_class, task_dataset
 
     environment = environment_class(config.env, **config.env_kwargs)
     probe = environment()

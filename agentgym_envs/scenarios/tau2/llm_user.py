@@ -1,5 +1,5 @@
 """The tau2 parts that need a chat model, on any OpenAI-compatible endpoint (through
-:class:`~agentgym_envs.policies.ChatClient`: timeouts, retries with back-off, errors):
+:class:`~agentgym_envs.inference.chat_client.ChatClient`: timeouts, retries with back-off, errors):
 
 - :class:`LLMUser`, the customer played by a model, as upstream evaluates agents. It sees
   only the task's user scenario (persona, why it calls, what it knows and does not know,

@@ -38,7 +38,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agentgym_envs.policies import ExpertPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, run_episode
 from agentgym_envs.scenarios.customer_support import phrasings as support_pools
 from agentgym_envs.scenarios.customer_support.tickets import API_ISSUES, KIND_DIFFICULTY, Ticket, ticket_logs
 from agentgym_envs.scenarios.math.arithmetic import SOLUTION_FUNCTIONS, evaluate

@@ -1,11 +1,14 @@
-"""Agents (random, scripted expert, LLM agents for an endpoint or a local model) and evaluation.
+"""The evaluation harness (:mod:`.harness`: ``evaluate``, the policies ``agentgym eval`` knows;
+:mod:`.results`: the results file, pass^k) and the agents it evaluates: the reference agents
+(scripted expert, random; :mod:`.agents`, :mod:`.vector_random`) and LLM agents for an endpoint
+or a local model (:mod:`.openai_agent`, :mod:`.hf_agent`).
 
 The LLM agents need the ``llm`` extra (``openai``, ``transformers``), imported when one is made.
 """
 
 from ..inference.chat_client import ChatClient, ChatReply, EndpointError
 from .agents import Agent, BatchPolicy, ExpertPolicy, RandomPolicy, Turn, run_episode, tool_env
-from .evaluation import (
+from .harness import (
     MODEL_POLICIES,
     POLICIES,
     ModelSpec,

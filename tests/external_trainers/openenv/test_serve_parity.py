@@ -12,12 +12,12 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the ids)
+from agentgym_envs.evaluation.agents import expert_action
 from agentgym_envs.external_trainers.openenv.client import RemoteEnv
 from agentgym_envs.external_trainers.openenv.local import thread_server
 from agentgym_envs.external_trainers.openenv.models import AgentGymAction
 from agentgym_envs.external_trainers.openenv.openenv_client import AgentGymEnvClient
 from agentgym_envs.external_trainers.openenv.sessions import jsonable
-from agentgym_envs.policies.agents import expert_action
 
 SEEDS = range(8)
 TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "tau2")

@@ -127,7 +127,7 @@ def evaluate(
     recorder: RunRecorder | None = None,
     **make_kwargs: Any,
 ) -> dict[str, float]:
-    """Summary metrics (:func:`~agentgym_envs.policies.results.summarize`) of the episodes
+    """Summary metrics (:func:`~agentgym_envs.evaluation.results.summarize`) of the episodes
     :func:`episode_records` plays with these arguments."""
     records = episode_records(env, policy, episodes, split, seed, progress, trials=trials, concurrency=concurrency,
                               output=output, resume=resume, task_ids=task_ids, num_workers=num_workers,

@@ -1,6 +1,6 @@
 """The server depends on OpenEnv's public API only (what a release may keep), so that the
 ``serve`` extra can admit a range of OpenEnv releases; OpenEnv's own clients of the installed
-release play it (tests/serve/test_serve_parity.py)."""
+release play it (tests/external_trainers/openenv/test_serve_parity.py)."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def test_no_private_member_of_an_openenv_object_is_touched():
 def test_the_wire_payload_is_what_openenvs_serialization_makes_of_the_observation():
     from openenv.core.env_server.serialization import serialize_observation
 
+    from agentgym_envs.evaluation.agents import expert_action
     from agentgym_envs.external_trainers.openenv.models import AgentGymAction
     from agentgym_envs.external_trainers.openenv.sessions import AgentGymEnvironment, ServeConfig
-    from agentgym_envs.policies.agents import expert_action
 
     config = ServeConfig("AgentGym/CustomerSupport-v0", inline=True)
     typed, wire = AgentGymEnvironment(config), AgentGymEnvironment(config)

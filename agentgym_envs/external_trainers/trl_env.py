@@ -24,17 +24,20 @@ and generates again, until a reply calls no tool. This module makes any agentgym
   successful and finished episodes and the env steps are logged beside TRL's own metrics.
 
     from trl import GRPOConfig, GRPOTrainer
-    from trainers.llm.trl_env import environment_class, env_return, task_dataset
+    from agentgym_envs.external_trainers.trl_env import environment_class, env_return, task_dataset
 
     trainer = GRPOTrainer(model="models/agentgym-tiny", reward_funcs=env_return,
                           train_dataset=task_dataset("math", 256),
                           environment_factory=environment_class("math"), args=GRPOConfig(...))
 
-``python -m trainers.llm.trl_grpo`` is the runnable example.
+``python -m trainers.llm.trl_grpo`` is the runnable example. The adapter is the env side only:
+it needs nothing of the project's trainers (TRL tokenizes, generates and trains), so it lives
+with the other external trainers' adapters; giving the project's own tokenizer its response
+template (``ensure_response_template``) is the trainer's part and lives in that example.
 
 - **Served envs.** With ``base_url=`` (``environment_class("math", base_url="http://127.0.0.1:8765")``,
   the same for ``task_dataset``), each instance plays in a session of an env served by
-  ``agentgym serve`` (OpenEnv, agentgym_envs/serve) instead of an env in this process; the server
+  ``agentgym serve`` (OpenEnv, :mod:`agentgym_envs.external_trainers.openenv`) instead of an env in this process; the server
   decides the env and its arguments, and must allow as many sessions as TRL makes instances.
   ``token=`` (default: ``AGENTGYM_SERVE_TOKEN``'s value) is the server's bearer token.
 """
@@ -48,10 +51,7 @@ from typing import Any, ClassVar, Literal, Union
 
 import gymnasium as gym
 
-from agentgym_envs.core.parsing import compact_json
-
-from ..run import canonical_env_id, make_env
-from .model import CHAT_TEMPLATE, RESPONSE_TEMPLATE
+from .episode import canonical_id, chat_message
 
 ONE_LINE = re.compile(r"\s*\n+\s*")
 ENDED = "Error: the episode has ended; no further tool call is run."
@@ -184,7 +184,7 @@ class AgentGymEnvironment:
             self._ended, self._metrics = True, dict(info["metrics"])
         replies = info["messages"][self._seen + 1:]  # the env's answer to the assistant turn it recorded
         self._seen = len(info["messages"])
-        return "\n".join(m["content"] if isinstance(m["content"], str) else compact_json(m["content"]) for m in replies)
+        return "\n".join(chat_message(m)["content"] for m in replies)
 
 
 def make_text_env(env_id: str, split: str, make_kwargs: dict[str, Any], base_url: str | None = None,
@@ -192,10 +192,10 @@ def make_text_env(env_id: str, split: str, make_kwargs: dict[str, Any], base_url
     """The env in text mode on ``split``: in this process, or a session of the env served at
     ``base_url`` (with its bearer ``token``, default ``AGENTGYM_SERVE_TOKEN``'s)."""
     if base_url is not None:
-        from agentgym_envs.external_trainers.openenv.client import RemoteEnv
+        from .openenv.client import RemoteEnv
 
         return RemoteEnv(base_url, token=token)
-    return make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
+    return gym.make(env_id, split=split, **{**make_kwargs, "action_mode": "text"})
 
 
 def environment_class(env: str, split: str = "train", base_url: str | None = None, token: str | None = None,
@@ -205,13 +205,13 @@ def environment_class(env: str, split: str = "train", base_url: str | None = Non
     entry of the env's ``tool_schemas``. Pass the class as ``environment_factory``. With
     ``base_url``, the instances play the env served there (``make_kwargs`` are the server's),
     sending ``token`` (default: ``AGENTGYM_SERVE_TOKEN``'s) if the server wants one."""
-    env_id = canonical_env_id(env)
+    env_id = canonical_id(env)
     if base_url is not None:
-        from agentgym_envs.external_trainers.openenv.client import tool_schemas
+        from .openenv.client import tool_schemas
 
         schemas = tool_schemas(base_url, token)
     else:
-        probe = make_env(env_id, split, {**make_kwargs, "action_mode": "text"})
+        probe = make_text_env(env_id, split, make_kwargs)
         try:
             schemas = list(probe.unwrapped.tool_schemas)
         finally:
@@ -230,7 +230,7 @@ def task_dataset(env: str, tasks: int, seed: int = 0, split: str = "train", base
     from the env served there)."""
     from datasets import Dataset
 
-    made = make_text_env(canonical_env_id(env), split, make_kwargs, base_url, token)
+    made = make_text_env(canonical_id(env), split, make_kwargs, base_url, token)
     rows = []
     try:
         for task_seed in range(seed, seed + tasks):
@@ -257,11 +257,3 @@ def env_return(completions: list[list[dict[str, Any]]], environments: list[Agent
         log_metric("env/steps", sum(e.steps for e in environments) / count)
     return [environment.episode_return for environment in environments]
 
-
-def ensure_response_template(tokenizer: Any) -> Any:
-    """Give a tokenizer of the project's chat template its response template, so that TRL can
-    parse its tool calls (models built before it was saved with them lack it); other
-    tokenizers are left to TRL, which knows the common templates."""
-    if getattr(tokenizer, "response_template", None) is None and tokenizer.chat_template == CHAT_TEMPLATE:
-        tokenizer.response_template = RESPONSE_TEMPLATE
-    return tokenizer

@@ -1,4 +1,4 @@
-"""TRL's environment adapter (trainers/llm/trl_env.py) with ``base_url=``: the same completions
+"""TRL's environment adapter (agentgym_envs/external_trainers/trl_env.py) with ``base_url=``: the same completions
 get the same returns from a served env as in process, and GRPOTrainer trains against it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("trl")
 
-from trainers.llm.trl_env import env_return, environment_class, task_dataset  # noqa: E402
+from agentgym_envs.external_trainers.trl_env import env_return, environment_class, task_dataset  # noqa: E402
 
 CALLS = [  # per rollout: tool calls (method, arguments) and the final reply, which calls no tool
     ([("sum_1_to_n", {"n": 14}), ("submit_answer", {"value": 105})], "done"),
