@@ -70,12 +70,12 @@ def settings(family: str, algorithm: str, tuned: bool = False) -> dict[str, obje
     return dict(FAMILY_SETTINGS.get(family, {}).get(algorithm, SETTINGS.get(algorithm, {})))
 
 
-def untuned(preset: "Preset") -> list[str]:
+def untuned(preset: Preset) -> list[str]:
     """The preset's algorithms that its settings need tuned but that have no frozen settings yet (skipped)."""
     return [a for a in preset.all_algorithms() if preset.tuned and a in TRAINED and frozen_settings(a) is None]
 
 
-def settings_text(preset: "Preset") -> str:
+def settings_text(preset: Preset) -> str:
     """The settings sentence of the page: the tuned settings' files, the defaults rows', or the overrides of every
     algorithm, then each family's own."""
     defaults = f"{', '.join(DEFAULT_ROWS)}: SB3's defaults {SB3_PPO_DEFAULTS}"
