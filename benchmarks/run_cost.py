@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
-from benchmarks.suite import settings  # noqa: E402
+from benchmarks.suite_lib.plan import settings  # noqa: E402
 
 ENV = "CustomerSupport-L2-v0"
 ALGORITHMS = ("ppo", "sb3-maskable-ppo")
