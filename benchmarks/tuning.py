@@ -14,6 +14,10 @@ tuning set and budget, and the commit), which the suite's tuned rows train with 
 every trial under ``--storage`` (default ``runs/tuning``, not committed): an interrupted search resumes there,
 and a finished one is not run again. ``<algo>_trials.csv`` beside the frozen file lists every trial's settings
 and scores.
+
+A user's algorithm (a module path, or a name that a module given to ``--import`` registers) is searched
+over the space its module declares (``search_space()``); ``python -m benchmarks.your_algorithm`` runs
+this search, then the suite's protocol, for it.
 """
 
 from __future__ import annotations
