@@ -106,7 +106,7 @@ def page(args: argparse.Namespace, preset: Preset, record: dict[str, Any], own: 
              f"Rows: [{own.name}.csv]({own.name}.csv) (a commit, command and settings hash each), episodes: "
              f"[{own.name}_episodes/]({own.name}_episodes).", "",
              f"Tuning of {args.algo}: {tuning_text(record, tuning.TRIALS, tuning.TUNING_LEVELS, tuning.STEPS)}. "
-             + baseline_settings_text([a for a in baselines if a not in REFERENCES], args.tuned), ""]
+             + baseline_settings_text([a for a in baselines if a not in REFERENCES], tuning.TUNED), ""]
     lines += [f"Budgets that differ from the baseline rows': {'; '.join(notes)}.", ""] if notes else []
     if not own_rows:
         lines += [f"**No comparison**: {args.algo} has no rows yet (its runs failed or have not run)."]

@@ -45,8 +45,8 @@ def baseline_settings_text(algorithms: list[str], tuned: Path) -> str:
     """Which baselines have a frozen tuning record in ``tuned`` (the rest ran the settings their rows' commands give)."""
     records = {a: json.loads((tuned / f"{a}.json").read_text()) for a in algorithms if (tuned / f"{a}.json").exists()}
     listed = ", ".join(f"{a} ({r['trials']} trials)" for a, r in records.items()) or "none"
-    return (f"The baselines ran the settings their rows' commands give; frozen tuning records in `{tuned.name}/`: "
-            f"{listed}.")
+    return (f"The baselines ran the settings their rows' commands give; frozen tuning records of theirs in "
+            f"`benchmarks/{tuned.name}/`: {listed}.")
 
 
 def orderings_with(comparison: Comparison, algo: str) -> list[str]:
