@@ -54,6 +54,14 @@ def episode_rows(cell: Cell, path: Path, split: str) -> list[dict[str, object]]:
     return rows
 
 
+def row_command(cell: Cell, device: str, imports: tuple[str, ...] = ()) -> str:
+    """The command that reproduces the cell from the repository root: ``agentgym train ...``; for a
+    user's algorithm (a module path, or a name that ``imports`` register) ``python -m agentgym_envs.cli
+    train ...``, which imports modules from the working directory as the console script does not."""
+    command = cell.command(device) + "".join(f" --import {shlex.quote(module)}" for module in imports)
+    return f"python -m agentgym_envs.cli{command.removeprefix('agentgym')}" if imports or "." in cell.algorithm else command
+
+
 def run_job(job: Job) -> dict[str, Any]:
     """Train and evaluate ``job``'s cell; its row, curve points and episodes."""
     from trainers.lifecycle import TrainRequest, episodes_path, run_dir_for, train
@@ -80,7 +88,7 @@ def run_job(job: Job) -> dict[str, Any]:
            "test_success": round(result.test_metrics["success"], 4), "test_return": round(result.test_metrics["return"], 4),
            "wall_train_s": round(result.wall_train_s, 1), "wall_eval_s": round(result.wall_eval_s, 1),
            "sittings": sittings, "settings_hash": settings_hash, "commit": job.commit,
-           "command": cell.command(job.device) + "".join(f" --import {shlex.quote(m)}" for m in job.imports), **versions()}
+           "command": row_command(cell, job.device, job.imports), **versions()}
     curves = [{**dict(zip(KEY, cell.key)), "split": split, "env_steps": step, "success": round(value, 4)}
               for split, points in ((result.curve_split, result.curve), ("train", result.train_curve)) for step, value in points]
     episodes = [e for split in ("train", "test") for e in episode_rows(cell, episodes_path(result.run_dir, split), split)]

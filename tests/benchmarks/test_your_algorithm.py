@@ -57,7 +57,7 @@ def test_its_rows_follow_the_presets_protocol_with_their_provenance(sitting):
     assert (row["env"], row["level"], row["algorithm"], row["seed"]) == ("customer_support", "L0", EXAMPLE, "0")
     assert row["budget"] == "3072" and len(row["settings_hash"]) == 16 and row["commit"] and row["torch"]
     words = shlex.split(row["command"])
-    assert words[:4] == ["agentgym", "train", "AgentGym/CustomerSupport-L0-v1", "--algo"] and words[4] == EXAMPLE
+    assert words[:7] == ["python", "-m", "agentgym_envs.cli", "train", "AgentGym/CustomerSupport-L0-v1", "--algo", EXAMPLE]
     assert {"curve_every=1024", "early_stop=0.99", f"learning_rate={record['settings']['learning_rate']}"} <= set(words)
     episodes = read_family_files(tmp / "results" / "suite_smoke_reinforce_episodes", "*.csv.gz")
     test = [e for e in episodes if e["split"] == "test"]
@@ -70,10 +70,10 @@ def test_a_rows_command_reproduces_its_test_success(sitting, tmp_path):
     tmp, _ = sitting
     row, = read_rows(tmp / "results" / "suite_smoke_reinforce.csv")
     words = shlex.split(row["command"])
-    words[0] = str(Path(sys.executable).with_name("agentgym"))
-    subprocess.run(words, cwd=tmp_path, check=True, capture_output=True, text=True,
-                   env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
-    result, = tmp_path.glob("runs/reproduce/*/result.json")
+    words[0] = sys.executable
+    words[words.index("--run-dir") + 1] = str(tmp_path / "runs")
+    subprocess.run(words, cwd=ROOT, check=True, capture_output=True, text=True)  # from the repository root, as written
+    result, = tmp_path.glob("runs/*/result.json")
     assert json.loads(result.read_text())["test_metrics"]["success"] == pytest.approx(float(row["test_success"]))
 
 
