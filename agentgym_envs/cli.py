@@ -4,6 +4,7 @@ and trained checkpoints."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -103,6 +104,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from trainers.lifecycle import ALGORITHMS, train
     from trainers.run import TrainRequest
 
+    for module in args.imports:  # modules that register algorithms (trainers.lifecycle.register_algorithm)
+        importlib.import_module(module)
     overrides = dict(parse_override(item) for item in args.set)
     if args.num_workers is not None or args.ray_address is not None:
         if overrides.setdefault("vectorization", "ray") != "ray":
@@ -317,7 +320,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description=TRAIN_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("env", help="an environment name or id, e.g. customer_support; support_team (the PettingZoo team, "
                    "one shared network); or any gymnasium id, e.g. CartPole-v1")
-    p.add_argument("--algo", default="ppo", help=f"one of: {', '.join(ALGORITHMS)} (default: %(default)s)")
+    p.add_argument("--algo", default="ppo", help=f"one of: {', '.join(ALGORITHMS)}, a name a module given to --import "
+                   "registers, or the dotted path of a module that defines train and load_policy (default: %(default)s)")
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import MODULE first: a module that registers algorithms with register_algorithm (repeatable)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--total-steps", type=int, default=DEFAULT_TOTAL_STEPS,
                    help="environment steps, for every algorithm (default: %(default)s, a few minutes of PPO on 2 CPU cores)")

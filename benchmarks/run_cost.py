@@ -10,7 +10,7 @@ the run's own ``wall_time_s`` and its test success and return (the same seed giv
 where the trajectory is unchanged). Writes its section of ``benchmarks/results/ppo_speed.md`` (the
 part from ``## What a suite run costs`` on; ``ppo_speed.py`` keeps it when it rewrites the page).
 
-    python benchmarks/run_cost.py --tree before=/tmp/agentgym-6b81e5a --tree after=. --rounds 1
+    python -m benchmarks.run_cost --tree before=/tmp/agentgym-6b81e5a --tree after=. --rounds 1
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from suite_lib.plan import settings  # the suite's package beside this script (its folder leads sys.path)
+from benchmarks.suite_lib.plan import settings
 
 ENV = "CustomerSupport-L2-v0"
 ALGORITHMS = ("ppo", "sb3-maskable-ppo")
@@ -56,7 +56,7 @@ def timed_run(tree: Path, args: list[str]) -> dict[str, float]:
 
 def section(rows: list[dict], trees: dict[str, Path], argv: list[str], load: tuple[float, float]) -> str:
     labels = list(trees)
-    lines = [SECTION, "", f"Command: `python benchmarks/run_cost.py {shlex.join(argv)}`", "",
+    lines = [SECTION, "", f"Command: `python -m benchmarks.run_cost {shlex.join(argv)}`", "",
              f"Load average {load[0]:.1f} at the start and {load[1]:.1f} at the end (2 cores shared with other jobs); measured "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Trees: "
              + ", ".join(f"{label} `{path}`" for label, path in trees.items()) + ". Each run:", ""]

@@ -1,7 +1,7 @@
 """The suite's page and figures, regenerated from its committed files alone (imports neither torch nor SB3):
 
-    python benchmarks/suite_report.py --preset full      # benchmarks/results/suite.md and its PNGs
-    python benchmarks/suite_report.py --preset smoke     # suite_smoke.md ...
+    python -m benchmarks.suite_report --preset full      # benchmarks/results/suite.md and its PNGs
+    python -m benchmarks.suite_report --preset smoke     # suite_smoke.md ...
 
 Reads ``<name>.csv`` (a row per run), ``<name>_curves/`` (validation and train curves) and
 ``<name>_episodes/`` (every final evaluation's episodes); writes ``<name>.md`` and the rliable
@@ -19,11 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]  # run from anywhere
-
-from suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text  # noqa: E402
-from suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency  # noqa: E402
-from suite_lib.store import read_curves, read_family_files, read_rows, row_key  # noqa: E402
+from benchmarks.suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text
+from benchmarks.suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency
+from benchmarks.suite_lib.store import read_curves, read_family_files, read_rows, row_key
 
 TARGET = 0.9  # the validation success "steps to" counts to
 TAUS = np.linspace(0.0, 1.0, 41)
@@ -183,8 +181,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
             "table, else in the superseded one; full budgets).") if len(rows) < planned else ""
     lines = [
         f"# Benchmark suite ({preset_name})", "",
-        f"Command: `python benchmarks/suite.py --preset {preset_name}` (the runs: resumable, over sittings, locally or "
-        f"on Ray); this page and its figures: `python benchmarks/suite_report.py --preset {preset_name}`, from the "
+        f"Command: `python -m benchmarks.suite --preset {preset_name}` (the runs: resumable, over sittings, locally or "
+        f"on Ray); this page and its figures: `python -m benchmarks.suite_report --preset {preset_name}`, from the "
         "committed files alone.", "",
         f"Runs: {len(rows)} of the {planned} the preset plans, {hours:.2f} hours of training and evaluation in all, "
         f"at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "

@@ -14,14 +14,20 @@ tuning set and budget, and the commit), which the suite's tuned rows train with 
 every trial under ``--storage`` (default ``runs/tuning``, not committed): an interrupted search resumes there,
 and a finished one is not run again. ``<algo>_trials.csv`` beside the frozen file lists every trial's settings
 and scores.
+
+A user's algorithm (a module path, or a name that a module given to ``--import`` registers) is searched
+over the space its module declares (``search_space()``); ``python -m benchmarks.your_algorithm`` runs
+this search, then the suite's protocol, for it.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import json
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,6 +78,29 @@ def search_spaces() -> dict[str, dict[str, Any]]:
     }
 
 
+def search_space(algo: str) -> dict[str, Any]:
+    """``algo``'s search space: a trained built-in's (:func:`search_spaces`), else the one its own module
+    declares, ``search_space()`` beside its ``train`` (a user's algorithm: a module path or a registered name)."""
+    from trainers.lifecycle import algorithm
+    from trainers.run import entry_point
+
+    built_in = search_spaces()
+    if algo in built_in:
+        return built_in[algo]
+    train = entry_point(algorithm(algo).train)
+    declared = getattr(sys.modules[train.__module__], "search_space", None)
+    if not callable(declared):
+        raise ValueError(f"{algo} has no search space: its module {train.__module__} declares no search_space() "
+                         f"(the built-in spaces: {sorted(built_in)})")
+    return dict(declared())
+
+
+def import_modules(modules: Sequence[str]) -> None:
+    """Import ``modules`` (ones that register algorithms with ``register_algorithm``), in this process."""
+    for module in modules:
+        importlib.import_module(module)
+
+
 def validation_score(algo: str, settings: dict[str, Any], levels: Sequence[str], steps: int, episodes: int,
                      run_root: Path, seed: int = 0) -> dict[str, float]:
     """Train ``algo`` with ``settings`` on each level (one seed, no final evaluation), then the greedy
@@ -90,30 +119,33 @@ def validation_score(algo: str, settings: dict[str, Any], levels: Sequence[str],
     return scores
 
 
-def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, storage: Path) -> Callable[[dict], dict]:
-    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation scores."""
+def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, storage: Path,
+                   imports: Sequence[str] = ()) -> Callable[[dict], dict]:
+    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation scores
+    (``imports``: modules the trial's process imports first, where ``algo`` is registered)."""
     def trial(settings: dict[str, Any]) -> dict[str, float]:
         from ray import tune
 
+        import_modules(imports)
         run_root = storage / f"{algo}_runs" / tune.get_context().get_trial_id()  # a restored trial resumes its runs
         return validation_score(algo, settings, levels, steps, episodes, run_root)
     return trial
 
 
 def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, episodes: int, storage: Path,
-                   concurrent: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                   concurrent: int, imports: Sequence[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run (or resume) ``algo``'s search: the frozen record of its best trial, and every finished trial's row."""
     from ray import tune
     from ray.tune.search.optuna import OptunaSearch
 
     storage = storage.resolve()
-    trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage), {"cpu": 1})
+    trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage, imports), {"cpu": 1})
     path = storage / algo
     if tune.Tuner.can_restore(str(path)):
         tuner = tune.Tuner.restore(str(path), trainable, resume_errored=True)
     else:
         searcher = OptunaSearch(metric=METRIC, mode="max", seed=SEARCH_SEED)
-        tuner = tune.Tuner(trainable, param_space=search_spaces()[algo],
+        tuner = tune.Tuner(trainable, param_space=search_space(algo),
                            tune_config=tune.TuneConfig(search_alg=searcher, num_samples=trials,
                                                        max_concurrent_trials=concurrent),
                            run_config=tune.RunConfig(name=algo, storage_path=str(storage)))
@@ -152,17 +184,12 @@ def write_frozen(record: dict[str, Any], rows: list[dict[str, Any]], folder: Pat
     return path
 
 
-def frozen_settings(algo: str, folder: Path = TUNED) -> dict[str, Any]:
-    """The settings ``algo``'s search froze (a clear error when it has not been tuned)."""
-    path = folder / f"{algo}.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{algo} has no frozen settings ({path}): run benchmarks/tuning.py --algos {algo}")
-    return dict(json.loads(path.read_text())["settings"])
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algos", nargs="+", required=True, help="algorithms to tune (trainers' names)")
+    parser.add_argument("--algos", nargs="+", required=True, help="algorithms to tune (trainers' names, or a user's "
+                        "algorithm: a module path, or a name an --import module registers; its module declares search_space())")
+    parser.add_argument("--import", dest="imports", nargs="+", default=[], metavar="MODULE",
+                        help="modules to import first, in the driver and in every trial (they register algorithms)")
     parser.add_argument("--trials", type=int, default=TRIALS, help="trials per algorithm (the same for each)")
     parser.add_argument("--levels", nargs="+", default=list(TUNING_LEVELS), help="the tuning set of env ids")
     parser.add_argument("--steps", type=int, default=STEPS, help="env steps per level and trial")
@@ -180,16 +207,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from agentgym_envs.scale import init_ray
 
-    spaces = search_spaces()
-    unknown = sorted(set(args.algos) - set(spaces))
-    if unknown:
-        raise SystemExit(f"no search space for {unknown}; known: {sorted(spaces)}")
+    import_modules(args.imports)
+    try:
+        for algo in args.algos:
+            search_space(algo)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
     owned = not ray.is_initialized()  # a Ray this process joined before (a test's) stays up
     init_ray(args.address, None if args.address else args.concurrent)
     try:
         for algo in args.algos:
             record, rows = tune_algorithm(algo, args.trials, args.levels, args.steps, args.episodes, args.storage,
-                                          args.concurrent)
+                                          args.concurrent, args.imports)
             path = write_frozen(record, rows, args.out)
             print(f"{algo}: best {METRIC} {record[METRIC]:.3f} over {record['trials']} trials -> {path}")
     finally:

@@ -43,6 +43,11 @@ inside or outside this package::
     from trainers.lifecycle import Algorithm, register_algorithm
     register_algorithm("my-algo", Algorithm("mypackage.my_algo:train", "mypackage.my_algo:load_policy"))
 
+or name the module itself as the algorithm (``agentgym train ENV --algo mypackage.my_algo``): a
+dotted path is registered on first use from the module's ``train``, ``load_policy``, ``Config``
+and ``CHECKPOINT_NAME`` (:func:`module_algorithm`), in any process, a Ray worker's too.
+``agentgym train --import mypackage.plugins`` imports a module that registers its names first.
+
 Entries are ``"module:function"`` strings imported when used, so listing algorithms costs
 nothing. ``warm_start="bc"`` makes a two-stage algorithm: behaviour cloning for ``bc_steps`` of
 the budget in ``<run_dir>/bc``, then this algorithm from the BC checkpoint
@@ -55,6 +60,7 @@ adapter that their package registers as a gymnasium id (``AgentGym/SupportTeam-v
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import shutil
 import time
@@ -244,9 +250,29 @@ def register_algorithm(name: str, algorithm: Algorithm) -> None:
 
 
 def algorithm(name: str) -> Algorithm:
+    """The registered algorithm ``name``; a dotted module path not registered yet (``mypackage.my_algo``)
+    is registered under that path as the algorithm its module defines (:func:`module_algorithm`)."""
+    if name not in ALGORITHMS and "." in name:
+        register_algorithm(name, module_algorithm(name))
     if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}")
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}, or give the dotted path "
+                         "of a module that defines train and load_policy")
     return ALGORITHMS[name]
+
+
+def module_algorithm(module: str) -> Algorithm:
+    """The algorithm a module defines: its ``train(run)`` and ``load_policy(checkpoint, device)``, its
+    ``Config`` dataclass when it has one (checked ``--set`` names), its ``CHECKPOINT_NAME`` (default
+    ``checkpoint.pt``). A clear error when the module is missing or lacks either function."""
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"unknown algorithm {module!r}: no module of that name can be imported ({exc})") from exc
+    missing = [name for name in ("train", "load_policy") if not callable(getattr(found, name, None))]
+    if missing:
+        raise ValueError(f"module {module} is no algorithm: it lacks {' and '.join(missing)} (see trainers.lifecycle)")
+    return Algorithm(f"{module}:train", f"{module}:load_policy", getattr(found, "CHECKPOINT_NAME", "checkpoint.pt"),
+                     config=f"{module}:Config" if isinstance(getattr(found, "Config", None), type) else None)
 
 
 def first_step_at_target(curve: list[tuple[int, float]], target: float = TARGET_SUCCESS) -> int | None:

@@ -7,7 +7,9 @@ training and evaluation seconds are summed over its sittings by the lifecycle (`
 
 from __future__ import annotations
 
+import importlib
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,12 +25,14 @@ VERSIONS = ("torch", "stable_baselines3", "gymnasium")
 
 @dataclass(frozen=True)
 class Job:
-    """A cell and where it runs: the run root (on the machine that runs it), device, commit."""
+    """A cell and where it runs: the run root (on the machine that runs it), device, commit, and the
+    modules that register its algorithm."""
 
     cell: Cell
     run_root: str
     device: str
     commit: str
+    imports: tuple[str, ...] = ()  # modules the run imports first: they register its algorithm (--import)
 
 
 def versions() -> dict[str, str]:
@@ -50,11 +54,21 @@ def episode_rows(cell: Cell, path: Path, split: str) -> list[dict[str, object]]:
     return rows
 
 
+def row_command(cell: Cell, device: str, imports: tuple[str, ...] = ()) -> str:
+    """The command that reproduces the cell from the repository root: ``agentgym train ...``; for a
+    user's algorithm (a module path, or a name that ``imports`` register) ``python -m agentgym_envs.cli
+    train ...``, which imports modules from the working directory as the console script does not."""
+    command = cell.command(device) + "".join(f" --import {shlex.quote(module)}" for module in imports)
+    return f"python -m agentgym_envs.cli{command.removeprefix('agentgym')}" if imports or "." in cell.algorithm else command
+
+
 def run_job(job: Job) -> dict[str, Any]:
     """Train and evaluate ``job``'s cell; its row, curve points and episodes."""
     from trainers.lifecycle import episodes_path, train
     from trainers.run import TrainRequest, run_dir_for
 
+    for module in job.imports:
+        importlib.import_module(module)
     cell = job.cell
     settings_hash = cell.settings_hash(job.device)
     algo = trainer(cell.algorithm)
@@ -77,7 +91,7 @@ def run_job(job: Job) -> dict[str, Any]:
            "test_success": round(result.test_metrics["success"], 4), "test_return": round(result.test_metrics["return"], 4),
            "wall_train_s": round(result.wall_train_s, 1), "wall_eval_s": round(result.wall_eval_s, 1),
            "sittings": sittings, "settings_hash": settings_hash, "commit": job.commit,
-           "command": cell.command(job.device), **versions()}
+           "command": row_command(cell, job.device, job.imports), **versions()}
     curves = [{**dict(zip(KEY, cell.key)), "split": split, "env_steps": step, "success": round(value, 4)}
               for split, points in ((result.curve_split, result.curve), ("train", result.train_curve)) for step, value in points]
     episodes = [e for split in ("train", "test") for e in episode_rows(cell, episodes_path(result.run_dir, split), split)]
@@ -101,7 +115,7 @@ def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Ite
 
     from agentgym_envs.scale import init_ray
 
-    cloudpickle.register_pickle_by_value(sys.modules[__package__])  # the workers do not have benchmarks/ on their path
+    cloudpickle.register_pickle_by_value(sys.modules[__package__])  # the workers need not have the repository on their path
     init_ray(address, None if address else workers)
     task = ray.remote(num_cpus=1, max_retries=0)(run_job)
     pending = {task.remote(job): job for job in jobs}

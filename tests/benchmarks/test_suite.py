@@ -21,13 +21,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def suite(benchmark_script):
-    return benchmark_script("suite")  # puts benchmarks/ on the path: its suite_lib package imports
+def suite():
+    return importlib.import_module("benchmarks.suite")
 
 
 @pytest.fixture
-def plan(suite):
-    return importlib.import_module("suite_lib.plan")
+def plan():
+    return importlib.import_module("benchmarks.suite_lib.plan")
+
+
+@pytest.fixture
+def store():
+    return importlib.import_module("benchmarks.suite_lib.store")
 
 
 def smoke(tmp: Path, *extra: str) -> list[str]:
@@ -38,17 +43,19 @@ def smoke(tmp: Path, *extra: str) -> list[str]:
 def smoke_sitting(tmp_path_factory):
     """One sitting of the smoke preset, run as the command line runs it; its folder."""
     tmp = tmp_path_factory.mktemp("smoke")
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), *smoke(tmp)], check=True, cwd=tmp,
-                   capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "benchmarks.suite", *smoke(tmp)], check=True, cwd=ROOT, capture_output=True,
+                   text=True)  # as the README runs it: from the repository root
     return tmp
 
 
-def rows_of(suite, tmp: Path) -> dict[tuple[str, int], dict[str, str]]:
-    return {(r["algorithm"], int(r["seed"])): r for r in suite.read_rows(tmp / "results" / "suite_smoke.csv")}
+def rows_of(tmp: Path) -> dict[tuple[str, int], dict[str, str]]:
+    from benchmarks.suite_lib.store import read_rows
+
+    return {(r["algorithm"], int(r["seed"])): r for r in read_rows(tmp / "results" / "suite_smoke.csv")}
 
 
-def test_a_sitting_writes_rows_with_their_provenance(suite, smoke_sitting):
-    rows = rows_of(suite, smoke_sitting)
+def test_a_sitting_writes_rows_with_their_provenance(smoke_sitting):
+    rows = rows_of(smoke_sitting)
     assert sorted(rows) == [("expert", 0), ("ppo", 0), ("ppo", 1), ("random", 0), ("sb3-maskable-ppo", 0),
                             ("sb3-maskable-ppo", 1)]
     assert float(rows["expert", 0]["test_success"]) == 1.0
@@ -60,22 +67,22 @@ def test_a_sitting_writes_rows_with_their_provenance(suite, smoke_sitting):
     assert rows["ppo", 0]["settings_hash"] == rows["ppo", 1]["settings_hash"] != rows["sb3-maskable-ppo", 0]["settings_hash"]
 
 
-def test_every_algorithm_curves_on_the_same_grid_and_every_final_episode_is_kept(suite, smoke_sitting):
+def test_every_algorithm_curves_on_the_same_grid_and_every_final_episode_is_kept(store, smoke_sitting):
     results = smoke_sitting / "results"
-    curves = suite.read_curves(results / "suite_smoke_curves")
+    curves = store.read_curves(results / "suite_smoke_curves")
     grid = {(p["algorithm"], p["seed"]): [] for p in curves}
     for point in curves:
         if point["split"] == "validation":
             grid[point["algorithm"], point["seed"]].append(int(point["env_steps"]))
     trained = [run for run in grid if run[0] in ("ppo", "sb3-maskable-ppo")]
     assert len(trained) == 4 and all(grid[run] == [1024, 2048, 3072][: len(grid[run])] for run in trained)
-    rows = rows_of(suite, smoke_sitting)
+    rows = rows_of(smoke_sitting)
     for algorithm, seed in trained:  # a run that stopped early held 0.99 on validation at its last two points
         points = [float(p["success"]) for p in curves if (p["algorithm"], p["seed"], p["split"]) == (algorithm, seed, "validation")]
         if int(rows[algorithm, int(seed)]["env_steps"]) < 3072:
             assert len(points) == 2 and min(points) >= 0.99
-    episodes = suite.read_family_files(results / "suite_smoke_episodes", "*.csv.gz")
-    assert list(episodes[0]) == list(suite.EPISODE_FIELDS)
+    episodes = store.read_family_files(results / "suite_smoke_episodes", "*.csv.gz")
+    assert list(episodes[0]) == list(store.EPISODE_FIELDS)
     test = [e for e in episodes if e["split"] == "test" and e["algorithm"] == "ppo" and e["seed"] == "0"]
     assert len(test) == 20 and all(e["unit_id"] and e["task_id"] for e in test)
     row = rows["ppo", 0]
@@ -85,8 +92,8 @@ def test_every_algorithm_curves_on_the_same_grid_and_every_final_episode_is_kept
 def test_the_page_opens_with_the_rliable_figures_and_the_iqm_table(smoke_sitting):
     results = smoke_sitting / "results"
     page = (results / "suite_smoke.md").read_text(encoding="utf-8")
-    assert "Command: `python benchmarks/suite.py --preset smoke`" in page
-    assert "`python benchmarks/suite_report.py --preset smoke`" in page
+    assert "Command: `python -m benchmarks.suite --preset smoke`" in page
+    assert "`python -m benchmarks.suite_report --preset smoke`" in page
     head, tables = page.split("## IQM of test success, 95 % intervals", 1)
     for figure in ("aggregate", "improvement", "profile", "sample_efficiency"):
         assert f"(suite_smoke_{figure}.png)" in head and (results / f"suite_smoke_{figure}.png").stat().st_size > 0
@@ -95,15 +102,15 @@ def test_the_page_opens_with_the_rliable_figures_and_the_iqm_table(smoke_sitting
 
 
 def test_the_report_imports_neither_torch_nor_sb3(smoke_sitting):
-    script = ("import sys; sys.path.insert(0, 'benchmarks'); import suite_report; "
+    script = ("import sys; from benchmarks import suite_report; "
               f"suite_report.main(['--preset', 'smoke', '--out', {str(smoke_sitting / 'results')!r}, '--reps', '50']); "
               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib')))")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_a_rows_command_reproduces_its_test_success(suite, smoke_sitting, tmp_path):
-    row = rows_of(suite, smoke_sitting)["ppo", 1]
+def test_a_rows_command_reproduces_its_test_success(smoke_sitting, tmp_path):
+    row = rows_of(smoke_sitting)["ppo", 1]
     words = shlex.split(row["command"])
     words[0] = str(Path(sys.executable).with_name("agentgym"))
     subprocess.run(words, cwd=tmp_path, check=True, capture_output=True, text=True)
@@ -134,15 +141,15 @@ def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_setting
     first = json.loads((run_dir / "wall.json").read_text())
     assert first["sittings"] == 1 and first["train_s"] > 0
     assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
-    row = rows_of(suite, tmp_path)["ppo", 0]
+    row = rows_of(tmp_path)["ppo", 0]
     assert row["sittings"] == "2" and float(row["wall_train_s"]) > first["train_s"]
-    assert row["test_success"] == rows_of(suite, smoke_sitting)["ppo", 0]["test_success"]  # resumed exactly
+    assert row["test_success"] == rows_of(smoke_sitting)["ppo", 0]["test_success"]  # resumed exactly
 
     monkeypatch.setitem(plan.SETTINGS, "ppo", {**plan.SETTINGS["ppo"], "ent_coef": 0.02})
     capsys.readouterr()
     assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
     assert "starting afresh" in capsys.readouterr().out
-    again = rows_of(suite, tmp_path)["ppo", 0]
+    again = rows_of(tmp_path)["ppo", 0]
     assert again["settings_hash"] != row["settings_hash"] and again["sittings"] == "1"
     assert "ent_coef=0.02" in again["command"]
 

@@ -4,7 +4,6 @@ stated only where the interval of the difference excludes 0."""
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +12,8 @@ pytest.importorskip("rliable")
 
 
 @pytest.fixture
-def stats(monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    return importlib.import_module("suite_lib.stats")
+def stats():
+    return importlib.import_module("benchmarks.suite_lib.stats")
 
 
 def episodes(algorithm: str, seeds: int, units: dict[str, list[int]], level: str = "L0") -> list[dict[str, str]]:

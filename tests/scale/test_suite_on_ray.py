@@ -8,14 +8,16 @@ import pytest
 pytestmark = pytest.mark.xdist_group("ray")
 
 
-def test_the_suites_runs_fan_out_on_ray_and_the_driver_writes_their_rows(benchmark_script, tmp_path, capsys):
-    suite = benchmark_script("suite")
+def test_the_suites_runs_fan_out_on_ray_and_the_driver_writes_their_rows(tmp_path, capsys):
+    from benchmarks import suite
+    from benchmarks.suite_lib.store import read_family_files, read_rows
+
     argv = ["--preset", "smoke", "--algos", "random", "expert", "--ray", "--out", str(tmp_path / "results"),
             "--runs", str(tmp_path / "runs"), "--reps", "50"]
     assert suite.main(argv) == 0
-    rows = suite.read_rows(tmp_path / "results" / "suite_smoke.csv")
+    rows = read_rows(tmp_path / "results" / "suite_smoke.csv")
     assert sorted((r["algorithm"], r["test_success"]) for r in rows) == [("expert", "1.0"), ("random", "0.0")]
-    episodes = suite.read_family_files(tmp_path / "results" / "suite_smoke_episodes", "*.csv.gz")
+    episodes = read_family_files(tmp_path / "results" / "suite_smoke_episodes", "*.csv.gz")
     assert len([e for e in episodes if e["split"] == "test"]) == 2 * 20
     capsys.readouterr()
     assert suite.main(argv) == 0

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.suite_lib import plan
+
 pytest.importorskip("optuna")
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -39,8 +41,11 @@ def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_pat
     assert tuning.main(argv) == 0  # restored: both trials finished, none runs again
     assert sorted((tmp_path / "ray" / "ppo_runs").iterdir()) == runs
     assert json.loads((tmp_path / "tuned" / "ppo.json").read_text())["settings"] == record["settings"]
+    assert plan.frozen_settings("ppo", tmp_path / "tuned") == record["settings"]  # what the table trains with
 
 
-def test_an_algorithm_never_tuned_has_no_frozen_settings(tmp_path):
-    with pytest.raises(FileNotFoundError, match="run benchmarks/tuning.py --algos sb3-dqn"):
-        load_tuning().frozen_settings("sb3-dqn", tmp_path)
+def test_the_table_refuses_to_train_an_algorithm_never_tuned(tmp_path, monkeypatch):
+    monkeypatch.setattr(plan, "TUNED", tmp_path)
+    assert plan.frozen_settings("sb3-dqn") is None
+    with pytest.raises(FileNotFoundError, match="run python benchmarks/tuning.py --algos sb3-dqn"):
+        plan.settings("math", "sb3-dqn", tuned=True)

@@ -1,0 +1,107 @@
+"""One sitting of a table: run the planned cells that have no row with their settings hash, here or
+on Ray, and write each run's row, curve and episodes as it finishes (so that the next sitting
+resumes where this one stopped). The suite's own table and a user's algorithm's share it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .plan import Cell
+from .runner import Job, Outcome, run_here, run_on_ray
+from .store import (
+    EPISODE_FIELDS,
+    FIELDS,
+    read_curves,
+    read_family_files,
+    read_rows,
+    replace_run,
+    write_curves,
+    write_family_files,
+    write_rows,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """A table's files in ``folder``: ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``."""
+
+    folder: Path
+    name: str
+
+    @property
+    def table(self) -> Path:
+        return self.folder / f"{self.name}.csv"
+
+    @property
+    def curves(self) -> Path:
+        return self.folder / f"{self.name}_curves"
+
+    @property
+    def episodes(self) -> Path:
+        return self.folder / f"{self.name}_episodes"
+
+    def rows(self) -> list[dict[str, str]]:
+        return read_rows(self.table)
+
+    def curve_points(self) -> list[dict[str, str]]:
+        return read_curves(self.curves)
+
+    def episode_rows(self) -> list[dict[str, str]]:
+        return read_family_files(self.episodes, "*.csv.gz")
+
+
+def commit() -> str:
+    """The checked-out commit, ``-dirty`` when tracked files differ from it (the row is then not reproducible from it)."""
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    return (head or "unknown") + ("-dirty" if dirty else "")
+
+
+Launch = Callable[[list[Job]], Iterator[tuple[Job, Outcome]]]
+
+
+def launcher(ray: bool, address: str | None, workers: int | None) -> Launch:
+    """How the jobs run: one after the other here, or each a Ray task (``ray``: a local Ray of
+    ``workers`` CPUs; ``address``: that cluster)."""
+    if ray or address:
+        return lambda jobs: run_on_ray(jobs, address, workers)
+    return run_here
+
+
+def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, launch: Launch,
+        max_runs: int | None = None, imports: tuple[str, ...] = ()) -> int:
+    """Run the cells of ``planned`` whose row in ``files`` is missing or has another settings hash
+    (at most ``max_runs``), run directories under ``runs/<name>``; ``imports``: modules every run
+    imports first (they register its algorithm). The number of runs that failed."""
+    rows, curves, episodes = files.rows(), files.curve_points(), files.episode_rows()
+    kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows}
+    todo = [c for c in planned if kept.get(c.key) != c.settings_hash(device)]
+    todo = todo[:max_runs] if max_runs is not None else todo
+    run_root, revision = str((runs / files.name).resolve()), commit()
+    for cell in todo:
+        print(f"{cell.name} {cell.env_steps} env steps", flush=True)
+    failures = 0
+    for job, outcome in launch([Job(cell, run_root, device, revision, imports) for cell in todo]):
+        try:
+            done = outcome()
+        except Exception as exc:  # one broken run must not lose the others
+            failures += 1
+            print(f"  {job.cell.name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        rows = replace_run(rows, job.cell.key, [done["row"]])
+        curves = replace_run(curves, job.cell.key, done["curves"])
+        episodes = replace_run(episodes, job.cell.key, done["episodes"])
+        write_rows(files.table, FIELDS, rows)
+        write_curves(files.curves, curves)
+        write_family_files(files.episodes, ".csv.gz", EPISODE_FIELDS, episodes)
+        row = done["row"]
+        print(f"  {job.cell.name} test success {row['test_success']}, {row['wall_train_s']} s training + "
+              f"{row['wall_eval_s']} s evaluation", flush=True)
+    return failures
