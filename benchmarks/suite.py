@@ -5,12 +5,14 @@
     python benchmarks/suite.py --preset full      # every level, every algorithm, 5 seeds (run it over sittings)
     python benchmarks/suite.py --preset full --ray --workers 2       # the runs as Ray tasks on a local Ray
     python benchmarks/suite.py --preset full --address auto          # ... on the Ray cluster this machine joined
+    python benchmarks/suite.py --preset full --llm hf:models/agentgym-tiny --algos llm-agentgym-tiny  # a model's rows
+    python benchmarks/suite.py --preset full --llm mine=openai:MODEL@http://127.0.0.1:8000/v1 --algos mine
 
-Every run goes through ``trainers.lifecycle.train`` (the row's ``command`` is the same run as an
-``agentgym train`` command line), its run directory under ``runs/<preset>/`` (not committed). The
-driver writes the files as runs finish, so the suite resumes where it stopped: a row is kept only
-while its settings hash is the cell's (changed settings run the row again, from scratch); an
-interrupted run continues from its checkpoint, its seconds summed over sittings. Files
+Every trained run goes through ``trainers.lifecycle.train`` (the row's ``command`` is the same run as an
+``agentgym train`` command line; a language model's row is evaluated only, :mod:`suite_lib.llm_rows`), its
+run directory under ``runs/<preset>/`` (not committed). The driver writes the files as runs finish, so
+the suite resumes where it stopped: a row is kept only while its settings hash is the cell's (changed
+settings run the row again, from scratch); an interrupted run continues from its checkpoint, its seconds summed over sittings. Files
 (:mod:`suite_lib.store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and
 figures (:mod:`suite_report`, also alone: ``python benchmarks/suite_report.py --preset ...``):
 ``<name>.md`` and ``<name>_*.png``; ``<name>`` is ``suite`` for the full preset, else ``suite_<preset>``.
@@ -26,6 +28,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]  # run from anywhere
 
+from suite_lib.llm_rows import add_arguments as add_llm_arguments  # noqa: E402
+from suite_lib.llm_rows import llm_cells  # noqa: E402
 from suite_lib.plan import FAMILIES, PRESETS, cells  # noqa: E402
 from suite_lib.runner import Job, Outcome, run_here, run_on_ray  # noqa: E402
 from suite_lib.store import (  # noqa: E402
@@ -65,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", help="each run a Ray task on this Ray cluster (auto: the one this machine joined; "
                         "ray://host:10001: through Ray Client)")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates of the page's statistics")
+    add_llm_arguments(parser)
     return parser
 
 
@@ -78,7 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     preset, name = PRESETS[args.preset], file_name(args.preset)
     families = args.envs or list(preset.families or FAMILIES)
-    unknown = [a for a in args.algos or () if a not in {c.algorithm for c in cells(preset, families)}]
+    try:
+        plan = [*cells(preset, families), *llm_cells(args, preset, families)]
+    except ValueError as exc:
+        print(f"suite: {exc}", file=sys.stderr)
+        return 2
+    unknown = [a for a in args.algos or () if a not in {c.algorithm for c in plan}]
     if unknown:
         print(f"suite: algorithm(s) {unknown} are not in the {args.preset} preset", file=sys.stderr)
         return 2
@@ -87,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, curves = read_rows(table), read_curves(curves_folder)
     episodes = read_family_files(episodes_folder, "*.csv.gz")
     kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows}
-    planned = [c for c in cells(preset, families) if not args.algos or c.algorithm in args.algos]
+    planned = [c for c in plan if not args.algos or c.algorithm in args.algos]
     todo = [c for c in planned if kept.get(c.key) != c.settings_hash(args.device)]
     todo = todo[: args.max_runs] if args.max_runs is not None else todo
     run_root, revision = str((Path(args.runs) / name).resolve()), commit()

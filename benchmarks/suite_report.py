@@ -21,6 +21,7 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]  # run from anywhere
 
+from suite_lib.llm_rows import is_llm_row  # noqa: E402
 from suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text  # noqa: E402
 from suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency  # noqa: E402
 from suite_lib.store import read_curves, read_family_files, read_rows, row_key  # noqa: E402
@@ -68,9 +69,11 @@ def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, st
                          + " |" for level in dict.fromkeys(level for level, _ in own))]
 
     def success(group: list[dict[str, str]]) -> str:
-        partial = "" if group[0]["algorithm"] in REFERENCES or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
-        train = np.mean([float(r["train_success"]) for r in group])
-        return f"{mean_std([float(r['test_success']) for r in group])} / {train:.2f}{partial}"
+        evaluated = group[0]["algorithm"] in REFERENCES or is_llm_row(group[0])
+        partial = "" if evaluated or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
+        trains = [float(r["train_success"]) for r in group if r["train_success"]]
+        train = f"{np.mean(trains):.2f}" if trains else "-"
+        return f"{mean_std([float(r['test_success']) for r in group])} / {train}{partial}"
 
     def wall(group: list[dict[str, str]]) -> str:
         return f"{np.mean([float(r['wall_train_s']) for r in group]):,.0f} + {np.mean([float(r['wall_eval_s']) for r in group]):,.0f}"
@@ -195,7 +198,9 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes); a run "
         f"stops once validation success held >= {STOP_AT} for two points in a row; the test split is read once, by the "
         f"final greedy evaluation ({preset.eval_episodes} episodes per split, the env's own reward). Random and expert "
-        "are evaluated, not trained.", "",
+        "are evaluated, not trained; so are language models (a row with a `model`: the weights' hash or the "
+        "endpoint), greedily in text mode on the test split's first episodes of the same seeds, with no train "
+        "success and no curve.", "",
         *figures, "",
         "## IQM of test success, 95 % intervals", "",
         "Seeds and test units resampled (footnote). Over all families, then per family:", "",
