@@ -11,7 +11,9 @@ seconds, no train success and no learning curve; its ``model`` column names what
 (the directory and a hash of its files, or the model name and endpoint). Its settings hash covers
 the env id, the episodes, the decoding settings, the device and that identity: new weights in the
 same directory run the row again. An interrupted evaluation continues its episodes file; its
-seconds are summed over sittings. Imports neither torch nor SB3 (the report reads it too)."""
+seconds are summed over sittings. An episode that an error of the model or its endpoint ended is
+no outcome: the row is not written, and the next sitting replays that episode. Imports neither
+torch nor SB3 (the report reads it too)."""
 
 from __future__ import annotations
 
@@ -49,9 +51,10 @@ def is_llm_row(row: dict[str, str]) -> bool:
 
 
 def weights_hash(path: Path) -> str:
-    """sha256 of every file under a model directory (names and bytes, in name order), 16 hex digits."""
+    """sha256 of the files directly in a model directory (weights, config, tokenizer: names and
+    bytes, in name order), 16 hex digits."""
     digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file())
+    files = sorted(p for p in path.iterdir() if p.is_file())
     if not files:
         raise ValueError(f"{path}: no model files there")
     for file in files:
@@ -164,6 +167,10 @@ class LLMCell:
         if status != 0:
             raise RuntimeError(f"agentgym {shlex.join(self.words(job.device, str(output)))} exited with {status}")
         walls = add_sitting(folder, 0.0, time.perf_counter() - started)
+        failed = failed_episodes(output)
+        if failed:
+            raise RuntimeError(f"{failed} episode(s) ended with an error of the model or its endpoint (in {output}); "
+                               "a row counts none: run the suite again to replay them")
         episodes = episode_rows(self, output, "test")
         successes = [float(e["success"]) for e in episodes]
         row = {**dict(zip(KEY, self.key)), "env_id": self.env_id, "budget": 0, "env_steps": 0, "train_success": "",
@@ -173,6 +180,15 @@ class LLMCell:
                "settings_hash": settings_hash, "commit": job.commit, "command": self.command(job.device), **versions(),
                "model": self.identity}
         return {"row": row, "curves": [], "episodes": episodes}
+
+
+def failed_episodes(path: Path) -> int:
+    """The episodes of an evaluation's results file whose latest play ended with an error."""
+    latest = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        record = json.loads(line)
+        latest[record["task"], record["trial"]] = record["error"]
+    return sum(error is not None for error in latest.values())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

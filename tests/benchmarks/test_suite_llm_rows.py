@@ -145,3 +145,12 @@ def test_families_a_model_cannot_play_as_the_trained_rows_are_skipped_with_the_r
 def test_a_model_spec_that_does_not_parse_is_refused_clearly(suite, spec, message, capsys, tmp_path):
     assert suite.main(["--preset", "smoke", "--out", str(tmp_path), "--llm", spec]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_episodes_an_endpoint_error_ended_write_no_row(suite, tmp_path, free_port, capsys):
+    down = f"down=openai:any-model@http://127.0.0.1:{free_port}/v1"  # nothing listens there
+    argv = ["--preset", "smoke", "--out", str(tmp_path / "results"), "--runs", str(tmp_path / "runs"), "--llm", down,
+            "--algos", "down", "--llm-episodes", "1", "--llm-max-tokens", "8"]
+    assert suite.main(argv) == 1
+    assert "1 episode(s) ended with an error of the model or its endpoint" in capsys.readouterr().err
+    assert not suite.read_rows(tmp_path / "results" / "suite_smoke.csv")
