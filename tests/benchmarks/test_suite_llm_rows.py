@@ -65,6 +65,9 @@ def test_a_models_row_is_evaluated_only_with_its_provenance(suite, sitting, serv
     curves = suite.read_curves(sitting / "results" / "suite_smoke_curves")
     assert not [p for p in curves if p["algorithm"] == "micro"]  # no learning curve
     assert not rows_of(suite, sitting)["expert"]["model"]
+    page = (sitting / "results" / "suite_smoke.md").read_text(encoding="utf-8")
+    assert "Runs: 1 of the 6 the preset plans" in page and "Language-model rows: 1 " in page
+    assert f"| L0 | 1.00 / 1.00 | {float(row['test_success']):.2f} / - |" in page  # no train success
 
 
 def test_it_plays_the_test_episodes_of_the_trained_rows_final_evaluation(suite, sitting):
