@@ -5,12 +5,14 @@
     python -m benchmarks.suite --preset full      # every level, every algorithm, 5 seeds (run it over sittings)
     python -m benchmarks.suite --preset full --ray --workers 2       # the runs as Ray tasks on a local Ray
     python -m benchmarks.suite --preset full --address auto          # ... on the Ray cluster this machine joined
+    python -m benchmarks.suite --preset full --llm hf:models/agentgym-tiny --algos llm-agentgym-tiny  # a model's rows
+    python -m benchmarks.suite --preset full --llm mine=openai:MODEL@http://127.0.0.1:8000/v1 --algos mine
 
-Every run goes through ``trainers.lifecycle.train`` (the row's ``command`` is the same run as an
-``agentgym train`` command line), its run directory under ``runs/<preset>/`` (not committed). The
-driver writes the files as runs finish, so the suite resumes where it stopped: a row is kept only
-while its settings hash is the cell's (changed settings run the row again, from scratch); an
-interrupted run continues from its checkpoint, its seconds summed over sittings. Files
+Every trained run goes through ``trainers.lifecycle.train`` (the row's ``command`` is the same run as an
+``agentgym train`` command line; a language model's row is evaluated only, :mod:`suite_lib.llm_rows`), its
+run directory under ``runs/<preset>/`` (not committed). The driver writes the files as runs finish, so
+the suite resumes where it stopped: a row is kept only while its settings hash is the cell's (changed
+settings run the row again, from scratch); an interrupted run continues from its checkpoint, its seconds summed over sittings. Files
 (:mod:`suite_lib.store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and
 figures (:mod:`suite_report`, also alone: ``python -m benchmarks.suite_report --preset ...``):
 ``<name>.md`` and ``<name>_*.png``; ``<name>`` is ``suite`` for the full preset, else ``suite_<preset>``.
@@ -23,6 +25,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.suite_lib.llm_rows import add_arguments as add_llm_arguments
+from benchmarks.suite_lib.llm_rows import llm_cells
 from benchmarks.suite_lib.plan import FAMILIES, PRESETS, cells, untuned
 from benchmarks.suite_lib.sitting import TableFiles, launcher, sit
 from benchmarks.suite_report import file_name, report
@@ -42,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", help="each run a Ray task on this Ray cluster (auto: the one this machine joined; "
                         "ray://host:10001: through Ray Client)")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates of the page's statistics")
+    add_llm_arguments(parser)
     return parser
 
 
@@ -49,7 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     preset, name = PRESETS[args.preset], file_name(args.preset)
     families = args.envs or list(preset.families or FAMILIES)
-    unknown = [a for a in args.algos or () if a not in preset.all_algorithms()]
+    try:
+        plan = [*cells(preset, families), *llm_cells(args, preset, families)]
+    except ValueError as exc:
+        print(f"suite: {exc}", file=sys.stderr)
+        return 2
+    unknown = [a for a in args.algos or () if a not in {*preset.all_algorithms(), *(c.algorithm for c in plan)}]
     if unknown:
         print(f"suite: algorithm(s) {unknown} are not in the {args.preset} preset", file=sys.stderr)
         return 2
@@ -58,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"suite: {waiting} not tuned yet, left out (python benchmarks/tuning.py --algos {' '.join(waiting)})",
               file=sys.stderr)
     out = Path(args.out)
-    planned = [c for c in cells(preset, families) if not args.algos or c.algorithm in args.algos]
+    planned = [c for c in plan if not args.algos or c.algorithm in args.algos]
     failures = sit(planned, TableFiles(out, name), Path(args.runs), args.device,
                    launcher(args.ray, args.address, args.workers), args.max_runs)
     if TableFiles(out, name).rows():

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.suite_lib.llm_rows import is_llm_row
 from benchmarks.suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text
 from benchmarks.suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency
 from benchmarks.suite_lib.store import read_curves, read_family_files, read_rows, row_key
@@ -66,9 +67,11 @@ def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, st
                          + " |" for level in dict.fromkeys(level for level, _ in own))]
 
     def success(group: list[dict[str, str]]) -> str:
-        partial = "" if group[0]["algorithm"] in REFERENCES or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
-        train = np.mean([float(r["train_success"]) for r in group])
-        return f"{mean_std([float(r['test_success']) for r in group])} / {train:.2f}{partial}"
+        evaluated = group[0]["algorithm"] in REFERENCES or is_llm_row(group[0])
+        partial = "" if evaluated or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
+        trains = [float(r["train_success"]) for r in group if r["train_success"]]
+        train = f"{np.mean(trains):.2f}" if trains else "-"
+        return f"{mean_std([float(r['test_success']) for r in group])} / {train}{partial}"
 
     def wall(group: list[dict[str, str]]) -> str:
         return f"{np.mean([float(r['wall_train_s']) for r in group]):,.0f} + {np.mean([float(r['wall_eval_s']) for r in group]):,.0f}"
@@ -173,18 +176,20 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
              preset_name: str, preset: Preset, name: str, reps: int) -> str:
     planned = len(cells(preset, list(preset.families or FAMILIES)))
+    runs, models = [r for r in rows if not is_llm_row(r)], sum(map(is_llm_row, rows))
     hours = sum(float(r["wall_train_s"]) + float(r["wall_eval_s"]) for r in rows) / 3600
     commits = sorted({r["commit"] for r in rows})
     superseded = read_rows(Path(__file__).resolve().parent / "results" / "suite_v0" / "suite.csv")
-    left = (f" The {planned - len(rows)} runs left: about {estimated_hours(preset, rows, superseded):.0f} hours "
+    left = (f" The {planned - len(runs)} runs left: about {estimated_hours(preset, runs, superseded):.0f} hours "
             "on this machine (estimated at the seconds per env step of the same family, level and algorithm in this "
-            "table, else in the superseded one; full budgets).") if len(rows) < planned else ""
+            "table, else in the superseded one; full budgets).") if len(runs) < planned else ""
+    left += f" Language-model rows: {models} (each with its `agentgym eval` command)." if models else ""
     lines = [
         f"# Benchmark suite ({preset_name})", "",
         f"Command: `python -m benchmarks.suite --preset {preset_name}` (the runs: resumable, over sittings, locally or "
         f"on Ray); this page and its figures: `python -m benchmarks.suite_report --preset {preset_name}`, from the "
         "committed files alone.", "",
-        f"Runs: {len(rows)} of the {planned} the preset plans, {hours:.2f} hours of training and evaluation in all, "
+        f"Runs: {len(runs)} of the {planned} the preset plans, {hours:.2f} hours of training and evaluation in all, "
         f"at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
         "`agentgym train` command that reproduces it, its settings hash, the versions of torch, SB3 and gymnasium, and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
@@ -193,7 +198,9 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes); a run "
         f"stops once validation success held >= {STOP_AT} for two points in a row; the test split is read once, by the "
         f"final greedy evaluation ({preset.eval_episodes} episodes per split, the env's own reward). Random and expert "
-        "are evaluated, not trained.", "",
+        "are evaluated, not trained; so are language models (a row with a `model`: the weights' hash or the "
+        "endpoint), greedily in text mode on the test split's first episodes of the same seeds, with no train "
+        "success and no curve.", "",
         *figures, "",
         "## IQM of test success, 95 % intervals", "",
         "Seeds and test units resampled (footnote). Over all families, then per family:", "",

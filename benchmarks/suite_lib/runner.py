@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .llm_rows import LLMCell
 from .plan import Cell, trainer
 from .store import KEY
 
@@ -28,7 +29,7 @@ class Job:
     """A cell and where it runs: the run root (on the machine that runs it), device, commit, and the
     modules that register its algorithm."""
 
-    cell: Cell
+    cell: Cell | LLMCell
     run_root: str
     device: str
     commit: str
@@ -40,11 +41,14 @@ def versions() -> dict[str, str]:
     return {name: metadata.version(name.replace("_", "-")) for name in VERSIONS}
 
 
-def episode_rows(cell: Cell, path: Path, split: str) -> list[dict[str, object]]:
+def episode_rows(cell: Cell | LLMCell, path: Path, split: str) -> list[dict[str, object]]:
     """A final evaluation's per-episode outcomes (its JSONL results file) as rows of :data:`EPISODE_FIELDS`."""
     rows = []
+    records = {}  # a resumed evaluation's file may hold an episode twice (replayed after an error): the last counts
     for line in path.read_text(encoding="utf-8").splitlines()[1:]:  # the first line is the evaluation's config
         record = json.loads(line)
+        records[record["task"], record["trial"]] = record
+    for record in records.values():
         metrics = record["metrics"]
         task_id = record.get("task_id") or str(record["task"])
         rows.append({**dict(zip(KEY, cell.key)), "split": split, "task_id": task_id,
@@ -63,13 +67,15 @@ def row_command(cell: Cell, device: str, imports: tuple[str, ...] = ()) -> str:
 
 
 def run_job(job: Job) -> dict[str, Any]:
-    """Train and evaluate ``job``'s cell; its row, curve points and episodes."""
+    """Train and evaluate ``job``'s cell (a language model's: evaluate it); its row, curve points and episodes."""
     from trainers.lifecycle import episodes_path, train
     from trainers.run import TrainRequest, run_dir_for
 
     for module in job.imports:
         importlib.import_module(module)
     cell = job.cell
+    if isinstance(cell, LLMCell):
+        return cell.evaluate(job)
     settings_hash = cell.settings_hash(job.device)
     algo = trainer(cell.algorithm)
     run_root = job.run_root if algo == cell.algorithm else str(Path(job.run_root) / cell.algorithm)  # a defaults row's own

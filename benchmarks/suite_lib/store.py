@@ -1,6 +1,7 @@
 """The suite's committed files, read and written atomically (an interrupted write leaves the old file):
 
-- ``<name>.csv``: one row per run, :data:`FIELDS` (results, budget, provenance);
+- ``<name>.csv``: one row per run, :data:`FIELDS` (results, budget, provenance; ``model``: what a
+  language model's row evaluated, empty for the rest);
 - ``<name>_curves/<family>.csv``: learning curves, a row per run and split (``validation``,
   ``train``), the points ``env_steps:success`` separated by spaces;
 - ``<name>_episodes/<family>.csv.gz``: every final evaluation's episodes, :data:`EPISODE_FIELDS`.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 KEY = ("env", "level", "algorithm", "seed")
 FIELDS = (*KEY, "env_id", "budget", "env_steps", "train_success", "test_success", "test_return", "wall_train_s",
-          "wall_eval_s", "sittings", "settings_hash", "commit", "command", "torch", "stable_baselines3", "gymnasium")
+          "wall_eval_s", "sittings", "settings_hash", "commit", "command", "torch", "stable_baselines3", "gymnasium", "model")
 CURVE_FIELDS = (*KEY, "split", "points")
 EPISODE_FIELDS = (*KEY, "split", "task_id", "unit_id", "success", "return", "turns", "invalid_calls")
 
