@@ -20,7 +20,17 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.suite_lib.llm_rows import is_llm_row
-from benchmarks.suite_lib.plan import FAMILIES, PRESETS, REFERENCES, STOP_AT, Preset, cells, settings_text
+from benchmarks.suite_lib.plan import (
+    FAMILIES,
+    PRESETS,
+    REFERENCES,
+    STOP_AT,
+    Preset,
+    cells,
+    settings_text,
+    trainer,
+    untuned,
+)
 from benchmarks.suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency
 from benchmarks.suite_lib.store import read_curves, read_family_files, read_rows, row_key
 
@@ -165,25 +175,40 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
 
     pace = {**paces(superseded, lambda r: float(r["wall_s"])),
             **paces(rows, lambda r: float(r["wall_train_s"]) + float(r["wall_eval_s"]))}
+    family_pace: dict[tuple[str, ...], list[float]] = {}  # seconds per env step over a family's levels
+    for (env, _, algorithm), (seconds, steps) in pace.items():
+        family_pace.setdefault((env, algorithm), []).append(seconds / steps if steps else 0.0)
     done = {row_key(r) for r in rows}
     total = 0.0
-    for cell in cells(preset, list(preset.families or FAMILIES)):
-        seconds, steps = pace.get(cell.key[:3], (0.0, 0.0))
-        total += 0.0 if cell.key in done else seconds * (cell.env_steps / steps if steps else 1.0)
+    for cell in cells(preset, list(preset.families or FAMILIES), untuned_too=True):
+        if cell.key in done:
+            continue
+        if cell.key[:3] in pace:
+            seconds, steps = pace[cell.key[:3]]
+            total += seconds * (cell.env_steps / steps if steps else 1.0)
+            continue
+        # no run of this level: the family's pace of the algorithm, else of its trainer, else of ppo
+        known = [family_pace[cell.env, a] for a in (cell.algorithm, trainer(cell.algorithm), "ppo")
+                 if (cell.env, a) in family_pace]
+        total += float(np.mean(known[0])) * cell.env_steps if known else 0.0
     return total / 3600
 
 
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
              preset_name: str, preset: Preset, name: str, reps: int) -> str:
-    planned = len(cells(preset, list(preset.families or FAMILIES)))
+    planned = len(cells(preset, list(preset.families or FAMILIES), untuned_too=True))
     runs, models = [r for r in rows if not is_llm_row(r)], sum(map(is_llm_row, rows))
     hours = sum(float(r["wall_train_s"]) + float(r["wall_eval_s"]) for r in rows) / 3600
     commits = sorted({r["commit"] for r in rows})
     superseded = read_rows(Path(__file__).resolve().parent / "results" / "suite_v0" / "suite.csv")
     left = (f" The {planned - len(runs)} runs left: about {estimated_hours(preset, runs, superseded):.0f} hours "
-            "on this machine (estimated at the seconds per env step of the same family, level and algorithm in this "
-            "table, else in the superseded one; full budgets).") if len(runs) < planned else ""
+            "on this machine, the not yet tuned algorithms' runs included (estimated at the seconds per env step of "
+            "the same family, level and algorithm in this table, else in the superseded one, else of the family's "
+            "other levels; full budgets).") if len(runs) < planned else ""
     left += f" Language-model rows: {models} (each with its `agentgym eval` command)." if models else ""
+    waiting = untuned(preset)
+    left += (f" Not tuned yet, so not planned: {', '.join(waiting)} (`python benchmarks/tuning.py --algos ...`)."
+             if waiting else "")
     lines = [
         f"# Benchmark suite ({preset_name})", "",
         f"Command: `python -m benchmarks.suite --preset {preset_name}` (the runs: resumable, over sittings, locally or "

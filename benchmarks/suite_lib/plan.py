@@ -207,12 +207,14 @@ def setting_text(value: Any) -> str:
     return json.dumps(value)
 
 
-def cells(preset: Preset, families: tuple[str, ...] | list[str]) -> list[Cell]:
+def cells(preset: Preset, families: tuple[str, ...] | list[str], untuned_too: bool = False) -> list[Cell]:
     """The runs of ``preset`` on ``families``, in the order they run: every family's easiest level
     first, then every family's next one, and so on (a partial sitting covers the ladders' bottoms). A tuned
-    preset's algorithms without frozen settings are left out (:func:`untuned` names them)."""
+    preset's algorithms without frozen settings are left out (:func:`untuned` names them), unless
+    ``untuned_too`` (their runs' budgets, for an estimate: their settings are not frozen yet)."""
     ladders = {family: level_ids(family) for family in families}
-    skipped = set(untuned(preset))
+    waiting = set(untuned(preset))
+    skipped = set() if untuned_too else waiting
     planned = []
     for rung in range(max(len(ids) for ids in ladders.values()) if preset.levels == "all" else 1):
         for family, ids in ladders.items():
@@ -222,7 +224,8 @@ def cells(preset: Preset, families: tuple[str, ...] | list[str]) -> list[Cell]:
             for algorithm in (*preset.algorithms, *preset.extra.get(family, ())):
                 if algorithm in skipped:
                     continue
-                overrides = {**settings(family, algorithm, preset.tuned), **preset.protocol(algorithm)}
+                own = {} if algorithm in waiting else settings(family, algorithm, preset.tuned)
+                overrides = {**own, **preset.protocol(algorithm)}
                 planned += [Cell(family, level, ids[rung], algorithm, seed, preset.steps(family, level),
                                  preset.eval_episodes, overrides)
                             for seed in range(1 if algorithm in REFERENCES else preset.seeds)]
