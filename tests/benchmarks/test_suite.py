@@ -142,7 +142,8 @@ def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_setting
     assert first["sittings"] == 1 and first["train_s"] > 0
     assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
     row = rows_of(tmp_path)["ppo", 0]
-    assert row["sittings"] == "2" and float(row["wall_train_s"]) > first["train_s"]
+    # the second sitting only evaluates: its training seconds add (nearly) nothing to the first's (the row rounds to 0.1 s)
+    assert row["sittings"] == "2" and float(row["wall_train_s"]) >= round(first["train_s"], 1)
     assert row["test_success"] == rows_of(smoke_sitting)["ppo", 0]["test_success"]  # resumed exactly
 
     monkeypatch.setitem(plan.SETTINGS, "ppo", {**plan.SETTINGS["ppo"], "ent_coef": 0.02})
