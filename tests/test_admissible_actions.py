@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from itertools import product
 from pathlib import Path
 
 import gymnasium as gym
@@ -13,6 +14,7 @@ import pytest
 
 from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 from agentgym_envs.wrappers import FlatDiscreteAction
+from agentgym_envs.wrappers.actions import new_calls
 
 CS = "AgentGym/CustomerSupport-v0"
 SHARED_TAU2 = Path(__file__).resolve().parents[1].parent / "shared" / "tau2"
@@ -87,6 +89,16 @@ def test_admissible_layout_numbers_keep_their_call_for_the_whole_episode():
 def test_product_layout_too_large_is_refused_with_the_way_out():
     with pytest.raises(ValueError, match="layout='admissible'"):
         FlatDiscreteAction(gym.make("AgentGym/Tau2Retail-v0", data_dir=str(TAU2_DATA)))
+
+
+def test_new_calls_are_the_products_tuples_naming_a_new_row_in_the_products_order():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n, arity = int(rng.integers(0, 10)), int(rng.integers(0, 4))
+        seen = int(rng.integers(0, n + 1))
+        pools = [sorted(rng.choice(n, int(rng.integers(0, n + 1)), replace=False).tolist()) for _ in range(arity)]
+        expected = [rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen]
+        assert list(new_calls(pools, seen)) == expected
 
 
 def test_unknown_layout_is_refused_naming_the_layouts():

@@ -3,7 +3,8 @@ action space SB3's MaskablePPO and DQN get)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, product
 from typing import Any
@@ -56,8 +57,7 @@ class CallTable:
             if room <= 0 or new_kinds.isdisjoint(kinds):  # every new call names a new row
                 continue
             pools = [self._rows_by_kind.get(kind, []) for kind in kinds]
-            fresh = (rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen)
-            for rows in islice(fresh, room):
+            for rows in islice(new_calls(pools, seen), room):
                 numbers[rows] = len(calls)
                 calls.append(rows)
         self._seen = len(row_kinds)
@@ -69,6 +69,28 @@ class CallTable:
         table._rows_by_kind = {kind: list(rows) for kind, rows in self._rows_by_kind.items()}
         table._seen = self._seen
         return table
+
+
+def new_calls(pools: Sequence[list[int]], seen: int) -> Iterator[tuple[int, ...]]:
+    """The tuples of ``product(*pools)`` that name a row ``>= seen``, in ``product``'s order, without
+    visiting the others (each pool lists rows in increasing order)."""
+    if seen == 0:
+        return product(*pools)
+    return _naming_new(pools, seen, ())
+
+
+def _naming_new(pools: Sequence[list[int]], seen: int, prefix: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    if not pools:
+        return
+    first, rest = pools[0], pools[1:]
+    if not any(pool and pool[-1] >= seen for pool in rest):  # the new row must be here
+        first = first[bisect_left(first, seen):]
+    for row in first:
+        if row >= seen:
+            for tail in product(*rest):
+                yield (*prefix, row, *tail)
+        else:
+            yield from _naming_new(rest, seen, (*prefix, row))
 
 
 @dataclass
