@@ -14,6 +14,7 @@ import pytest
 
 from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 from agentgym_envs.wrappers import FlatDiscreteAction
+from agentgym_envs.wrappers import actions
 from agentgym_envs.wrappers.actions import new_calls
 
 CS = "AgentGym/CustomerSupport-v0"
@@ -162,6 +163,26 @@ def test_joint_mask_equals_the_call_by_call_mask_in_every_state_of_random_play(f
             _, info = env.reset()
             episodes += 1
     assert episodes >= 2
+
+
+@pytest.mark.parametrize("env_id", ["AgentGym/Math-v0", CS])
+def test_numberings_shared_between_episodes_number_every_call_as_a_numbering_of_its_own(env_id, monkeypatch):
+    def play(env: FlatDiscreteAction) -> list:
+        rng, seen = np.random.default_rng(0), []
+        env.reset(seed=2)
+        for _ in range(400):
+            mask = env.action_masks()
+            seen.append(([list(calls) for calls in env.call_table().calls], mask))
+            _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+            if terminated or truncated:
+                env.reset()
+        return seen
+
+    shared = play(FlatDiscreteAction(gym.make(env_id, mask_repeats=True), layout="admissible"))
+    monkeypatch.setattr(actions, "MAX_SHARED", 0)  # every episode numbers its calls itself
+    for (calls, mask), (own_calls, own_mask) in zip(shared, play(FlatDiscreteAction(gym.make(env_id, mask_repeats=True), layout="admissible")), strict=True):
+        assert calls == own_calls
+        np.testing.assert_array_equal(mask, own_mask)
 
 
 def test_joint_mask_follows_steps_taken_under_the_wrapper():
