@@ -86,7 +86,7 @@ class MaskLayout:
         self.n_slots = max((len(t.args) for t in tools), default=0)
         self._columns: dict[tuple[str, ...], np.ndarray] = {}
         self._empty: dict[int, np.ndarray] = {}
-        self._static: dict[int, tuple[EntityTable, np.ndarray]] = {}
+        self._static: dict[int, tuple[EntityTable, np.ndarray, np.ndarray]] = {}
         self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
 
     def empty_argument_mask(self, capacity: int) -> np.ndarray:
@@ -97,16 +97,18 @@ class MaskLayout:
             self._empty[capacity] = mask
         return self._empty[capacity].copy()
 
-    def static_kind_mask(self, table: EntityTable) -> np.ndarray:
+    def static_kind_mask(self, table: EntityTable) -> tuple[np.ndarray, np.ndarray]:
         """The read-only ``[tool, slot, row]`` kind mask of a scenario's :func:`static_table`, its rows
-        filled in (computed once per table: every episode starts from it)."""
+        filled in, and the tools it gives a fitting row per argument (computed once per table: every
+        episode starts from them)."""
         cached = self._static.get(id(table))
         if cached is None or cached[0] is not table:
             mask = self.empty_argument_mask(table.capacity)
             mask[:, :, : len(table)] |= self.fitting(table.rows)
-            mask.flags.writeable = False
-            cached = self._static[id(table)] = (table, mask)
-        return cached[1]
+            kind_open = mask.any(axis=2).all(axis=1)
+            mask.flags.writeable = kind_open.flags.writeable = False
+            cached = self._static[id(table)] = (table, mask, kind_open)
+        return cached[1], cached[2]
 
     def fitting(self, rows: Sequence[Entity]) -> np.ndarray:
         """``[tool, slot, row]`` for ``rows``: the row's kind is the argument's and its value fits
@@ -196,9 +198,8 @@ class Episode:
         self._layout = mask_layout(self.tools)
         self._n_slots = self._layout.n_slots
         self._masks_for = len(static)  # the rows the kind mask has taken in
-        self._kind_mask = self._layout.static_kind_mask(static)  # [tool, slot, row]: the row fits
-        self._kind_open = self._kind_mask.any(axis=2).all(axis=1)  # the tools with a fitting row per argument
-        self._kind_open.flags.writeable = False
+        # [tool, slot, row]: the row fits; the tools with a fitting row per argument
+        self._kind_mask, self._kind_open = self._layout.static_kind_mask(static)
         self._masks_key: tuple[int, int] | None = None  # (rows, calls made) the masks below describe
         self._argument_mask = self._kind_mask
         self._open_tools = np.zeros(len(self.tools), dtype=bool)
