@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
-from agentgym_envs.wrappers import FlatDiscreteAction
-from agentgym_envs.wrappers import actions
+from agentgym_envs.wrappers import FlatDiscreteAction, actions
 from agentgym_envs.wrappers.actions import new_calls
 
 CS = "AgentGym/CustomerSupport-v0"
