@@ -214,3 +214,22 @@ def test_the_ceiling_page_measures_only_the_ladders_named_and_keeps_the_other_ro
     rows = [line for line in page.splitlines() if line.startswith("| ") and "-v" in line]
     assert rows[0] == "| CustomerSupport-L0-v0 | 64 | 2 of 2 |" and kept["Math-L0-v0"] in rows
     assert len(rows) == len(module.family("CustomerSupport-v0").ids()) + 1
+
+
+@pytest.mark.parametrize("env_id", ["AgentGym/Math-v0", "AgentGym/Math-L3-v1", CS])
+def test_remembered_kind_masks_equal_the_masks_computed_from_every_row_in_every_state(env_id):
+    env = gym.make(env_id)
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for step in range(600):
+        episode = env.unwrapped.episode
+        layout, rows = episode._layout, episode.entities.rows
+        expected = layout.empty_argument_mask(episode.entities.capacity)
+        expected[:, :, : len(rows)] |= layout.fitting(rows)
+        tools, kinds = episode.kind_masks()
+        np.testing.assert_array_equal(kinds, expected)
+        np.testing.assert_array_equal(tools, expected.any(axis=2).all(axis=1))
+        action = env.action_space.sample(mask=env.unwrapped.sample_mask()) if step % 2 else env.action_space.sample()
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()
