@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from itertools import product
 from pathlib import Path
 
 import gymnasium as gym
@@ -12,7 +13,8 @@ import numpy as np
 import pytest
 
 from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
-from agentgym_envs.wrappers import FlatDiscreteAction
+from agentgym_envs.wrappers import FlatDiscreteAction, actions
+from agentgym_envs.wrappers.actions import new_calls
 
 CS = "AgentGym/CustomerSupport-v0"
 SHARED_TAU2 = Path(__file__).resolve().parents[1].parent / "shared" / "tau2"
@@ -91,6 +93,16 @@ def test_product_layout_too_large_is_refused_with_the_way_out():
         FlatDiscreteAction(gym.make("AgentGym/Tau2Retail-v0", data_dir=str(TAU2_DATA)))
 
 
+def test_new_calls_are_the_products_tuples_naming_a_new_row_in_the_products_order():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n, arity = int(rng.integers(0, 10)), int(rng.integers(0, 4))
+        seen = int(rng.integers(0, n + 1))
+        pools = [sorted(rng.choice(n, int(rng.integers(0, n + 1)), replace=False).tolist()) for _ in range(arity)]
+        expected = [rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen]
+        assert list(new_calls(pools, seen)) == expected
+
+
 def test_unknown_layout_is_refused_naming_the_layouts():
     with pytest.raises(ValueError, match="product"):
         FlatDiscreteAction(gym.make(CS), layout="bogus")
@@ -154,6 +166,31 @@ def test_joint_mask_equals_the_call_by_call_mask_in_every_state_of_random_play(f
     assert episodes >= 2
 
 
+AIRLINE_V1 = pytest.param("AgentGym/Tau2Airline-L3-v1", marks=pytest.mark.skipif(not TAU2_DATA.is_dir(), reason="needs the tau2 data"))
+
+
+@pytest.mark.parametrize("env_id", ["AgentGym/Math-v0", CS, AIRLINE_V1])  # airline -v1: rows offered out of order, some held
+def test_numberings_shared_between_episodes_number_every_call_as_a_numbering_of_its_own(env_id, monkeypatch):
+    def play(env: FlatDiscreteAction) -> list:
+        rng, seen = np.random.default_rng(0), []
+        env.reset(seed=2)
+        for _ in range(400):
+            mask = env.action_masks()
+            seen.append(([list(calls) for calls in env.call_table().calls], mask))
+            _, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+            if terminated or truncated:
+                env.reset()
+        return seen
+
+    options = {"data_dir": str(TAU2_DATA)} if "Tau2" in env_id else {}
+    shared = play(FlatDiscreteAction(gym.make(env_id, mask_repeats=True, **options), layout="admissible"))
+    monkeypatch.setattr(actions, "MAX_SHARED", 0)  # every episode numbers its calls itself
+    own = play(FlatDiscreteAction(gym.make(env_id, mask_repeats=True, **options), layout="admissible"))
+    for (calls, mask), (own_calls, own_mask) in zip(shared, own, strict=True):
+        assert calls == own_calls
+        np.testing.assert_array_equal(mask, own_mask)
+
+
 def test_joint_mask_follows_steps_taken_under_the_wrapper():
     env = FlatDiscreteAction(gym.make(CS, mask_repeats=True), layout="admissible", capacity=32)
     env.reset(seed=1)
@@ -215,3 +252,22 @@ def test_through_flat_actions_the_expert_searches_and_books_on_airline_v1_but_no
     assert module.expert_episodes(module.level_maker("AgentGym/Tau2Airline-L3-v1", str(TAU2_DATA)), 16) == (16, 16)
     solved, played = module.expert_episodes(module.level_maker("AgentGym/Tau2Airline-L2-v0", str(TAU2_DATA)), 16)
     assert solved < played  # at -v0 the first airports' searches fill the block (64 calls)
+
+
+@pytest.mark.parametrize("env_id", ["AgentGym/Math-v0", "AgentGym/Math-L3-v1", CS])
+def test_remembered_kind_masks_equal_the_masks_computed_from_every_row_in_every_state(env_id):
+    env = gym.make(env_id)
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for step in range(600):
+        episode = env.unwrapped.episode
+        layout, rows = episode._layout, episode.entities.rows
+        expected = layout.empty_argument_mask(episode.entities.capacity)
+        expected[:, :, : len(rows)] |= layout.fitting(rows)
+        tools, kinds = episode.kind_masks()
+        np.testing.assert_array_equal(kinds, expected)
+        np.testing.assert_array_equal(tools, expected.any(axis=2).all(axis=1))
+        action = env.action_space.sample(mask=env.unwrapped.sample_mask()) if step % 2 else env.action_space.sample()
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()

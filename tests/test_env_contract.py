@@ -88,7 +88,8 @@ def test_wrong_entity_kind_is_an_error_result_with_penalty(structured_env):
     assert not terminated and not truncated
 
 
-@pytest.mark.parametrize("action", [np.array([11, 0, 0]), np.array([0, 32, 0]), np.array([0, 0]), np.array([0.0, 1.0, 2.0]), "text"])
+@pytest.mark.parametrize("action", [np.array([11, 0, 0]), np.array([0, 32, 0]), np.array([0, -1, 0]), np.array([[0, 0, 0]]), np.array([0, 0]),
+                                    np.array([0.0, 1.0, 2.0]), [0, 0, 32], "text"])
 def test_out_of_space_structured_action_raises_value_error_naming_space(structured_env, action):
     structured_env.reset(seed=0)
     with pytest.raises(ValueError, match=r"MultiDiscrete\(\[11 32 32\]\)"):

@@ -265,14 +265,17 @@ class ToolUseEnv(gym.Env[Any, Any]):
 
     # ------------------------------------------------------------------ helpers
     def _checked_structured(self, action: Any) -> list[int]:
-        values = action.tolist() if isinstance(action, np.ndarray) and action.dtype.kind in "iu" else action
-        if (
-            isinstance(values, (list, tuple))
-            and len(values) == len(self._bounds)
-            and all(type(v) is int or isinstance(v, np.integer) for v in values)
-            and all(0 <= v < n for v, n in zip(values, self._bounds))
+        if isinstance(action, np.ndarray) and action.dtype.kind in "iu" and action.shape == (len(self._bounds),):
+            values = action.tolist()  # Python ints: only their range is left to check
+            if all(0 <= v < n for v, n in zip(values, self._bounds)):
+                return values
+        elif (
+            isinstance(action, (list, tuple))
+            and len(action) == len(self._bounds)
+            and all(type(v) is int or isinstance(v, np.integer) for v in action)
+            and all(0 <= v < n for v, n in zip(action, self._bounds))
         ):
-            return [int(v) for v in values]
+            return [int(v) for v in action]
         raise ValueError(
             f"action {action!r} is outside the action space {self.action_space}: expected "
             f"{len(self._bounds)} integers, the tool in [0, {self._bounds[0]}) and entity slots in [0, {self.scenario.max_entities})"

@@ -19,9 +19,10 @@ from .parsing import CallParseError, ToolCall, compact_json, parse_action
 from .scenario import Outcome, Scenario
 from .text import sanitize
 from .tokens import count_tokens
-from .tools import Tool, ToolError, ToolResult
+from .tools import Arg, Tool, ToolError, ToolResult
 
 MAX_ECHO_CHARS = 300  # how much of an agent's raw (invalid) action the observation repeats
+MAX_MEMO = 4096  # kind masks (and their per-dimension masks) a tool set's layout remembers
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,10 @@ class MaskLayout:
         self.n_slots = max((len(t.args) for t in tools), default=0)
         self._columns: dict[tuple[str, ...], np.ndarray] = {}
         self._empty: dict[int, np.ndarray] = {}
-        self._static: dict[int, tuple[EntityTable, np.ndarray]] = {}
+        self._static: dict[int, tuple[EntityTable, np.ndarray, np.ndarray]] = {}
+        self._checks: dict[str, tuple[Arg, ...]] = {}  # per kind: one argument per distinct type check
+        self._grown: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._actions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
 
     def empty_argument_mask(self, capacity: int) -> np.ndarray:
@@ -98,16 +102,65 @@ class MaskLayout:
             self._empty[capacity] = mask
         return self._empty[capacity].copy()
 
-    def static_kind_mask(self, table: EntityTable) -> np.ndarray:
+    def static_kind_mask(self, table: EntityTable) -> tuple[np.ndarray, np.ndarray]:
         """The read-only ``[tool, slot, row]`` kind mask of a scenario's :func:`static_table`, its rows
-        filled in (computed once per table: every episode starts from it)."""
+        filled in, and the tools it gives a fitting row per argument (computed once per table: every
+        episode starts from them)."""
         cached = self._static.get(id(table))
         if cached is None or cached[0] is not table:
             mask = self.empty_argument_mask(table.capacity)
             mask[:, :, : len(table)] |= self.fitting(table.rows)
-            mask.flags.writeable = False
-            cached = self._static[id(table)] = (table, mask)
-        return cached[1]
+            kind_open = mask.any(axis=2).all(axis=1)
+            mask.flags.writeable = kind_open.flags.writeable = False
+            cached = self._static[id(table)] = (table, mask, kind_open)
+        return cached[1], cached[2]
+
+    def grown(self, kinds: np.ndarray, start: int, rows: Sequence[Entity]) -> tuple[np.ndarray, np.ndarray]:
+        """The kind mask ``kinds`` with ``rows`` added from row ``start`` on, and the tools it gives a
+        fitting row per argument (read-only). Remembered: tables whose rows came alike (of the same
+        kinds, fitting the same argument types) share the arrays."""
+        key = (id(kinds), start, tuple((row.kind, self._fits(row)) for row in rows))
+        memo = self._grown.get(key)
+        if memo is not None and memo[0] is kinds:
+            return memo[1], memo[2]
+        grown = kinds.copy()
+        grown[:, :, start : start + len(rows)] |= self.fitting(rows)
+        kind_open = grown.any(axis=2).all(axis=1)
+        grown.flags.writeable = kind_open.flags.writeable = False
+        if len(self._grown) >= MAX_MEMO:
+            self._grown.clear()
+        self._grown[key] = (kinds, grown, kind_open)
+        return grown, kind_open
+
+    def _fits(self, row: Entity) -> tuple[bool, ...]:
+        """Whether the row's value fits each distinct type check of the arguments of its kind (what
+        :meth:`fitting` decides for the row)."""
+        checks = self._checks.get(row.kind)
+        if checks is None:
+            distinct: dict[tuple[Any, ...], Arg] = {}
+            for tool in self.tools:
+                for arg in tool.args:
+                    if arg.entity == row.kind:
+                        distinct.setdefault(_check_key(arg), arg)
+            checks = self._checks[row.kind] = tuple(distinct.values())
+        return tuple(arg.type_error(row.value) is None for arg in checks)
+
+    def action_mask(self, open_tools: np.ndarray, argument: np.ndarray, remember: bool) -> np.ndarray:
+        """The per-dimension masks (MaskablePPO's form) of these open tools and argument mask, read-only;
+        ``remember``: the arrays are a kind mask's (never changed), so the answer is kept for them."""
+        memo = self._actions.get(id(argument)) if remember else None
+        if memo is not None and memo[0] is argument:
+            return memo[1]
+        shown = open_tools if open_tools.any() else np.ones(len(self.tools), dtype=bool)
+        slots = (argument & self.needed[:, :, None])[open_tools].any(axis=0)  # needed: the slot is one of the tool's arguments
+        slots[~slots.any(axis=1), 0] = True  # MaskablePPO needs one allowed value per dimension
+        action = np.concatenate([shown, slots.ravel()])
+        action.flags.writeable = False
+        if remember:
+            if len(self._actions) >= MAX_MEMO:
+                self._actions.clear()
+            self._actions[id(argument)] = (argument, action)
+        return action
 
     def fitting(self, rows: Sequence[Entity]) -> np.ndarray:
         """``[tool, slot, row]`` for ``rows``: the row's kind is the argument's and its value fits
@@ -117,7 +170,7 @@ class MaskLayout:
         misfits = []
         for tool, slot, row in zip(*(axis.tolist() for axis in np.nonzero(fits))):
             arg = self.tools[tool].args[slot]
-            key = (row, arg.type, None if arg.enum is None else id(arg.enum), None if arg.items is None else arg.items.get("type"))
+            key = (row, *_check_key(arg))
             if key not in verdicts:
                 verdicts[key] = arg.type_error(rows[row].value) is None
             if not verdicts[key]:
@@ -134,6 +187,11 @@ class MaskLayout:
                 dtype=bool,
             ).reshape(len(self.tools), self.n_slots, len(kinds))
         return self._columns[kinds]
+
+
+def _check_key(arg: Arg) -> tuple[Any, ...]:
+    """What :meth:`Arg.type_error` checks a value against (arguments alike in it decide alike)."""
+    return arg.type, None if arg.enum is None else id(arg.enum), None if arg.items is None else arg.items.get("type")
 
 
 _LAYOUTS: dict[int, MaskLayout] = {}
@@ -197,9 +255,8 @@ class Episode:
         self._layout = mask_layout(self.tools)
         self._n_slots = self._layout.n_slots
         self._masks_for = len(static)  # the rows the kind mask has taken in
-        self._kind_mask = self._layout.static_kind_mask(static)  # [tool, slot, row]: the row fits
-        self._kind_open = self._kind_mask.any(axis=2).all(axis=1)  # the tools with a fitting row per argument
-        self._kind_open.flags.writeable = False
+        # [tool, slot, row]: the row fits; the tools with a fitting row per argument
+        self._kind_mask, self._kind_open = self._layout.static_kind_mask(static)
         self._masks_key: tuple[int, int] | None = None  # (rows, calls made) the masks below describe
         self._argument_mask = self._kind_mask
         self._open_tools = np.zeros(len(self.tools), dtype=bool)
@@ -413,11 +470,8 @@ class Episode:
         rows = self.entities.rows
         start, end = self._masks_for, len(rows)
         if start != end:  # the kind mask grows incrementally: rows never move
-            kinds = self._kind_mask.copy()
-            kinds[:, :, start:end] |= self._layout.fitting(rows[start:end])
-            kind_open = kinds.any(axis=2).all(axis=1)
-            kinds.flags.writeable = kind_open.flags.writeable = False
-            self._kind_mask, self._kind_open, self._masks_for = kinds, kind_open, end
+            self._kind_mask, self._kind_open = self._layout.grown(self._kind_mask, start, rows[start:end])
+            self._masks_for = end
         return self._kind_open, self._kind_mask
 
     def _update_masks(self) -> None:
@@ -432,13 +486,8 @@ class Episode:
         if self.mask_repeats:
             argument, exhausted = self._without_repeats(argument)
             open_tools = argument.any(axis=2).all(axis=1) & ~exhausted
-        needed = self._layout.needed  # [tool, slot]: the slot is one of the tool's arguments
-        shown = open_tools if open_tools.any() else np.ones(len(self.tools), dtype=bool)
-        slots = (argument & needed[:, :, None])[open_tools].any(axis=0)
-        slots[~slots.any(axis=1), 0] = True  # MaskablePPO needs one allowed value per dimension
-        action = np.concatenate([shown, slots.ravel()])
-        for array in (argument, action, open_tools):
-            array.flags.writeable = False
+            argument.flags.writeable = open_tools.flags.writeable = False
+        action = self._layout.action_mask(open_tools, argument, remember=not self.mask_repeats)
         self._argument_mask, self._action_mask, self._open_tools, self._masks_key = argument, action, open_tools, key
 
     def _without_repeats(self, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,8 +3,9 @@ action space SB3's MaskablePPO and DQN get)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import Any
 
@@ -18,7 +19,7 @@ from agentgym_envs.core.tools import Tool
 
 LAYOUTS = ("product", "admissible")
 MAX_PRODUCT_ACTIONS = 1 << 20  # beyond this the product layout is refused: use "admissible"
-MAX_STARTS = 256  # the numberings of episodes' first rows kept (one per sequence of kinds)
+MAX_SHARED = 256  # the numberings kept for later episodes (one per sequence of chunks of offered rows)
 
 
 class CallTable:
@@ -62,8 +63,7 @@ class CallTable:
             if room <= 0 or new_kinds.isdisjoint(tool_kinds):  # every new call names a new row
                 continue
             pools = [self._positions_by_kind.get(kind, []) for kind in tool_kinds]
-            fresh = (positions for positions in product(*pools) if seen == 0 or max(positions, default=-1) >= seen)
-            for positions in islice(fresh, room):
+            for positions in islice(new_calls(pools, seen), room):
                 call = positions if order is None else tuple(order[p] for p in positions)
                 numbers[call] = len(calls)
                 calls.append(call)
@@ -77,15 +77,58 @@ class CallTable:
         return table
 
 
+def new_calls(pools: Sequence[list[int]], seen: int) -> Iterator[tuple[int, ...]]:
+    """The tuples of ``product(*pools)`` that name a position ``>= seen`` (a row offered after the first
+    ``seen``), in ``product``'s order, without visiting the others (each pool lists positions in
+    increasing order)."""
+    if seen == 0:
+        return product(*pools)
+    return _naming_new(pools, seen, ())
+
+
+def _naming_new(pools: Sequence[list[int]], seen: int, prefix: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    if not pools:
+        return
+    first, rest = pools[0], pools[1:]
+    if not any(pool and pool[-1] >= seen for pool in rest):  # the new row must be here
+        first = first[bisect_left(first, seen):]
+    for row in first:
+        if row >= seen:
+            for tail in product(*rest):
+                yield (*prefix, row, *tail)
+        else:
+            yield from _naming_new(rest, seen, (*prefix, row))
+
+
 @dataclass
-class _Start:
-    """The numbering of an episode's first rows, shared by every episode that starts with rows of
-    the same kinds (the numbering depends on nothing else), and its flat actions' mask cells."""
+class _Numbering:
+    """A call numbering (``table``) and, in the admissible layout, its flat actions' mask cells:
+    ``cells[slot, action]`` is the cell of a flat ``[tool, slot, row]`` argument mask that holds the row
+    the action names in that slot (row 0 past its tool's arity and until a call is numbered there),
+    ``numbered[action]`` whether a call is numbered there.
+
+    The numbering depends only on the chunks of rows offered at each step (:func:`_offered`), so a
+    ``shared`` one (read-only) serves every episode whose rows came in the same chunks: the roots by an
+    episode's first chunk, ``children`` by the next one. A private one (past ``MAX_SHARED``) is extended
+    in place by its episode."""
 
     tools: Sequence[Tool]
     table: CallTable
-    cells: np.ndarray | None = None
-    numbered: np.ndarray | None = None
+    cells: np.ndarray | None
+    numbered: np.ndarray | None
+    shared: bool = False
+    children: dict[Any, _Numbering] = field(default_factory=dict)
+
+
+def _offered(episode: Episode, seen: int, first: bool = False) -> tuple[Any, Sequence[int], tuple[str, ...]]:
+    """The rows ``episode`` offers to its numbering past the first ``seen`` (``first``: only those its
+    ``flat_rows`` offers at the start), as the chunk's key, the rows and their kinds. The key is what the
+    numbering of the chunk depends on once the earlier chunks are given: the rows' kinds, and where
+    ``flat_rows`` picks and orders the rows (holding some back), the rows themselves."""
+    rows, flat = episode.entities.rows, episode.flat_rows
+    offered = range(seen, len(rows)) if flat is None else flat.rows[seen : flat.start if first else None]
+    kinds = tuple(rows[row].kind for row in offered)
+    return (kinds if flat is None else (tuple(offered), kinds)), offered, kinds
 
 
 class FlatDiscreteAction(gym.ActionWrapper):
@@ -146,11 +189,11 @@ class FlatDiscreteAction(gym.ActionWrapper):
             sizes = [capacity] * len(self.arities)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
-        self._table: CallTable | None = None
-        self._table_episode: Episode | None = None
-        self._starts: dict[Any, _Start] = {}  # by the kinds of the first rows (and which rows, where held back)
-        self._start: _Start | None = None  # the current episode's
-        if layout == "admissible":  # per flat action: its tool, and the rows of the call numbered there (_number_calls)
+        self._roots: dict[Any, _Numbering] = {}  # the shared numberings, by their first chunk (_offered)
+        self._shared = 0  # how many numberings are shared
+        self._numbering: _Numbering | None = None  # the current episode's
+        self._numbering_episode: Episode | None = None
+        if layout == "admissible":  # per flat action: its tool, and where its rows are (_Numbering.cells)
             self._tool_of = np.repeat(np.arange(len(self.arities)), capacity)
             slots = np.arange(self._n_slots)[:, None]
             self._unused = slots >= np.array(self.arities, dtype=np.int64)[self._tool_of]  # [slot, action]: past the arity
@@ -158,10 +201,6 @@ class FlatDiscreteAction(gym.ActionWrapper):
             # is (row 0 until a call is numbered there), so that one take reads every action's rows at once
             self._argument_shape = (len(self.arities), self._n_slots, self.n_entities)
             self._row_0 = (self._tool_of * self._n_slots + slots) * self.n_entities
-            self._cells = self._row_0.copy()
-            self._numbered = np.zeros(self.action_space.n, dtype=bool)
-            self._written: list[int] = [0] * len(self.arities)  # calls of each tool already in _cells
-            self._written_for: CallTable | None = None
         # the joint mask of the state (episode, its number of calls) it was computed in
         self._mask: np.ndarray | None = None
         self._mask_state: tuple[Episode | None, int] | None = None
@@ -264,17 +303,16 @@ class FlatDiscreteAction(gym.ActionWrapper):
         rows fit, less (with ``mask_repeats``) the calls made. Recomputed only when rows are added
         or the callable tools change; one call later, only that call is left out."""
         tools, argument = base.call_masks(repeats=False)
-        table = self._table_of(episode)
-        key = (episode, table.seen, tools.tobytes())
+        numbering = self._numbering_of(episode)
+        key = (episode, numbering.table.seen, tools.tobytes())
         previous = self._mask_state
         if key != self._before_repeats_key:
-            self._number_calls(table)
             if argument.shape != self._argument_shape:
                 raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
             # a numbered call is valid when its tool is open and every argument's row fits
-            fits = argument.reshape(-1).take(self._cells)  # [slot, action]
+            fits = argument.reshape(-1).take(numbering.cells)  # [slot, action]
             fits |= self._unused
-            self._before_repeats = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & self._numbered
+            self._before_repeats = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & numbering.numbered
             self._before_repeats_key = key
         elif previous is not None and previous[0] is episode and previous[1] == episode.calls - 1 and self._mask is not None:
             mask = self._mask  # the mask of one call ago (copies were handed out): only that call can be out now
@@ -289,72 +327,93 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return mask
 
     def _leave_out(self, mask: np.ndarray, tool: int, rows: tuple[int, ...]) -> None:
-        number = self._table.numbers[tool].get(rows) if self._table is not None else None
+        number = self._numbering.table.numbers[tool].get(rows) if self._numbering is not None else None
         if number is not None:
             mask[tool * self.capacity + number] = False
 
-    def _number_calls(self, table: CallTable) -> None:
-        """Write the calls ``table`` numbered since the last time into ``_cells`` and ``_numbered``
-        (the flat action of each call: the argument-mask cell of its row per argument slot, row 0
-        past its arity); a new episode's table starts from its first rows' cells, written once."""
-        if self._written_for is not table:
-            start = self._start
-            assert start is not None
-            if start.cells is None:
-                self._cells[:] = self._row_0
-                self._numbered[:] = False
-                self._written = [0] * len(self.arities)
-                self._write_calls(start.table)
-                start.cells, start.numbered = self._cells.copy(), self._numbered.copy()
-            self._cells[:], self._numbered[:] = start.cells, start.numbered
-            self._written = [len(calls) for calls in start.table.calls]
-            self._written_for = table
-        self._write_calls(table)
+    def call_table(self) -> CallTable:
+        """The current episode's :class:`CallTable`, brought up to date with its entity rows (read-only: it
+        may be shared with other episodes)."""
+        return self._table_of(self.base.episode)
 
-    def _write_calls(self, table: CallTable) -> None:
+    def _table_of(self, episode: Episode | None) -> CallTable:
+        return self._numbering_of(episode).table
+
+    def _numbering_of(self, episode: Episode | None) -> _Numbering:
+        """``episode``'s numbering, brought up to date with the rows it offers (one chunk of rows per call)."""
+        assert episode is not None, "reset the environment first"
+        numbering = self._numbering
+        if numbering is None or episode is not self._numbering_episode:
+            numbering = self._root(episode)
+            self._numbering_episode = episode
+        flat = episode.flat_rows
+        if (len(episode.entities.rows) if flat is None else len(flat.rows)) != numbering.table.seen:
+            numbering = self._extended(numbering, *_offered(episode, numbering.table.seen))
+        self._numbering = numbering
+        return numbering
+
+    def _root(self, episode: Episode) -> _Numbering:
+        """The numbering of the rows ``episode`` offers first: shared, or a new one (shared while there is room)."""
+        key, rows, kinds = _offered(episode, 0, first=True)
+        tools = episode.tools
+        root = self._roots.get(key)
+        if root is not None and root.tools is tools:
+            return root
+        if any(other.tools is not tools for other in self._roots.values()):  # another tool set: start over
+            self._roots.clear()
+            self._shared = 0
+        admissible = self.layout == "admissible"
+        table = CallTable([tuple(arg.entity for arg in tool.args) for tool in tools], self.capacity)
+        blank = _Numbering(tools, table, self._row_0.copy() if admissible else None,
+                           np.zeros(self.action_space.n, dtype=bool) if admissible else None)
+        self._extend(blank, rows, kinds)
+        if self._shared < MAX_SHARED:
+            self._share(blank)
+            self._roots[key] = blank
+        return blank
+
+    def _extended(self, numbering: _Numbering, chunk: Any, rows: Sequence[int], kinds: Sequence[str]) -> _Numbering:
+        """``numbering`` after ``rows`` (of ``kinds``; ``chunk``: their key, :func:`_offered`) are offered: the
+        shared one that follows it, else a new one (shared while fewer than ``MAX_SHARED`` are), else
+        ``numbering`` itself extended in place."""
+        if not numbering.shared:
+            self._extend(numbering, rows, kinds)
+            return numbering
+        child = numbering.children.get(chunk)
+        if child is None:
+            cells, numbered = numbering.cells, numbering.numbered
+            child = _Numbering(numbering.tools, numbering.table.copy(), None if cells is None else cells.copy(),
+                               None if numbered is None else numbered.copy())
+            self._extend(child, rows, kinds)
+            if self._shared < MAX_SHARED:
+                self._share(child)
+                numbering.children[chunk] = child
+        return child
+
+    def _share(self, numbering: _Numbering) -> None:
+        numbering.shared = True
+        for array in (numbering.cells, numbering.numbered):
+            if array is not None:
+                array.flags.writeable = False
+        self._shared += 1
+
+    def _extend(self, numbering: _Numbering, rows: Sequence[int], kinds: Sequence[str]) -> None:
+        """Number the calls offering ``rows`` (of ``kinds``) makes admissible, and write their cells (admissible
+        layout)."""
+        table = numbering.table
+        before = [len(calls) for calls in table.calls]
+        table.extend(rows, kinds)
+        if numbering.cells is None or numbering.numbered is None:
+            return
         for tool, calls in enumerate(table.calls):
-            done = self._written[tool]
+            done = before[tool]
             if done == len(calls):
                 continue
             arity, start = self.arities[tool], int(self.offsets[tool])
             if arity:
                 new = slice(start + done, start + len(calls))
-                self._cells[:arity, new] = self._row_0[:arity, new] + np.array(calls[done:], dtype=np.int64).T
-            self._numbered[start + done : start + len(calls)] = True
-            self._written[tool] = len(calls)
-
-    def call_table(self) -> CallTable:
-        """The current episode's :class:`CallTable`, brought up to date with its entity rows."""
-        return self._table_of(self.base.episode)
-
-    def _table_of(self, episode: Episode | None) -> CallTable:
-        assert episode is not None, "reset the environment first"
-        if self._table is None or episode is not self._table_episode:
-            self._table = self._start_of(episode).table.copy()
-            self._table_episode = episode
-        rows, flat, seen = episode.entities.rows, episode.flat_rows, self._table.seen
-        offered = range(seen, len(rows)) if flat is None else flat.rows[seen:]
-        if offered:
-            self._table.extend(offered, [rows[row].kind for row in offered])
-        return self._table
-
-    def _start_of(self, episode: Episode) -> _Start:
-        """The numbering of ``episode``'s first rows (those its ``flat_rows`` offers first, if any),
-        kept from an earlier episode that started with the same rows of the same kinds (up to
-        ``MAX_STARTS`` of them, for one tool set)."""
-        rows, flat = episode.entities.rows, episode.flat_rows
-        first = range(len(rows)) if flat is None else flat.rows[: flat.start]
-        kinds = tuple(rows[row].kind for row in first)
-        key = kinds if flat is None else (tuple(first), kinds)
-        start = self._starts.get(key)
-        if start is None or start.tools is not episode.tools:
-            if len(self._starts) >= MAX_STARTS or any(s.tools is not episode.tools for s in self._starts.values()):
-                self._starts.clear()
-            table = CallTable([tuple(arg.entity for arg in tool.args) for tool in episode.tools], self.capacity)
-            table.extend(first, kinds)
-            start = self._starts[key] = _Start(episode.tools, table)
-        self._start = start
-        return start
+                numbering.cells[:arity, new] = self._row_0[:arity, new] + np.array(calls[done:], dtype=np.int64).T
+            numbering.numbered[start + done : start + len(calls)] = True
 
     def _number(self, tool: int, rows: tuple[int, ...]) -> int | None:
         """The offset of a call in its tool's block, or None when the layout has no action for it."""
