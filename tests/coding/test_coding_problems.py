@@ -106,8 +106,6 @@ def test_programs_behave_as_labelled(problem: Problem):
     solution, candidates = _run_all(problem)
     failures = [(i, o.status, o.error or o.got) for i, o in enumerate(solution) if not o.passed]
     assert failures == [], "the solution must pass every test"
-    slowest = max(o.cpu_time_s for o in solution)
-    assert slowest < VALIDATION_LIMITS.cpu_time_s / 2, "the solution is too close to the time limit"
     visible = len(problem.examples)
     for candidate, outcomes in zip(problem.candidates, candidates, strict=True):
         hidden = [o.status for o in outcomes[visible:]]
