@@ -162,7 +162,7 @@ def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) ->
     from agentgym_envs.external_trainers.openenv.local import ServerProcess, free_port
 
     options = ["--max-sessions", str(len(plans)), "--idle-timeout", "60", *mode]
-    server = ServerProcess("math", free_port(), *options).start()
+    server = ServerProcess(ENV_ID, free_port(), *options).start()
     assert server.process is not None
     try:
         memory = memory_per_session(server.base, server.process.pid, len(plans))  # first: no freed memory to reuse
