@@ -205,7 +205,8 @@ class Algorithm:
     misspelt ``--set`` fails before anything is written (None: it takes no settings);
     ``shares``: a dataclass whose fields also reach the warm start (so that this algorithm can
     load its weights); ``resume_may_change``: the settings a resumed run may take with other values
-    than its ``run.json`` records (any other difference is refused)."""
+    than its ``run.json`` records (any other difference is refused); ``exact_resume``: whether a resumed run
+    is bit-identical to an uninterrupted one (SB3's restarts its envs' episodes)."""
 
     train: str
     load_policy: str
@@ -214,6 +215,7 @@ class Algorithm:
     config: str | None = None  # "module:Class" of its config dataclass: --set names are checked before the run starts
     shares: str | None = None  # "module:Class" whose fields --set gives the warm start too (the network's size and layout)
     resume_may_change: tuple[str, ...] = ()  # settings a resume may give other values (a budget, an endpoint)
+    exact_resume: bool = True
 
     def config_class(self) -> type | None:
         return entry_point(self.config) if self.config else None
@@ -229,7 +231,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "bc-grpo": Algorithm("trainers.grpo:train", TORCH_LOADER, warm_start="bc", config="trainers.grpo:Config",
                          shares="trainers.policy:TokenPolicyFields"),
     **{name: Algorithm("trainers.sb3_baselines:train", "trainers.sb3_baselines:load_policy", "checkpoint.zip",
-                       config=f"trainers.sb3_baselines:{config}")
+                       config=f"trainers.sb3_baselines:{config}", exact_resume=False)
        for name, config in (("sb3-ppo", "PPOConfig"), ("sb3-a2c", "A2CConfig"), ("sb3-dqn", "DQNConfig"),
                             ("sb3-maskable-ppo", "MaskablePPOConfig"))},
     **{name: Algorithm("trainers.reference:train", "trainers.reference:load_policy", "policy.json")

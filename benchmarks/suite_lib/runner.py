@@ -68,7 +68,7 @@ def row_command(cell: Cell, device: str, imports: tuple[str, ...] = ()) -> str:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Train and evaluate ``job``'s cell (a language model's: evaluate it); its row, curve points and episodes."""
-    from trainers.lifecycle import episodes_path, train
+    from trainers.lifecycle import algorithm, episodes_path, train
     from trainers.run import TrainRequest, run_dir_for
 
     for module in job.imports:
@@ -81,12 +81,15 @@ def run_job(job: Job) -> dict[str, Any]:
     run_root = job.run_root if algo == cell.algorithm else str(Path(job.run_root) / cell.algorithm)  # a defaults row's own
     run_dir = run_dir_for(run_root, cell.env_id, algo, cell.seed)
     marker = run_dir.with_name(run_dir.name + ".settings")
-    resume = marker.exists() and marker.read_text(encoding="utf-8") == settings_hash
+    same = marker.exists() and marker.read_text(encoding="utf-8") == settings_hash
+    # a row must be its command's run: an algorithm whose resume is not bit-identical starts an interrupted run afresh
+    resume = same and algorithm(algo).exact_resume
     if not resume:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(settings_hash, encoding="utf-8")
         if run_dir.exists():
-            print(f"  {cell.name} starting afresh: its run directory holds other settings", flush=True)
+            why = "its run directory holds other settings" if not same else "its algorithm resumes inexactly"
+            print(f"  {cell.name} starting afresh: {why}", flush=True)
     request = TrainRequest(cell.env_id, algo=algo, seed=cell.seed, total_steps=cell.env_steps,
                            device=job.device, run_root=run_root, eval_episodes=cell.eval_episodes, resume=resume,
                            progress=False, record=False, overrides=dict(cell.overrides))

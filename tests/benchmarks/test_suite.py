@@ -155,6 +155,28 @@ def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_setting
     assert "ent_coef=0.02" in again["command"]
 
 
+def test_an_interrupted_sb3_run_starts_afresh_so_that_its_row_is_its_commands_run(
+        suite, smoke_sitting, tmp_path, capsys, monkeypatch):
+    import trainers.lifecycle as lifecycle
+
+    finish = lifecycle.finish
+
+    def killed(*args, **kwargs):
+        monkeypatch.setattr(lifecycle, "finish", finish)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lifecycle, "finish", killed)
+    argv = smoke(tmp_path, "--algos", "sb3-maskable-ppo", "--max-runs", "1")
+    with pytest.raises(KeyboardInterrupt):
+        suite.main(argv)
+    capsys.readouterr()
+    assert suite.main(argv) == 0
+    assert "starting afresh: its algorithm resumes inexactly" in capsys.readouterr().out
+    row = rows_of(tmp_path)["sb3-maskable-ppo", 0]
+    assert row["sittings"] == "1"
+    assert row["test_success"] == rows_of(smoke_sitting)["sb3-maskable-ppo", 0]["test_success"]
+
+
 def test_the_settings_hash_changes_with_every_setting_and_budget(plan):
     cell, = [c for c in plan.cells(plan.PRESETS["smoke"], ["customer_support"]) if c.key[2:] == ("ppo", 0)]
     base = cell.settings_hash("cpu")
