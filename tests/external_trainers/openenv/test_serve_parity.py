@@ -20,7 +20,7 @@ from agentgym_envs.external_trainers.openenv.openenv_client import AgentGymEnvCl
 from agentgym_envs.external_trainers.openenv.sessions import jsonable
 
 SEEDS = range(8)
-TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "tau2")
+TAU2_DATA = Path(os.environ.get("TAU2_DATA_DIR") or Path(__file__).resolve().parents[4] / "shared" / "tau2")  # the checkout's sibling shared/
 
 
 def need(folder: Path | None, what: str) -> Path:
