@@ -12,8 +12,8 @@ spirit of rl-zoo3's samplers), the same number of trials for every algorithm. Th
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
 tuning set and budget, and the commit), which the suite's tuned rows train with on every level. Ray Tune keeps
 every trial under ``--storage`` (default ``runs/tuning``, not committed): an interrupted search resumes there,
-and a finished one is not run again. ``<algo>_trials.csv`` beside the frozen file lists every trial's settings
-and scores.
+a finished one is not run again, and one resumed with other trials, levels, steps or episodes is refused.
+``<algo>_trials.csv`` beside the frozen file lists every trial's settings and scores.
 
 A user's algorithm (a module path, or a name that a module given to ``--import`` registers) is searched
 over the space its module declares (``search_space()``); ``python -m benchmarks.your_algorithm`` runs
@@ -141,6 +141,8 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
     storage = storage.resolve()
     trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage, imports), {"cpu": 1})
     path = storage / algo
+    check_same_search(storage, algo, {"trials": trials, "levels": list(levels), "env_steps": steps,
+                                      "episodes": episodes, "search_seed": SEARCH_SEED})
     if tune.Tuner.can_restore(str(path)):
         tuner = tune.Tuner.restore(str(path), trainable, resume_errored=True)
     else:
@@ -160,6 +162,22 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
             "per_level": {env_id: best.metrics[env_id] for env_id in levels}, "trials": len(rows),
             "levels": list(levels), "env_steps": steps, "episodes": episodes, "searcher": "optuna-tpe",
             "search_seed": SEARCH_SEED, "commit": commit()}, rows
+
+
+def check_same_search(storage: Path, algo: str, definition: dict[str, Any]) -> None:
+    """Record what ``algo``'s search under ``storage`` is (trials, levels, steps, episodes, seed) in
+    ``<algo>.search.json`` beside Ray's folder; a search resumed there with another definition is
+    refused (its trials would mix two searches)."""
+    marker = storage / f"{algo}.search.json"
+    if marker.exists():
+        recorded = json.loads(marker.read_text())
+        if recorded != definition:
+            changed = sorted(k for k in {*recorded, *definition} if recorded.get(k) != definition.get(k))
+            raise SystemExit(f"{algo}: the search in {storage} was started with other {', '.join(changed)} "
+                             f"({recorded}); give another --storage, or delete {storage / algo} and {marker} to start afresh")
+        return
+    storage.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(definition, sort_keys=True) + "\n")
 
 
 def commit() -> str:

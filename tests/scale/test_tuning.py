@@ -49,3 +49,14 @@ def test_the_table_refuses_to_train_an_algorithm_never_tuned(tmp_path, monkeypat
     assert plan.frozen_settings("sb3-dqn") is None
     with pytest.raises(FileNotFoundError, match="run python benchmarks/tuning.py --algos sb3-dqn"):
         plan.settings("math", "sb3-dqn", tuned=True)
+
+
+def test_a_search_resumed_with_another_definition_is_refused(tmp_path):
+    tuning = load_tuning()
+    definition = {"trials": 16, "levels": ["AgentGym/CustomerSupport-L2-v1"], "env_steps": 50000, "episodes": 50,
+                  "search_seed": tuning.SEARCH_SEED}
+    tuning.check_same_search(tmp_path, "ppo", definition)
+    tuning.check_same_search(tmp_path, "ppo", definition)  # the same search resumes
+    with pytest.raises(SystemExit, match="other env_steps"):
+        tuning.check_same_search(tmp_path, "ppo", {**definition, "env_steps": 20000})
+    tuning.check_same_search(tmp_path, "bc", {**definition, "env_steps": 20000})  # another algorithm's own search
