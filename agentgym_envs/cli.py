@@ -157,7 +157,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     task_ids = None
     if domain is not None:
         make_kwargs.update(tau2_cli.make_kwargs(args, llm=bool(llm) or domain == "telecom"))
-        if make_kwargs["source"] == "real":  # upstream's protocol: every task of the split, --trials times
+        if make_kwargs["source"] == "real" and not args.seeded:  # upstream's protocol: every task of the split, --trials times
             task_ids = tau2_cli.real_task_ids(env_id, args.split, args.data_dir, args.episodes)
     on_ray = args.num_workers is not None or args.ray_address is not None
     if on_ray and not llm and (args.trials != 1 or args.output or task_ids is not None):

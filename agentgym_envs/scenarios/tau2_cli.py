@@ -24,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tau2.add_argument("--source", choices=["generated", "real"],
                       help="real: every task of --split (at most --episodes), --trials times, as upstream evaluates "
                       "(default for language models); generated: seeded tasks (default otherwise)")
+    tau2.add_argument("--seeded", action="store_true", help="with real tasks: seeded draws of the split's tasks "
+                      "(--seed, --seed+1, ..., as the trainers' final evaluation plays them), not every task in order")
     tau2.add_argument("--data-dir", help="the tau2 data folder (default: TAU2_DATA_DIR)")
     tau2.add_argument("--user", choices=["rule", "llm"], default="rule", help="the customer: the seeded rule-based user, "
                       "or a chat model (--user-model on --user-base-url; key: OPENAI_API_KEY)")

@@ -37,12 +37,10 @@ if TYPE_CHECKING:
 
 FORMS = "[NAME=]hf:PATH or [NAME=]openai:MODEL@BASE_URL"
 # families whose levels a language model cannot play as the trained rows do
-NOT_COMPARABLE = {
-    "tau2_telecom": "`agentgym eval` plays a language model on tau2 telecom's real tasks in upstream's order, not the "
-                    "seeded draws the trained rows' final evaluation plays",
-    "support_team": "a multi-agent team: no single-model text policy plays it",
-}
-GENERATED_TASKS = ("tau2_retail", "tau2_airline")  # a language model plays upstream's real tasks unless told otherwise
+NOT_COMPARABLE = {"support_team": "a multi-agent team: no single-model text policy plays it"}
+# the task source of each tau2 family's trained rows (a language model plays every real task in order unless told)
+TASK_SOURCES = {"tau2_retail": ["--source", "generated"], "tau2_airline": ["--source", "generated"],
+                "tau2_telecom": ["--source", "real", "--seeded"]}
 
 
 def is_llm_row(row: dict[str, str]) -> bool:
@@ -136,7 +134,7 @@ class LLMCell:
         words += ["--base-url", self.policy.base_url] if self.policy.base_url else ["--device", device]
         words += ["--split", "test", "--episodes", str(self.eval_episodes), "--seed", str(EVAL_SEED), "--temperature", "0",
                   "--max-tokens", str(self.max_tokens), "--concurrency", str(self.concurrency), "--no-store"]
-        return [*words, *(["--source", "generated"] if self.env in GENERATED_TASKS else []), "--output", output]
+        return [*words, *TASK_SOURCES.get(self.env, []), "--output", output]
 
     def command(self, device: str, run_root: str = "runs/reproduce") -> str:
         """The command line that reproduces the row from the repository root."""

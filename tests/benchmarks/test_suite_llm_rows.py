@@ -135,10 +135,11 @@ def test_families_a_model_cannot_play_as_the_trained_rows_are_skipped_with_the_r
     args = argparse.Namespace(llm=[f"hf:{micro_model}"], llm_ids=[], llm_episodes=3, llm_max_tokens=8, llm_concurrency=1)
     plan = importlib.import_module("benchmarks.suite_lib.plan")
     cells = llm_rows.llm_cells(args, plan.PRESETS["full"], ["tau2_telecom", "support_team", "tau2_retail"])
-    assert {c.env for c in cells} == {"tau2_retail"} and len(cells) == 4 and {c.eval_episodes for c in cells} == {3}
-    assert all("--source generated" in c.command("cpu") for c in cells)
-    out = capsys.readouterr().out
-    assert "no language-model rows on tau2_telecom" in out and "no language-model rows on support_team" in out
+    assert {c.env for c in cells} == {"tau2_retail", "tau2_telecom"} and len(cells) == 8
+    assert {c.eval_episodes for c in cells} == {3}
+    assert all("--source generated" in c.command("cpu") for c in cells if c.env == "tau2_retail")
+    assert all("--source real --seeded" in c.command("cpu") for c in cells if c.env == "tau2_telecom")
+    assert "no language-model rows on support_team" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -169,3 +169,16 @@ def test_cli_evaluates_the_real_validation_tasks_the_v1_env_holds(tmp_path, caps
     assert main(["eval", "AgentGym/Tau2Airline-v0", "--source", "real", "--split", "validation", "--policy", "expert",
                  "--data-dir", str(DATA_DIR)]) == 2
     assert "split must be one of" in capsys.readouterr().err
+
+
+def test_cli_plays_seeded_draws_of_real_tasks_as_the_trainers_evaluation_does(telecom_dir, tmp_path, capsys):
+    from agentgym_envs.cli import main
+
+    episodes = tmp_path / "episodes.jsonl"
+    assert main(["eval", "AgentGym/Tau2Telecom-L0-v1", "--source", "real", "--seeded", "--policy", "expert",
+                 "--action-mode", "text", "--episodes", "3", "--seed", "7", "--data-dir", str(telecom_dir),
+                 "--output", str(episodes)]) == 0
+    played = [json.loads(line)["task_id"] for line in episodes.read_text().splitlines()[1:]]
+    env = gym.make("AgentGym/Tau2Telecom-L0-v1", split="test", data_dir=str(telecom_dir))
+    drawn = [env.reset(seed=seed)[1]["task_id"] for seed in (7, 8, 9)]
+    assert played == drawn and "seeds 7..9" in capsys.readouterr().out
