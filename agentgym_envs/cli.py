@@ -159,6 +159,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         make_kwargs.update(tau2_cli.make_kwargs(args, llm=bool(llm) or domain == "telecom"))
         if make_kwargs["source"] == "real" and not args.seeded:  # upstream's protocol: every task of the split, --trials times
             task_ids = tau2_cli.real_task_ids(env_id, args.split, args.data_dir, args.episodes)
+    if args.seeded and (domain is None or make_kwargs["source"] != "real"):
+        raise ValueError("--seeded draws a tau2 env's real tasks by seed: give it on a tau2 env with its real tasks "
+                         "(--source real; a generated task is always a seeded draw)")
     on_ray = args.num_workers is not None or args.ray_address is not None
     if on_ray and not llm and (args.trials != 1 or args.output or task_ids is not None):
         raise ValueError("--num-workers / --ray-address fan out reference policies' seeded episodes, one trial each, "

@@ -265,16 +265,21 @@ def algorithm(name: str) -> Algorithm:
 def module_algorithm(module: str) -> Algorithm:
     """The algorithm a module defines: its ``train(run)`` and ``load_policy(checkpoint, device)``, its
     ``Config`` dataclass when it has one (checked ``--set`` names), its ``CHECKPOINT_NAME`` (default
-    ``checkpoint.pt``). A clear error when the module is missing or lacks either function."""
+    ``checkpoint.pt``), its ``EXACT_RESUME`` (default False: a benchmark starts an interrupted run of it
+    afresh). A clear error when the module is missing or lacks either function."""
     try:
         found = importlib.import_module(module)
     except ModuleNotFoundError as exc:
+        parts = module.split(".")
+        if exc.name not in {".".join(parts[:n]) for n in range(1, len(parts) + 1)}:
+            raise  # the module exists, one of its own imports does not
         raise ValueError(f"unknown algorithm {module!r}: no module of that name can be imported ({exc})") from exc
     missing = [name for name in ("train", "load_policy") if not callable(getattr(found, name, None))]
     if missing:
         raise ValueError(f"module {module} is no algorithm: it lacks {' and '.join(missing)} (see trainers.lifecycle)")
     return Algorithm(f"{module}:train", f"{module}:load_policy", getattr(found, "CHECKPOINT_NAME", "checkpoint.pt"),
-                     config=f"{module}:Config" if isinstance(getattr(found, "Config", None), type) else None)
+                     config=f"{module}:Config" if isinstance(getattr(found, "Config", None), type) else None,
+                     exact_resume=bool(getattr(found, "EXACT_RESUME", False)))
 
 
 def first_step_at_target(curve: list[tuple[int, float]], target: float = TARGET_SUCCESS) -> int | None:
@@ -313,13 +318,21 @@ def load_trained_policy(checkpoint: str | Path, device: str = "auto") -> Trained
     algorithm: the algorithm named in the run's ``run.json`` loads it."""
     path = Path(checkpoint)
     info = run_info(path)
-    entry = algorithm(info["algo"])
+    entry = recorded_algorithm(info)
     if path.is_dir():
         path = path / entry.checkpoint_name
     elif path.name != entry.checkpoint_name:
         raise CheckpointError(f"{path} is not an agentgym checkpoint; its run's ({info['algo']}) checkpoint is "
                               f"{path.parent / entry.checkpoint_name}")
     return entry_point(entry.load_policy)(path, resolve_device(device))
+
+
+def recorded_algorithm(info: dict[str, Any]) -> Algorithm:
+    """The algorithm of a run's ``run.json``: the registered one of its name, else the entry points the
+    run recorded (an algorithm a module registered in the process that trained it)."""
+    if info["algo"] in ALGORITHMS or "." in info["algo"] or "load_policy" not in info:
+        return algorithm(info["algo"])
+    return Algorithm(info["train"], info["load_policy"], info["checkpoint_name"])
 
 
 # ------------------------------------------------------------------ the lifecycle
@@ -379,7 +392,8 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, init_checkpoint,
               request.total_steps if total_steps is None else total_steps, curriculum, **curve, curve_split=curve_split)
-    write_json_atomic(run_dir / RUN_FILE, {**record, "total_steps": run.total_steps})
+    write_json_atomic(run_dir / RUN_FILE, {**record, "total_steps": run.total_steps, "train": entry.train,
+                                           "load_policy": entry.load_policy, "checkpoint_name": entry.checkpoint_name})
     return run
 
 

@@ -121,7 +121,11 @@ def test_a_name_registered_by_an_imported_module_trains_from_the_command_line(tm
     missing = subprocess.run(words, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert missing.returncode != 0 and "unknown algorithm 'linear-reinforce'" in missing.stderr
     subprocess.run([*words, "--import", "my_plugins"], cwd=tmp_path, env=env, check=True, capture_output=True, text=True)
-    assert (tmp_path / "runs" / "CustomerSupport-L0-v1__linear-reinforce__seed0" / "policy.npz").exists()
+    run = tmp_path / "runs" / "CustomerSupport-L0-v1__linear-reinforce__seed0"
+    assert (run / "policy.npz").exists()
+    played = subprocess.run([words[0], "eval", str(run), "--episodes", "2", "--no-store"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)  # without --import: the run recorded its entry points
+    assert played.returncode == 0, played.stderr[-2000:]
 
 
 def test_a_module_without_train_is_no_algorithm():
@@ -129,3 +133,20 @@ def test_a_module_without_train_is_no_algorithm():
 
     with pytest.raises(ValueError, match="module benchmarks.suite_lib.plan is no algorithm: it lacks train and load_policy"):
         algorithm("benchmarks.suite_lib.plan")
+
+
+def test_a_module_whose_own_import_fails_shows_that_error(tmp_path, monkeypatch):
+    from trainers.lifecycle import algorithm
+
+    (tmp_path / "my_lab").mkdir()
+    (tmp_path / "my_lab" / "__init__.py").write_text("")
+    (tmp_path / "my_lab" / "algo.py").write_text("import no_such_dependency\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency"):  # not "no module of that name"
+        algorithm("my_lab.algo")
+
+
+def test_a_modules_resume_counts_as_inexact_unless_it_says_so():
+    from trainers.lifecycle import module_algorithm
+
+    assert module_algorithm(EXAMPLE).exact_resume is False  # the example restarts its training on resume

@@ -1,5 +1,5 @@
 """verl runs in an environment of its own (``.venv-verl``, made by ``make setup``): this test runs
-tests/verl_env there, with the micro chat model this session builds, and fails with their output."""
+tests/verl_env there, with the micro chat model the test session builds, and fails with their output."""
 
 from __future__ import annotations
 

@@ -182,3 +182,8 @@ def test_cli_plays_seeded_draws_of_real_tasks_as_the_trainers_evaluation_does(te
     env = gym.make("AgentGym/Tau2Telecom-L0-v1", split="test", data_dir=str(telecom_dir))
     drawn = [env.reset(seed=seed)[1]["task_id"] for seed in (7, 8, 9)]
     assert played == drawn and "seeds 7..9" in capsys.readouterr().out
+    assert main(["eval", "AgentGym/Tau2Telecom-L0-v1", "--source", "real", "--seeded", "--policy", "expert",
+                 "--episodes", "1", "--data-dir", str(telecom_dir)]) == 0
+    for where in (["AgentGym/Math-L0-v1"], ["AgentGym/Tau2Retail-L0-v1", "--source", "generated"]):
+        assert main(["eval", *where, "--seeded", "--policy", "expert", "--episodes", "1"]) == 2
+        assert "--seeded draws a tau2 env's real tasks by seed" in capsys.readouterr().err
