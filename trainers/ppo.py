@@ -24,7 +24,7 @@ import torch
 from . import augment, checkpoints
 from .flat_parameters import FlatParameters
 from .policy import Masks, TokenPolicyFields
-from .run import Run, Trained, hyperparameter_table
+from .run import CheckpointError, Run, Trained, hyperparameter_table
 from .torch_policy import (
     TRAINER_INFO_KEYS,
     EpisodeStats,
@@ -131,6 +131,16 @@ def vector_env_state(envs: Any) -> bytes | None:
         return None
 
 
+def restored_vector_env(blob: bytes, run: Run) -> Any:
+    """The vector env :func:`vector_env_state` pickled; a clear error when the code that pickled it
+    differs from this one (a class it names is gone or moved)."""
+    try:
+        return pickle.loads(blob)
+    except (AttributeError, ImportError, pickle.UnpicklingError, TypeError) as exc:
+        raise CheckpointError(f"{run.checkpoint_path}: its envs were saved by other code of agentgym ({exc}); it cannot "
+                              f"continue exactly: start the run afresh (without --resume, or delete {run.run_dir})") from exc
+
+
 def train(run: Run) -> Trained:
     """Train for ``run.total_steps`` env steps; a resumed run continues exactly where its
     checkpoint left off (weights, optimizer, envs mid-episode, random state; where the vector
@@ -170,7 +180,7 @@ def train(run: Run) -> Trained:
         optimizer.load_state_dict(weights.optimizer_state(state["optimizer"]))
         if state["envs"] is not None:  # the vector env as it was, episodes in progress and all
             envs.close()
-            envs = pickle.loads(state["envs"])
+            envs = restored_vector_env(state["envs"], run)
             next_obs_np, next_done_np, info = state["next_obs"], state["next_done"], state["next_info"]
         else:  # subprocess envs, or envs that do not pickle, start new episodes
             next_obs_np, info = envs.reset(seed=run.seed + state["global_step"])

@@ -63,6 +63,19 @@ def test_resumed_grpo_run_reproduces_the_uninterrupted_run(train_tiny, tmp_path,
                              layers=1, heads=2, ff_dim=32, eval_every_steps=0, checkpoint_every=1, eval_episodes=1)
 
 
+def test_a_checkpoint_whose_envs_other_code_saved_is_a_clear_error(train_tiny, tmp_path, tiny_ppo, monkeypatch):
+    with monkeypatch.context() as patch:
+        interrupt_after_first_checkpoint(patch)
+        with pytest.raises(Interrupted):
+            train_tiny("ppo", 96, root=tmp_path, **tiny_ppo)
+    cut = next(tmp_path.glob("*/checkpoint.pt"))
+    state = checkpoints.load(cut)
+    assert state["envs"] is not None
+    checkpoints.save(cut, {**state, "envs": b"cagentgym_envs.wrappers.actions\n_GoneSince\n."})  # a class since removed
+    with pytest.raises(CheckpointError, match="its envs were saved by other code of agentgym.*start the run afresh"):
+        train_tiny("ppo", 96, root=tmp_path, resume=True, **tiny_ppo)
+
+
 def test_a_failed_checkpoint_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     path = tmp_path / "checkpoint.pt"
     checkpoints.save(path, {"policy_spec": {}, "policy": {"w": torch.ones(2)}})
