@@ -3,7 +3,7 @@ the version)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -22,7 +22,7 @@ def kinds_of(version: int) -> tuple[str, ...]:
     return PROBLEM_KINDS if version == 0 else catalogue.KINDS
 
 
-@lru_cache(maxsize=None)
+@cache
 def templates_for(split: str, kind: str) -> tuple[Template, ...]:
     """-v0's templates of ``split`` of a difficulty, or of ``"addition"`` (one operation)."""
     if kind == "addition":
