@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -64,8 +65,10 @@ def max_observation_chars(scenario: Scenario, history_turns: int) -> int:
     )
 
 
+@lru_cache(maxsize=1024)
 def with_article(noun: str) -> str:
-    """``"invoice_id"`` -> ``"an invoice_id"``, ``"user_id"`` -> ``"a user_id"`` (by spelling)."""
+    """``"invoice_id"`` -> ``"an invoice_id"``, ``"user_id"`` -> ``"a user_id"`` (by spelling; cached: entity
+    kinds are few)."""
     vowel_sound = noun[:1].lower() in "aeio" or (noun[:1].lower() == "u" and not noun.lower().startswith("us"))
     return ("an " if vowel_sound else "a ") + noun
 
