@@ -288,20 +288,13 @@ class ToolUseEnv(gym.Env[Any, Any]):
             "task_id": episode.task.task_id,
             "unit_id": episode.unit_id,
             "turn": episode.calls,
-            "tool_call": None,
-            "valid": True,
-            "correct": False,
-            "error": None,
+            "tool_call": None if report is None else report.call,
+            "valid": True if report is None else report.valid,
+            "correct": False if report is None else report.correct,
+            "error": None if report is None else report.error,
             "tokens_used": episode.tokens_used,
             "messages": list(episode.messages),
         }
-        if report is not None:
-            info.update(
-                tool_call=report.call,
-                valid=report.valid,
-                correct=report.correct,
-                error=report.error,
-            )
         if self.action_mode == "structured" and self.info_masks:
             info["action_mask"] = episode.action_mask().copy()  # infos must not share objects
             info["argument_mask"] = episode.argument_mask().copy()

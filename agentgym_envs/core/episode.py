@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -23,6 +24,7 @@ from .tools import Arg, Tool, ToolError, ToolResult
 
 MAX_ECHO_CHARS = 300  # how much of an agent's raw (invalid) action the observation repeats
 MAX_MEMO = 4096  # kind masks (and their per-dimension masks) a tool set's layout remembers
+_SCALARS = (str, int, float, bool)  # the value types whose type checks a layout remembers per value
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,10 @@ def max_observation_chars(scenario: Scenario, history_turns: int) -> int:
     )
 
 
+@lru_cache(maxsize=1024)
 def with_article(noun: str) -> str:
-    """``"invoice_id"`` -> ``"an invoice_id"``, ``"user_id"`` -> ``"a user_id"`` (by spelling)."""
+    """``"invoice_id"`` -> ``"an invoice_id"``, ``"user_id"`` -> ``"a user_id"`` (by spelling; cached: entity
+    kinds are few)."""
     vowel_sound = noun[:1].lower() in "aeio" or (noun[:1].lower() == "u" and not noun.lower().startswith("us"))
     return ("an " if vowel_sound else "a ") + noun
 
@@ -90,6 +94,7 @@ class MaskLayout:
         self._empty: dict[int, np.ndarray] = {}
         self._static: dict[int, tuple[EntityTable, np.ndarray, np.ndarray]] = {}
         self._checks: dict[str, tuple[Arg, ...]] = {}  # per kind: one argument per distinct type check
+        self._row_fits: dict[tuple[str, type, Any], tuple[bool, ...]] = {}  # _fits of scalar values
         self._grown: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._actions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
@@ -134,16 +139,29 @@ class MaskLayout:
 
     def _fits(self, row: Entity) -> tuple[bool, ...]:
         """Whether the row's value fits each distinct type check of the arguments of its kind (what
-        :meth:`fitting` decides for the row)."""
-        checks = self._checks.get(row.kind)
+        :meth:`fitting` decides for the row). Remembered for values of the plain scalar types (of the same
+        type, equal values fit alike)."""
+        value = row.value
+        key = (row.kind, type(value), value) if type(value) in _SCALARS else None
+        fits = None if key is None else self._row_fits.get(key)
+        if fits is None:
+            fits = self._checked_fits(row.kind, value)
+            if key is not None:
+                if len(self._row_fits) >= MAX_MEMO:
+                    self._row_fits.clear()
+                self._row_fits[key] = fits
+        return fits
+
+    def _checked_fits(self, kind: str, value: Any) -> tuple[bool, ...]:
+        checks = self._checks.get(kind)
         if checks is None:
             distinct: dict[tuple[Any, ...], Arg] = {}
             for tool in self.tools:
                 for arg in tool.args:
-                    if arg.entity == row.kind:
+                    if arg.entity == kind:
                         distinct.setdefault(_check_key(arg), arg)
-            checks = self._checks[row.kind] = tuple(distinct.values())
-        return tuple(arg.type_error(row.value) is None for arg in checks)
+            checks = self._checks[kind] = tuple(distinct.values())
+        return tuple(arg.type_error(value) is None for arg in checks)
 
     def action_mask(self, open_tools: np.ndarray, argument: np.ndarray, remember: bool) -> np.ndarray:
         """The per-dimension masks (MaskablePPO's form) of these open tools and argument mask, read-only;

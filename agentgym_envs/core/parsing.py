@@ -52,13 +52,44 @@ _JSON_HINTS = (
 
 
 # json.dumps with arguments builds an encoder per call: these are built once (the same output)
+_encode_string = json.encoder.encode_basestring  # a JSON string as the encoders below write it (ensure_ascii=False)
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=str)
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
 def compact_json(value: Any) -> str:
     """One-line JSON as the conversation shows tool arguments and results."""
+    if type(value) is dict:
+        flat = _flat_json(value, False)
+        if flat is not None:
+            return flat
     return _COMPACT.encode(value)
+
+
+def _flat_json(mapping: dict[Any, Any], sort_keys: bool) -> str | None:
+    """``json.dumps(mapping, ensure_ascii=False, sort_keys=sort_keys)`` for a dict of string keys and string,
+    finite float, int, bool or None values, written without building an encoder (tool arguments are such
+    dicts, encoded on every call); None for any other dict."""
+    items = sorted(mapping.items()) if sort_keys and len(mapping) > 1 else mapping.items()
+    parts = []
+    for key, value in items:
+        if type(key) is not str:
+            return None
+        kind = type(value)
+        if kind is str:
+            text = _encode_string(value)
+        elif kind is float and value - value == 0.0:  # finite: NaN and infinities are JSON's own words
+            text = float.__repr__(value)
+        elif kind is int:
+            text = int.__repr__(value)
+        elif kind is bool:
+            text = "true" if value else "false"
+        elif value is None:
+            text = "null"
+        else:
+            return None
+        parts.append(f"{_encode_string(key)}: {text}")
+    return "{" + ", ".join(parts) + "}"
 
 
 class lazy_attribute:
@@ -96,7 +127,10 @@ class ToolCall:
     @lazy_attribute
     def key(self) -> str:
         """A canonical string, equal for equal calls (argument order ignored)."""
-        return _CANONICAL.encode([self.name, self.arguments])
+        arguments = _flat_json(self.arguments, True) if type(self.name) is str and type(self.arguments) is dict else None
+        if arguments is None:
+            return _CANONICAL.encode([self.name, self.arguments])
+        return f"[{_encode_string(self.name)}, {arguments}]"
 
 
 class CallParseError(ValueError):

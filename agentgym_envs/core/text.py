@@ -20,6 +20,8 @@ _OUTSIDE = re.compile("[^" + re.escape("".join(sorted(CHARSET))) + "]")
 
 def sanitize(text: str) -> str:
     """Replace every character outside :data:`CHARSET` with ``?``."""
+    if text.isascii() and text.isprintable():  # printable ASCII lies inside the charset: nothing to replace
+        return text
     return _OUTSIDE.sub(REPLACEMENT, text)
 
 

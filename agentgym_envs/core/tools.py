@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -117,15 +118,19 @@ class Tool:
             },
         }
 
+    @cached_property
+    def arg_names(self) -> frozenset[str]:
+        """The names of the tool's arguments."""
+        return frozenset(a.name for a in self.args)
+
     def check_arguments(self, arguments: dict[str, Any]) -> str | None:
         """Return why ``arguments`` do not fit this tool's signature, or None (always None
         for a tool that is not ``checked``)."""
         if not self.checked:
             return None
-        known = {a.name for a in self.args}
-        extra = sorted(set(arguments) - known)
+        extra = arguments.keys() - self.arg_names
         if extra:
-            return f"tool '{self.name}' has no argument(s) {extra}; it takes {sorted(known) or 'none'}"
+            return f"tool '{self.name}' has no argument(s) {sorted(extra)}; it takes {sorted(self.arg_names) or 'none'}"
         for arg in self.args:
             if arg.name not in arguments:
                 if arg.required:

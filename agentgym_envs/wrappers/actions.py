@@ -20,6 +20,7 @@ from agentgym_envs.core.tools import Tool
 LAYOUTS = ("product", "admissible")
 MAX_PRODUCT_ACTIONS = 1 << 20  # beyond this the product layout is refused: use "admissible"
 MAX_SHARED = 256  # the numberings kept for later episodes (one per sequence of chunks of offered rows)
+MAX_MASKS = 16  # the joint masks a shared numbering keeps (one per kind mask it met)
 
 
 class CallTable:
@@ -105,7 +106,9 @@ class _Numbering:
     """A call numbering (``table``) and, in the admissible layout, its flat actions' mask cells:
     ``cells[slot, action]`` is the cell of a flat ``[tool, slot, row]`` argument mask that holds the row
     the action names in that slot (row 0 past its tool's arity and until a call is numbered there),
-    ``numbered[action]`` whether a call is numbered there.
+    ``numbered[action]`` whether a call is numbered there; ``masks``: the joint masks (before made calls are
+    left out) of the read-only argument masks it met, by their identity and the open tools (a shared numbering
+    serves episodes whose rows came alike, whose kind masks are shared too).
 
     The numbering depends only on the chunks of rows offered at each step (:func:`_offered`), so a
     ``shared`` one (read-only) serves every episode whose rows came in the same chunks: the roots by an
@@ -118,6 +121,7 @@ class _Numbering:
     numbered: np.ndarray | None
     shared: bool = False
     children: dict[Any, _Numbering] = field(default_factory=dict)
+    masks: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def _offered(episode: Episode, seen: int, first: bool = False) -> tuple[Any, Sequence[int], tuple[str, ...]]:
@@ -307,12 +311,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         key = (episode, numbering.table.seen, tools.tobytes())
         previous = self._mask_state
         if key != self._before_repeats_key:
-            if argument.shape != self._argument_shape:
-                raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
-            # a numbered call is valid when its tool is open and every argument's row fits
-            fits = argument.reshape(-1).take(numbering.cells)  # [slot, action]
-            fits |= self._unused
-            self._before_repeats = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & numbering.numbered
+            self._before_repeats = self._before_repeats_of(numbering, tools, argument, key[2])
             self._before_repeats_key = key
         elif previous is not None and previous[0] is episode and previous[1] == episode.calls - 1 and self._mask is not None:
             mask = self._mask  # the mask of one call ago (copies were handed out): only that call can be out now
@@ -324,6 +323,25 @@ class FlatDiscreteAction(gym.ActionWrapper):
             for tool, made in enumerate(episode.made_rows):
                 for called in made:
                     self._leave_out(mask, tool, called)
+        return mask
+
+    def _before_repeats_of(self, numbering: _Numbering, tools: np.ndarray, argument: np.ndarray, open_tools: bytes) -> np.ndarray:
+        """The joint mask before made calls are left out (read-only): every numbered call whose tool is open and
+        whose rows fit. A shared numbering keeps it for a read-only argument mask (never changed)."""
+        remember = numbering.shared and not argument.flags.writeable
+        memo = numbering.masks.get((id(argument), open_tools)) if remember else None
+        if memo is not None and memo[0] is argument:
+            return memo[1]
+        if argument.shape != self._argument_shape:
+            raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
+        fits = argument.reshape(-1).take(numbering.cells)  # [slot, action]
+        fits |= self._unused
+        mask = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & numbering.numbered
+        mask.flags.writeable = False
+        if remember:
+            if len(numbering.masks) >= MAX_MASKS:
+                numbering.masks.clear()
+            numbering.masks[(id(argument), open_tools)] = (argument, mask)
         return mask
 
     def _leave_out(self, mask: np.ndarray, tool: int, rows: tuple[int, ...]) -> None:

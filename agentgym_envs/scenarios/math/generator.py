@@ -3,11 +3,12 @@ the version)."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from . import catalogue
-from .arithmetic import SOLUTION_FUNCTIONS, Step, evaluate
-from .problems import DIFFICULTIES, MathProblem
+from .problems import DIFFICULTIES, MathProblem, solved
 from .templates import ADDITION_TEMPLATES, NAMES, TEMPLATES, VALUE_RANGES, Draw, Redraw, Template
 
 SPLIT_CODES = {"train": 1, "test": 2, "validation": 3}
@@ -21,6 +22,7 @@ def kinds_of(version: int) -> tuple[str, ...]:
     return PROBLEM_KINDS if version == 0 else catalogue.KINDS
 
 
+@cache
 def templates_for(split: str, kind: str) -> tuple[Template, ...]:
     """-v0's templates of ``split`` of a difficulty, or of ``"addition"`` (one operation)."""
     if kind == "addition":
@@ -57,8 +59,7 @@ def instantiate(template: Template, task_id: str, split: str, rng: np.random.Gen
         except Redraw:
             continue
         solution = template.solution.format(**values)
-        steps: list[Step] = []
-        answer = evaluate(solution, SOLUTION_FUNCTIONS, steps)
+        answer, steps = solved(solution)
         if answer not in values.values() and all(isinstance(s.result, int) and s.result > 0 for s in steps):
             shows_expression = "{expression}" in template.text
             question = template.text.format(expression=solution, name=name, **values)

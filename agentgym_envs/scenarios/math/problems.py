@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from agentgym_envs.core import TaskFormatError
@@ -87,9 +87,17 @@ class MathProblem:
 
 def solution_steps(problem: MathProblem) -> list[Step]:
     """The operations of the problem's solution, in the order the expert performs them."""
+    return list(solved(problem.solution)[1])
+
+
+@lru_cache(maxsize=4096)
+def solved(solution: str) -> tuple[Number, tuple[Step, ...]]:
+    """The value of a solution expression (which may call ``sum_1_to_n``) and its operations in
+    evaluation order. Cached: the generator evaluates a problem's solution, then each episode's
+    world on it again."""
     steps: list[Step] = []
-    evaluate(problem.solution, SOLUTION_FUNCTIONS, steps)
-    return steps
+    value = evaluate(solution, SOLUTION_FUNCTIONS, steps)
+    return value, tuple(steps)
 
 
 def check_solvable(problem: MathProblem) -> None:

@@ -95,10 +95,8 @@ class MathScenario(Scenario):
     def new_world(self, task: MathProblem) -> MathWorld:
         tools = {tool.name: tool for tool in TOOLS}
         steps = solution_steps(task)
-        plan = tuple(
-            (call, ToolCall(call.name, tools[call.name].normalize_arguments(call.arguments)).key)
-            for call in solution_plan(task, steps)
-        )
+        plan = tuple((call, ToolCall(call.name, tools[call.name].normalize_arguments(call.arguments)))
+                     for call in solution_plan(task, steps))
         useful = frozenset([*(step.result for step in steps), task.answer])
         return MathWorld(plan, useful)
 
@@ -130,7 +128,7 @@ class MathScenario(Scenario):
 
     def expert_call(self, task: MathProblem, world: MathWorld, history: Sequence[ToolCall]) -> ToolCall:
         done = {call.key for call in history}
-        return next((call for call, key in world.plan if key not in done), world.plan[-1][0])
+        return next((call for call, normalized in world.plan if normalized.key not in done), world.plan[-1][0])
 
     def extra_metrics(self, task: MathProblem, world: MathWorld) -> dict[str, float]:
         """``answer_error``: relative error of the submitted answer, capped at 1 (1 when none

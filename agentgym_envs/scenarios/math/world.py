@@ -13,13 +13,14 @@ from .arithmetic import Number
 class MathWorld:
     """Mutable state of one episode.
 
-    ``plan`` holds the expert's calls with their canonical keys; ``useful`` the values on the
+    ``plan`` holds the expert's calls, each with its normalized form (whose ``key`` the calls made are
+    compared by); ``useful`` the values on the
     reference solution's path (its intermediate results and the answer); ``produced`` every
     value a tool computed so far; ``last_result`` / ``last_result_new`` the latest one and
     whether it was new; ``submitted`` the answer given (None until submit_answer runs).
     """
 
-    plan: tuple[tuple[ToolCall, str], ...]
+    plan: tuple[tuple[ToolCall, ToolCall], ...]
     useful: frozenset[Number]
     produced: set[Number] = field(default_factory=set)
     last_result: Number | None = None
