@@ -42,7 +42,7 @@ import numpy as np
 
 import agentgym_envs
 from agentgym_envs.core.features import hashed_words, row_line
-from agentgym_envs.core.tokens import encode as count_tokens_cache
+from agentgym_envs.core.tokens import token_array
 from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 from agentgym_envs.scenarios.coding import SHARED_CACHE
 from agentgym_envs.wrappers import FlatDiscreteAction, TokenIdsObservation
@@ -153,7 +153,7 @@ def measure_trainers(env_id: str, steps: int, rounds: int, cartpole: gym.Env) ->
 def forget_texts() -> None:
     """Empty the caches of tokenized and hashed texts, so that each side of a comparison on the same
     steps pays for its own texts (the second would otherwise find the first's)."""
-    for cached in (count_tokens_cache, hashed_words, row_line):
+    for cached in (token_array, hashed_words, row_line):
         cached.cache_clear()
 
 

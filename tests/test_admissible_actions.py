@@ -271,3 +271,27 @@ def test_remembered_kind_masks_equal_the_masks_computed_from_every_row_in_every_
         _, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             env.reset()
+
+
+def masked_play(steps: int) -> tuple[list[bytes], FlatDiscreteAction]:
+    """The joint masks of ``steps`` masked random steps on CustomerSupport-v0 (features, flat admissible actions)."""
+    env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    seen = []
+    for _ in range(steps):
+        mask = env.action_masks()
+        seen.append(mask.tobytes())
+        *_, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            env.reset()
+    return seen, env
+
+
+def test_the_numberings_kept_for_later_episodes_stay_within_their_byte_budget_and_change_no_mask(monkeypatch):
+    unbounded, _ = masked_play(600)
+    monkeypatch.setattr(actions, "MAX_SHARED_BYTES", 4096)
+    bounded, env = masked_play(600)
+    assert bounded == unbounded  # sharing fewer numberings only costs time
+    one = next(iter(env._roots.values()))
+    assert 0 < env._shared_bytes < 4096 + one.cells.nbytes + one.numbered.nbytes

@@ -24,6 +24,7 @@ from .tools import Arg, Tool, ToolError, ToolResult
 
 MAX_ECHO_CHARS = 300  # how much of an agent's raw (invalid) action the observation repeats
 MAX_MEMO = 4096  # kind masks (and their per-dimension masks) a tool set's layout remembers
+MAX_MEMO_BYTES = 16 << 20  # and the bytes its grown kind masks may hold (a tau2 mask is tens of KiB)
 _SCALARS = (str, int, float, bool)  # the value types whose type checks a layout remembers per value
 
 
@@ -96,6 +97,7 @@ class MaskLayout:
         self._checks: dict[str, tuple[Arg, ...]] = {}  # per kind: one argument per distinct type check
         self._row_fits: dict[tuple[str, type, Any], tuple[bool, ...]] = {}  # _fits of scalar values
         self._grown: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._grown_bytes = 0
         self._actions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
 
@@ -132,9 +134,11 @@ class MaskLayout:
         grown[:, :, start : start + len(rows)] |= self.fitting(rows)
         kind_open = grown.any(axis=2).all(axis=1)
         grown.flags.writeable = kind_open.flags.writeable = False
-        if len(self._grown) >= MAX_MEMO:
+        if len(self._grown) >= MAX_MEMO or self._grown_bytes >= MAX_MEMO_BYTES:
             self._grown.clear()
+            self._grown_bytes = 0
         self._grown[key] = (kinds, grown, kind_open)
+        self._grown_bytes += grown.nbytes
         return grown, kind_open
 
     def _fits(self, row: Entity) -> tuple[bool, ...]:

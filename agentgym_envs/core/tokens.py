@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
 
 import tiktoken
@@ -17,11 +18,17 @@ def encoding() -> tiktoken.Encoding:
 
 
 @lru_cache(maxsize=65_536)
+def token_array(text: str) -> array:
+    """Token ids of ``text`` as 4-byte unsigned ints (special-token text is encoded as ordinary text).
+    Cached compactly: a Python int per id would cost nine times the memory, and long prompts add up."""
+    return array("I", encoding().encode_ordinary(text))
+
+
 def encode(text: str) -> tuple[int, ...]:
-    """Token ids of ``text`` (special-token text is encoded as ordinary text). Cached."""
-    return tuple(encoding().encode_ordinary(text))
+    """Token ids of ``text`` (special-token text is encoded as ordinary text)."""
+    return tuple(token_array(text))
 
 
 def count_tokens(text: str) -> int:
     """Number of cl100k tokens in ``text``."""
-    return len(encode(text))
+    return len(token_array(text))

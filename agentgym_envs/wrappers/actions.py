@@ -20,6 +20,7 @@ from agentgym_envs.core.tools import Tool
 LAYOUTS = ("product", "admissible")
 MAX_PRODUCT_ACTIONS = 1 << 20  # beyond this the product layout is refused: use "admissible"
 MAX_SHARED = 256  # the numberings kept for later episodes (one per sequence of chunks of offered rows)
+MAX_SHARED_BYTES = 16 << 20  # and the bytes their arrays may hold (a tau2 numbering's cells are hundreds of KiB)
 MAX_MASKS = 16  # the joint masks a shared numbering keeps (one per kind mask it met)
 
 
@@ -112,7 +113,7 @@ class _Numbering:
 
     The numbering depends only on the chunks of rows offered at each step (:func:`_offered`), so a
     ``shared`` one (read-only) serves every episode whose rows came in the same chunks: the roots by an
-    episode's first chunk, ``children`` by the next one. A private one (past ``MAX_SHARED``) is extended
+    episode's first chunk, ``children`` by the next one. A private one (past ``MAX_SHARED`` or ``MAX_SHARED_BYTES``) is extended
     in place by its episode."""
 
     tools: Sequence[Tool]
@@ -194,7 +195,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
         self._roots: dict[Any, _Numbering] = {}  # the shared numberings, by their first chunk (_offered)
-        self._shared = 0  # how many numberings are shared
+        self._shared = self._shared_bytes = 0  # how many numberings are shared, and their arrays' bytes
         self._numbering: _Numbering | None = None  # the current episode's
         self._numbering_episode: Episode | None = None
         if layout == "admissible":  # per flat action: its tool, and where its rows are (_Numbering.cells)
@@ -204,7 +205,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
             # [slot, action]: where in a flat [tool, slot, row] argument mask the row the action names in that slot
             # is (row 0 until a call is numbered there), so that one take reads every action's rows at once
             self._argument_shape = (len(self.arities), self._n_slots, self.n_entities)
-            self._row_0 = (self._tool_of * self._n_slots + slots) * self.n_entities
+            self._row_0 = ((self._tool_of * self._n_slots + slots) * self.n_entities).astype(np.int32)  # cells fit 4 bytes
         # the joint mask of the state (episode, its number of calls) it was computed in
         self._mask: np.ndarray | None = None
         self._mask_state: tuple[Episode | None, int] | None = None
@@ -379,20 +380,21 @@ class FlatDiscreteAction(gym.ActionWrapper):
             return root
         if any(other.tools is not tools for other in self._roots.values()):  # another tool set: start over
             self._roots.clear()
-            self._shared = 0
+            self._shared = self._shared_bytes = 0
         admissible = self.layout == "admissible"
         table = CallTable([tuple(arg.entity for arg in tool.args) for tool in tools], self.capacity)
         blank = _Numbering(tools, table, self._row_0.copy() if admissible else None,
                            np.zeros(self.action_space.n, dtype=bool) if admissible else None)
         self._extend(blank, rows, kinds)
-        if self._shared < MAX_SHARED:
+        if self._room_to_share():
             self._share(blank)
             self._roots[key] = blank
         return blank
 
     def _extended(self, numbering: _Numbering, chunk: Any, rows: Sequence[int], kinds: Sequence[str]) -> _Numbering:
         """``numbering`` after ``rows`` (of ``kinds``; ``chunk``: their key, :func:`_offered`) are offered: the
-        shared one that follows it, else a new one (shared while fewer than ``MAX_SHARED`` are), else
+        shared one that follows it, else a new one (shared while fewer than ``MAX_SHARED`` are, holding at most
+        ``MAX_SHARED_BYTES``), else
         ``numbering`` itself extended in place."""
         if not numbering.shared:
             self._extend(numbering, rows, kinds)
@@ -403,16 +405,20 @@ class FlatDiscreteAction(gym.ActionWrapper):
             child = _Numbering(numbering.tools, numbering.table.copy(), None if cells is None else cells.copy(),
                                None if numbered is None else numbered.copy())
             self._extend(child, rows, kinds)
-            if self._shared < MAX_SHARED:
+            if self._room_to_share():
                 self._share(child)
                 numbering.children[chunk] = child
         return child
+
+    def _room_to_share(self) -> bool:
+        return self._shared < MAX_SHARED and self._shared_bytes < MAX_SHARED_BYTES
 
     def _share(self, numbering: _Numbering) -> None:
         numbering.shared = True
         for array in (numbering.cells, numbering.numbered):
             if array is not None:
                 array.flags.writeable = False
+                self._shared_bytes += array.nbytes
         self._shared += 1
 
     def _extend(self, numbering: _Numbering, rows: Sequence[int], kinds: Sequence[str]) -> None:

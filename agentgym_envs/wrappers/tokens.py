@@ -16,7 +16,7 @@ from gymnasium import spaces
 from agentgym_envs.core.agent import tool_env
 from agentgym_envs.core.arguments import check_int
 from agentgym_envs.core.episode import Episode
-from agentgym_envs.core.tokens import VOCAB_SIZE, encode
+from agentgym_envs.core.tokens import VOCAB_SIZE, encode, token_array
 
 PAD_ID = VOCAB_SIZE  # one past the last cl100k id
 
@@ -59,7 +59,7 @@ def _task_ids(episode: Episode, context_len: int) -> np.ndarray:
 
 @lru_cache(maxsize=65_536)
 def _ids(text: str) -> np.ndarray:
-    return np.array(encode(text), dtype=np.int64)
+    return np.frombuffer(token_array(text), dtype=np.uint32).astype(np.int64)
 
 
 @lru_cache(maxsize=65_536)
@@ -129,7 +129,7 @@ def _buckets(text: str, dim: int) -> np.ndarray:
 
 def clear_caches() -> None:
     """Forget every segment tokenized so far (its ids, entity rows and hash buckets; the
-    tokenizer's own cache, :func:`~agentgym_envs.core.encode`, is apart), so that what runs next
+    tokenizer's own cache, :func:`~agentgym_envs.core.tokens.token_array`, is apart), so that what runs next
     pays for tokenizing its own texts."""
     for cached in (_ids, _row_ids, _buckets):
         cached.cache_clear()
