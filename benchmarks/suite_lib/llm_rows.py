@@ -3,14 +3,16 @@
 A model is given as ``[NAME=]hf:PATH`` (a local Hugging Face model directory, played in this
 process) or ``[NAME=]openai:MODEL@BASE_URL`` (any OpenAI-compatible endpoint; the key, if it needs
 one, from ``OPENAI_API_KEY``); NAME is its ``algorithm`` column (default: ``llm-`` and the path's
-last part, or the model name). Each row plays the level's test split in text mode, greedily
+last part, or the model name), which neither another model nor one of the preset's algorithms may
+share. Each row plays the level's test split in text mode, greedily
 (temperature 0), on the episodes the trained rows' final evaluation plays (seeded ``EVAL_SEED``,
 ``EVAL_SEED + 1``, ...: the same tasks and units), through the ``agentgym eval`` command that the
 row records, so the command reproduces it. Such a row has no budget, no env steps, no training
 seconds, no train success and no learning curve; its ``model`` column names what was evaluated
 (the directory and a hash of its files, or the model name and endpoint). Its settings hash covers
-the env id, the episodes, the decoding settings, the device and that identity: new weights in the
-same directory run the row again. An interrupted evaluation continues its episodes file; its
+its ``agentgym eval`` arguments (env id, episodes and their seed, task source, decoding, a local
+model's device) and that identity: new weights in the same directory run the row again. An
+``--llm-ids`` id of another version than the ladder's level is named with its version (``L0-v0``). An interrupted evaluation continues its episodes file; its
 seconds are summed over sittings. An episode that an error of the model or its endpoint ended is
 no outcome: the row is not written, and the next sitting replays that episode. Imports neither
 torch nor SB3 (the report reads it too)."""
@@ -189,7 +191,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("language models (evaluated only, in text mode, on each level's test split)")
     group.add_argument("--llm", nargs="+", default=[], metavar="SPEC", help=f"a row per model and level: {FORMS}")
     group.add_argument("--llm-ids", nargs="+", default=[], metavar="ENV_ID",
-                       help="these env ids too, e.g. the -v0 a model learnt (AgentGym/Math-v0)")
+                       help="these env ids too, e.g. the -v0 a model learnt (AgentGym/Math-v0; another version "
+                       "of a ladder level is named with its version: L0-v0)")
     group.add_argument("--llm-episodes", type=int, help="test episodes per level (default: the preset's, the trained "
                        "rows' count; fewer play the first of the same episodes)")
     group.add_argument("--llm-max-tokens", type=int, default=256, help="tokens a model may write per turn")
