@@ -1,6 +1,7 @@
 """What a suite run costs: the wall time of a 100k-step run of our PPO and of MaskablePPO on
-CustomerSupport-L2-v0, with the suite's settings (``benchmarks/suite.py``), for one or more source
-trees (say the code at an earlier commit, ``git archive <commit> | tar -x -C DIR``, and this one).
+CustomerSupport-L2-v0, with the untuned presets' settings of the customer-support family
+(``benchmarks.suite_lib.plan.settings``: the smoke and quick presets', not the full preset's tuned
+ones), for one or more source trees (say the code at an earlier commit, ``git archive <commit> | tar -x -C DIR``, and this one).
 
 The runs of the trees take turns (tree A's PPO, tree B's PPO, A's MaskablePPO, B's MaskablePPO, in
 each of ``--rounds`` rounds), so that all see the same machine load. Each run is the ``agentgym
@@ -35,7 +36,7 @@ SECTION = "## What a suite run costs"
 
 
 def command(algo: str, steps: int, seed: int, eval_episodes: int) -> list[str]:
-    """The ``agentgym train`` arguments of one suite run (the customer-support family's settings)."""
+    """The ``agentgym train`` arguments of one run with the untuned presets' customer-support settings."""
     sets = [item for name, value in settings("customer_support", algo).items() for item in ("--set", f"{name}={json.dumps(value)}")]
     return ["train", ENV, "--algo", algo, "--seed", str(seed), "--total-steps", str(steps), "--eval-episodes", str(eval_episodes),
             *sets, "--no-progress", "--no-store"]

@@ -196,27 +196,29 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
 
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
              preset_name: str, preset: Preset, name: str, reps: int) -> str:
-    planned = len(cells(preset, list(preset.families or FAMILIES), untuned_too=True))
+    families = list(preset.families or FAMILIES)
+    planned = len(cells(preset, families))
+    waiting, later = untuned(preset), len(cells(preset, families, untuned_too=True)) - planned
     runs, models = [r for r in rows if not is_llm_row(r)], sum(map(is_llm_row, rows))
     hours = sum(float(r["wall_train_s"]) + float(r["wall_eval_s"]) for r in rows) / 3600
     commits = sorted({r["commit"] for r in rows})
     superseded = read_rows(Path(__file__).resolve().parent / "results" / "suite_v0" / "suite.csv")
-    left = (f" The {planned - len(runs)} runs left: about {estimated_hours(preset, runs, superseded):.0f} hours "
-            "on this machine, the not yet tuned algorithms' runs included (estimated at the seconds per env step of "
-            "the same family, level and algorithm in this table, else in the superseded one, else of the family's "
-            "other levels; full budgets).") if len(runs) < planned else ""
+    tuning = (f" now, and {later} more once {', '.join(waiting)} are tuned (`python benchmarks/tuning.py --algos "
+              f"{' '.join(waiting)}`)") if later else ""
+    left = (f" The {planned - len(runs)} runs left" + (f" and the {later} of the algorithms not tuned yet" if later else "")
+            + f": about {estimated_hours(preset, runs, superseded):.0f} hours on this machine (estimated at the seconds "
+            "per env step of the same family, level and algorithm in this table, else in the superseded one, else of "
+            "the family's other levels; full budgets).") if len(runs) < planned + later else ""
     left += f" Language-model rows: {models} (each with its `agentgym eval` command)." if models else ""
-    waiting = untuned(preset)
-    left += (f" Not tuned yet, so not planned: {', '.join(waiting)} (`python benchmarks/tuning.py --algos ...`)."
-             if waiting else "")
     lines = [
         f"# Benchmark suite ({preset_name})", "",
         f"Command: `python -m benchmarks.suite --preset {preset_name}` (the runs: resumable, over sittings, locally or "
         f"on Ray); this page and its figures: `python -m benchmarks.suite_report --preset {preset_name}`, from the "
         "committed files alone.", "",
-        f"Runs: {len(runs)} of the {planned} the preset plans, {hours:.2f} hours of training and evaluation in all, "
-        f"at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
-        "`agentgym train` command that reproduces it, its settings hash, the versions of torch, SB3 and gymnasium, and "
+        f"Runs: {len(runs)} of the {planned} the preset plans{tuning}, {hours:.2f} hours of training and evaluation in "
+        f"all, at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
+        "command that reproduces it (a trained or reference row's `agentgym train`, a language model's `agentgym eval`), "
+        "its settings hash, the versions of torch, SB3 and gymnasium, and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
         "episodes (task, unit, success, return, turns, invalid calls).", "",
         f"Protocol: each trained run {preset.budget_text()}, settings {settings_text(preset)}; a learning-curve point every "

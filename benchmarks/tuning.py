@@ -12,7 +12,8 @@ spirit of rl-zoo3's samplers), the same number of trials for every algorithm. Th
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
 tuning set and budget, and the commit), which the suite's tuned rows train with on every level. Ray Tune keeps
 every trial under ``--storage`` (default ``runs/tuning``, not committed): an interrupted search resumes there,
-a finished one is not run again, and one resumed with other trials, levels, steps or episodes is refused.
+a finished one is not run again, and one resumed with other trials, levels, steps, episodes, search space
+or fixed settings is refused.
 ``<algo>_trials.csv`` beside the frozen file lists every trial's settings and scores.
 
 A user's algorithm (a module path, or a name that a module given to ``--import`` registers) is searched
@@ -32,8 +33,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+# This script runs as ``python benchmarks/tuning.py`` (the repository root need not be on the path), so it imports
+# nothing from the benchmarks package: the suite imports these from here.
 ROOT = Path(__file__).resolve().parents[1]
-TUNED = ROOT / "benchmarks" / "tuned"
+TUNED = ROOT / "benchmarks" / "tuned"  # the frozen settings, <algorithm>.json, that the suite's tuned rows train with
 METRIC = "validation_success"
 TUNING_LEVELS = ("AgentGym/CustomerSupport-L2-v1", "AgentGym/Math-L1-v1", "AgentGym/Tau2Retail-L1-v1")
 TRIALS = 16
@@ -142,7 +145,8 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
     trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage, imports), {"cpu": 1})
     path = storage / algo
     check_same_search(storage, algo, {"trials": trials, "levels": list(levels), "env_steps": steps,
-                                      "episodes": episodes, "search_seed": SEARCH_SEED})
+                                      "episodes": episodes, "search_seed": SEARCH_SEED,
+                                      "search_space": described(search_space(algo)), "fixed": FIXED.get(algo, {})})
     if tune.Tuner.can_restore(str(path)):
         tuner = tune.Tuner.restore(str(path), trainable, resume_errored=True)
     else:
@@ -152,11 +156,11 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
                                                        max_concurrent_trials=concurrent),
                            run_config=tune.RunConfig(name=algo, storage_path=str(storage)))
     results = tuner.fit()
+    finished = [result for result in results if result.metrics and METRIC in result.metrics]
     rows = [{**{f"settings/{k}": v for k, v in result.config.items()}, **{k: result.metrics.get(k) for k in (METRIC, *levels)}}
-            for result in results if result.metrics and METRIC in result.metrics]
+            for result in finished]
     if len(rows) < trials:
         raise RuntimeError(f"{algo}: {len(rows)} of {trials} trials finished; run the command again to resume")
-    finished = [result for result in results if result.metrics and METRIC in result.metrics]
     best = min(finished, key=lambda result: (-result.metrics[METRIC], result.metrics["trial_id"]))  # ties: first trial id
     return {"algorithm": algo, "settings": {**FIXED.get(algo, {}), **best.config}, METRIC: best.metrics[METRIC],
             "per_level": {env_id: best.metrics[env_id] for env_id in levels}, "trials": len(rows),
@@ -164,29 +168,52 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
             "search_seed": SEARCH_SEED, "commit": commit()}, rows
 
 
+def described(value: Any) -> Any:
+    """``value`` (a search space: Ray Tune domains in dicts and lists) as plain JSON data that is the same for
+    the same space in every process: an object as its class name and attributes (a domain's bounds or
+    categories and its sampler), never its address."""
+    if isinstance(value, dict):
+        return {str(key): described(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [described(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return {"class": type(value).__name__, **{key: described(item) for key, item in sorted(vars(value).items())}}
+
+
 def check_same_search(storage: Path, algo: str, definition: dict[str, Any]) -> None:
-    """Record what ``algo``'s search under ``storage`` is (trials, levels, steps, episodes, seed) in
-    ``<algo>.search.json`` beside Ray's folder; a search resumed there with another definition is
-    refused (its trials would mix two searches)."""
+    """Record what ``algo``'s search under ``storage`` is (trials, levels, steps, episodes, seed, the
+    search space :func:`described`, the fixed settings) in ``<algo>.search.json`` beside Ray's folder;
+    a search resumed there with another definition is refused (its trials would mix two searches).
+
+    Only the keys the recorded file holds are compared: a key it lacks (a file written before that key
+    was recorded) is no difference, so such a search still resumes; a key it holds that ``definition``
+    lacks or changes is one. The file is written once, when the search starts."""
     marker = storage / f"{algo}.search.json"
     if marker.exists():
         recorded = json.loads(marker.read_text())
-        if recorded != definition:
-            changed = sorted(k for k in {*recorded, *definition} if recorded.get(k) != definition.get(k))
-            raise SystemExit(f"{algo}: the search in {storage} was started with other {', '.join(changed)} "
-                             f"({recorded}); give another --storage, or delete {storage / algo} and {marker} to start afresh")
+        current = json.loads(json.dumps(definition))  # as the file holds it (lists, string keys)
+        changed = sorted(key for key in recorded if recorded[key] != current.get(key))
+        if changed:
+            before = {key: recorded[key] for key in changed}
+            raise SystemExit(f"{algo}: the search in {storage} was started with other {', '.join(changed)} ({before}); "
+                             f"give another --storage, or delete {storage / algo} and {marker} to start afresh")
         return
     storage.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(definition, sort_keys=True) + "\n")
 
 
 def commit() -> str:
-    """The repository's HEAD commit (``unknown`` outside a git checkout)."""
+    """The checked-out commit (12 hex digits), ``-dirty`` when tracked files differ from it (what it made is
+    then not reproducible from it); ``unknown`` outside a git checkout."""
+    def git(*words: str) -> str:
+        return subprocess.run(["git", *words], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+        head, dirty = git("rev-parse", "--short=12", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
+    except OSError:
         return "unknown"
+    return (head + ("-dirty" if dirty else "")) if head else "unknown"
 
 
 def write_frozen(record: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Path:
@@ -206,8 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algos", nargs="+", required=True, help="algorithms to tune (trainers' names, or a user's "
                         "algorithm: a module path, or a name an --import module registers; its module declares search_space())")
-    parser.add_argument("--import", dest="imports", nargs="+", default=[], metavar="MODULE",
-                        help="modules to import first, in the driver and in every trial (they register algorithms)")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="a module to import first, in the driver and in every trial (it registers algorithms; "
+                        "repeat the option for more)")
     parser.add_argument("--trials", type=int, default=TRIALS, help="trials per algorithm (the same for each)")
     parser.add_argument("--levels", nargs="+", default=list(TUNING_LEVELS), help="the tuning set of env ids")
     parser.add_argument("--steps", type=int, default=STEPS, help="env steps per level and trial")

@@ -51,8 +51,9 @@ from benchmarks.suite_report import comparisons, family_tables, file_name, group
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("algo", help="a module path (mypackage.my_algo) or a name an --import module registers")
-    parser.add_argument("--import", dest="imports", nargs="+", default=[], metavar="MODULE",
-                        help="modules that register the algorithm (imported here, in every trial and every run)")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="a module that registers the algorithm (imported here, in every trial and every run; "
+                        "repeat the option for more)")
     parser.add_argument("--name", help="the files' name (default: the algorithm's last dotted part)")
     parser.add_argument("--preset", choices=list(PRESETS), default="quick")
     parser.add_argument("--envs", nargs="+", help="families (default: the preset's, else all)")
@@ -84,7 +85,7 @@ def frozen_record(args: argparse.Namespace) -> dict[str, Any]:
         tuning.main(["--algos", args.algo, "--trials", str(args.trials), "--levels", *args.tuning_levels,
                      "--steps", str(args.tuning_steps), "--episodes", str(args.tuning_episodes), "--storage",
                      str(args.storage), "--out", str(args.tuned), "--concurrent", str(args.concurrent),
-                     *(["--import", *args.imports] if args.imports else []),
+                     *(word for module in args.imports for word in ("--import", module)),
                      *(["--address", args.address] if args.address else [])])
     return json.loads(path.read_text())
 
@@ -105,7 +106,7 @@ def page(args: argparse.Namespace, preset: Preset, record: dict[str, Any], own: 
              f"episodes), early stopping, the test split read once ({preset.eval_episodes} final episodes a split). "
              f"Rows: [{own.name}.csv]({own.name}.csv) (a commit, command and settings hash each), episodes: "
              f"[{own.name}_episodes/]({own.name}_episodes).", "",
-             f"Tuning of {args.algo}: {tuning_text(record, tuning.TRIALS, tuning.TUNING_LEVELS, tuning.STEPS)}. "
+             f"Tuning of {args.algo}: {tuning_text(record, tuning.TRIALS, tuning.TUNING_LEVELS, tuning.STEPS, tuning.EPISODES)}. "
              + baseline_settings_text([a for a in baselines if a not in REFERENCES], tuning.TUNED), ""]
     lines += [f"Budgets that differ from the baseline rows': {'; '.join(notes)}.", ""] if notes else []
     if not own_rows:

@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .plan import Cell, Preset, cells
+from .llm_rows import is_llm_row
+from .plan import REFERENCES, Cell, Preset, cells
 from .sitting import TableFiles
 from .stats import Comparison
 
@@ -23,22 +24,25 @@ def contender_cells(preset: Preset, families: list[str], algo: str, settings: di
 
 
 def budget_notes(baselines: list[dict[str, str]], planned: list[Cell]) -> list[str]:
-    """Where a baseline row's budget differs from the cell's of the same level (no equal comparison there)."""
+    """Where a trained baseline row's budget differs from the cell's of the same level (no equal comparison
+    there); the references and language models are evaluated only (budget 0)."""
     budget = {(c.env, c.level): c.env_steps for c in planned}
     return sorted({f"{r['env']} {r['level']} {r['algorithm']}: {int(r['budget']):,} env steps, this run "
                    f"{budget[r['env'], r['level']]:,}" for r in baselines
-                   if (r["env"], r["level"]) in budget and r["algorithm"] not in ("random", "expert")
+                   if (r["env"], r["level"]) in budget and r["algorithm"] not in REFERENCES and not is_llm_row(r)
                    and int(r["budget"]) != budget[r["env"], r["level"]]})
 
 
-def tuning_text(record: dict[str, Any], trials: int, levels: tuple[str, ...], steps: int) -> str:
-    """The frozen record's search in words, and whether it had the protocol's budget."""
+def tuning_text(record: dict[str, Any], trials: int, levels: tuple[str, ...], steps: int, episodes: int) -> str:
+    """The frozen record's search in words, and whether it had the protocol's budget (``trials`` of
+    ``steps`` env steps on each of ``levels``, scored on ``episodes`` validation episodes a level)."""
     text = (f"{record['trials']} trials of Optuna TPE (seed {record['search_seed']}) on Ray Tune, each {record['env_steps']:,} "
             f"env steps on {', '.join(record['levels'])}, scored on {record['episodes']} validation episodes a level; "
             f"best validation success {record['validation_success']:.2f}, settings `{json.dumps(record['settings'], sort_keys=True)}`")
-    equal = record["trials"] == trials and tuple(record["levels"]) == levels and record["env_steps"] == steps
+    equal = (record["trials"] == trials and tuple(record["levels"]) == levels and record["env_steps"] == steps
+             and record["episodes"] == episodes)
     return text + ("" if equal else f". **Not the protocol's tuning budget** ({trials} trials of {steps:,} env steps on "
-                   f"{', '.join(levels)}): its rows do not compare at equal tuning")
+                   f"{', '.join(levels)}, {episodes} validation episodes a level): its rows do not compare at equal tuning")
 
 
 def baseline_settings_text(algorithms: list[str], tuned: Path) -> str:

@@ -3,14 +3,16 @@
 A model is given as ``[NAME=]hf:PATH`` (a local Hugging Face model directory, played in this
 process) or ``[NAME=]openai:MODEL@BASE_URL`` (any OpenAI-compatible endpoint; the key, if it needs
 one, from ``OPENAI_API_KEY``); NAME is its ``algorithm`` column (default: ``llm-`` and the path's
-last part, or the model name). Each row plays the level's test split in text mode, greedily
+last part, or the model name), which neither another model nor one of the preset's algorithms may
+share. Each row plays the level's test split in text mode, greedily
 (temperature 0), on the episodes the trained rows' final evaluation plays (seeded ``EVAL_SEED``,
 ``EVAL_SEED + 1``, ...: the same tasks and units), through the ``agentgym eval`` command that the
 row records, so the command reproduces it. Such a row has no budget, no env steps, no training
 seconds, no train success and no learning curve; its ``model`` column names what was evaluated
 (the directory and a hash of its files, or the model name and endpoint). Its settings hash covers
-the env id, the episodes, the decoding settings, the device and that identity: new weights in the
-same directory run the row again. An interrupted evaluation continues its episodes file; its
+its ``agentgym eval`` arguments (env id, episodes and their seed, task source, decoding, a local
+model's device) and that identity: new weights in the same directory run the row again. An
+``--llm-ids`` id of another version than the ladder's level is named with its version (``L0-v0``). An interrupted evaluation continues its episodes file; its
 seconds are summed over sittings. An episode that an error of the model or its endpoint ended is
 no outcome: the row is not written, and the next sitting replays that episode. Imports neither
 torch nor SB3 (the report reads it too)."""
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from agentgym_envs.levels import level_ids
 
 from .plan import Preset, level_name
-from .store import KEY
+from .store import KEY, latest_episodes
 
 if TYPE_CHECKING:
     from .runner import Job
@@ -120,10 +122,9 @@ class LLMCell:
         return f"[{self.env} {self.level} {self.algorithm}, evaluated only]"
 
     def settings_hash(self, device: str) -> str:
-        """A hash of everything the row depends on: env id, episodes, decoding, device, the model's identity."""
-        record = {"llm": self.policy.kind, "model": self.identity, "env_id": self.env_id, "split": "test",
-                  "eval_episodes": self.eval_episodes, "temperature": 0, "max_tokens": self.max_tokens,
-                  "concurrency": self.concurrency, "device": device if self.policy.kind == "hf" else None}
+        """A hash of everything the row depends on: its ``agentgym eval`` arguments (env id, split,
+        episodes and their seed, task source, decoding, the device of a local model) and the model's identity."""
+        record = {"eval": self.words(device, "EPISODES_FILE"), "model": self.identity}
         return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
 
     def words(self, device: str, output: str) -> list[str]:
@@ -182,11 +183,7 @@ class LLMCell:
 
 def failed_episodes(path: Path) -> int:
     """The episodes of an evaluation's results file whose latest play ended with an error."""
-    latest = {}
-    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
-        record = json.loads(line)
-        latest[record["task"], record["trial"]] = record["error"]
-    return sum(error is not None for error in latest.values())
+    return sum(record["error"] is not None for record in latest_episodes(path))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -194,7 +191,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("language models (evaluated only, in text mode, on each level's test split)")
     group.add_argument("--llm", nargs="+", default=[], metavar="SPEC", help=f"a row per model and level: {FORMS}")
     group.add_argument("--llm-ids", nargs="+", default=[], metavar="ENV_ID",
-                       help="these env ids too, e.g. the -v0 a model learnt (AgentGym/Math-v0)")
+                       help="these env ids too, e.g. the -v0 a model learnt (AgentGym/Math-v0; another version "
+                       "of a ladder level is named with its version: L0-v0)")
     group.add_argument("--llm-episodes", type=int, help="test episodes per level (default: the preset's, the trained "
                        "rows' count; fewer play the first of the same episodes)")
     group.add_argument("--llm-max-tokens", type=int, default=256, help="tokens a model may write per turn")
@@ -220,12 +218,40 @@ def llm_cells(args: argparse.Namespace, preset: Preset, families: Sequence[str])
     ids = [(f, i) for f in families if f not in NOT_COMPARABLE
            for i in (level_ids(f) if preset.levels == "all" else level_ids(f)[:1])]
     ids += [(family_of(i, families), i) for i in args.llm_ids]
+    check_labels(policies, preset)
     cells = []
     for policy in policies:
         identity = policy.identity()
-        cells += [LLMCell(family, level_name(env_id), env_id, policy.label, policy, identity, episodes,
+        cells += [LLMCell(family, row_level(family, env_id), env_id, policy.label, policy, identity, episodes,
                           args.llm_max_tokens, args.llm_concurrency) for family, env_id in ids]
+    repeated = sorted({cell.name for cell in cells if sum(c.key == cell.key for c in cells) > 1})
+    if repeated:
+        raise ValueError(f"language-model rows asked for twice: {', '.join(repeated)} (an --llm-ids id repeated "
+                         "or already on the preset's ladder)")
     return cells
+
+
+def check_labels(policies: Sequence[LLMPolicy], preset: Preset) -> None:
+    """Refuse a model name that two ``--llm`` specs share or that is one of ``preset``'s algorithms
+    (their rows would take one another's place)."""
+    labels = [policy.label for policy in policies]
+    shared = sorted({label for label in labels if labels.count(label) > 1})
+    if shared:
+        raise ValueError(f"--llm: two models named {', '.join(shared)}: give each its own NAME= ({FORMS})")
+    taken = sorted(set(labels) & set(preset.all_algorithms()))
+    if taken:
+        raise ValueError(f"--llm: {', '.join(taken)} is an algorithm of the preset: give the model another NAME=")
+
+
+def row_level(family: str, env_id: str) -> str:
+    """The level column of a model's row on ``env_id``: the ladder's name (``L0``, ``v1``), with the
+    version where ``env_id`` is another version of a ladder level (``AgentGym/CustomerSupport-L0-v0``
+    -> ``L0-v0``, beside the ladder's ``-L0-v1`` row ``L0``)."""
+    ladder = level_ids(family)
+    level = level_name(env_id)
+    if env_id not in ladder and level in {level_name(i) for i in ladder}:
+        return f"{level}-v{env_id.rpartition('-v')[2]}"
+    return level
 
 
 def family_of(env_id: str, families: Sequence[str]) -> str:

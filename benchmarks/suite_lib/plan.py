@@ -13,13 +13,13 @@ from typing import Any
 
 from agentgym_envs import ENVIRONMENTS
 from agentgym_envs.levels import level_ids
+from benchmarks.tuning import TUNED
 
 REFERENCES = ("random", "expert")  # evaluated, not trained
 FAMILIES = (*(entry.name for entry in ENVIRONMENTS), "support_team")
 # Every trained algorithm of the table: each trains with the settings its equal tuning froze (benchmarks/tuning.py,
 # the same search and trial count for each, scored on validation) in TUNED/<algorithm>.json, on every level.
 TRAINED = ("ppo", "bc-ppo", "bc", "sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3-dqn")
-TUNED = Path(__file__).resolve().parents[1] / "tuned"
 # SB3's published defaults for PPO, which MaskablePPO shares (stable_baselines3.PPO's signature): the rows
 # "<algorithm>-defaults" train with them, beside the tuned rows, labelled as such.
 SB3_PPO_DEFAULTS = {"learning_rate": 3e-4, "n_steps": 2048, "batch_size": 64, "n_epochs": 10, "gamma": 0.99,
@@ -185,12 +185,17 @@ class Cell:
                   "total_steps": self.env_steps, "eval_episodes": self.eval_episodes, "device": device}
         return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
 
+    def run_root(self, root: str) -> str:
+        """Where under ``root`` the cell's run directory goes: ``root``, or a defaults row's own folder
+        (``root/sb3-ppo-defaults``: its trainer's run directory name is the tuned row's)."""
+        return root if trainer(self.algorithm) == self.algorithm else f"{root}/{self.algorithm}"
+
     def command(self, device: str, run_root: str = "runs/reproduce") -> str:
         """The ``agentgym train`` command that runs exactly this cell (from the repository root):
-        it writes the run's ``result.json`` and per-episode outcomes under ``run_root``."""
+        it writes the run's ``result.json`` and per-episode outcomes under :meth:`run_root` of ``run_root``."""
         words = ["agentgym", "train", self.env_id, "--algo", trainer(self.algorithm), "--seed", str(self.seed),
                  "--total-steps", str(self.env_steps), "--eval-episodes", str(self.eval_episodes), "--device", device,
-                 "--run-dir", run_root, "--no-progress", "--no-store"]
+                 "--run-dir", self.run_root(run_root), "--no-progress", "--no-store"]
         for name, value in sorted(self.overrides.items()):
             words += ["--set", f"{name}={setting_text(value)}"]
         return shlex.join(words)

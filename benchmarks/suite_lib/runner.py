@@ -2,8 +2,10 @@
 row, curve points and final episodes), here one after the other or as Ray tasks, as they finish.
 
 A cell resumes its run directory only when that directory was started with the cell's settings
-hash (kept beside it, ``<run>.settings``); any other run there is started afresh. A run's
-training and evaluation seconds are summed over its sittings by the lifecycle (``wall.json``)."""
+hash (kept beside it, ``<run>.settings``) and its algorithm resumes bit-identically
+(``Algorithm.exact_resume``: our torch trainers; an SB3 run starts afresh, so that its row is its
+command's run); any other run there is started afresh. A resumed run's training and evaluation
+seconds are summed over its sittings by the lifecycle (``wall.json``)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any
 
 from .llm_rows import LLMCell
 from .plan import Cell, trainer
-from .store import KEY
+from .store import KEY, latest_episodes
 
 VERSIONS = ("torch", "stable_baselines3", "gymnasium")
 
@@ -44,11 +46,7 @@ def versions() -> dict[str, str]:
 def episode_rows(cell: Cell | LLMCell, path: Path, split: str) -> list[dict[str, object]]:
     """A final evaluation's per-episode outcomes (its JSONL results file) as rows of :data:`EPISODE_FIELDS`."""
     rows = []
-    records = {}  # a resumed evaluation's file may hold an episode twice (replayed after an error): the last counts
-    for line in path.read_text(encoding="utf-8").splitlines()[1:]:  # the first line is the evaluation's config
-        record = json.loads(line)
-        records[record["task"], record["trial"]] = record
-    for record in records.values():
+    for record in latest_episodes(path):
         metrics = record["metrics"]
         task_id = record.get("task_id") or str(record["task"])
         rows.append({**dict(zip(KEY, cell.key)), "split": split, "task_id": task_id,
@@ -78,7 +76,7 @@ def run_job(job: Job) -> dict[str, Any]:
         return cell.evaluate(job)
     settings_hash = cell.settings_hash(job.device)
     algo = trainer(cell.algorithm)
-    run_root = job.run_root if algo == cell.algorithm else str(Path(job.run_root) / cell.algorithm)  # a defaults row's own
+    run_root = cell.run_root(job.run_root)
     run_dir = run_dir_for(run_root, cell.env_id, algo, cell.seed)
     marker = run_dir.with_name(run_dir.name + ".settings")
     same = marker.exists() and marker.read_text(encoding="utf-8") == settings_hash
@@ -124,7 +122,9 @@ def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Ite
 
     from agentgym_envs.scale import init_ray
 
-    cloudpickle.register_pickle_by_value(sys.modules[__package__])  # the workers need not have the repository on their path
+    # the suite's modules travel by value, but a task imports the repository's packages at run time (trainers,
+    # agentgym_envs, benchmarks.suite_lib for a language model's row): every machine has the repository (docs/benchmark.md)
+    cloudpickle.register_pickle_by_value(sys.modules[__package__])
     init_ray(address, None if address else workers)
     task = ray.remote(num_cpus=1, max_retries=0)(run_job)
     pending = {task.remote(job): job for job in jobs}

@@ -4,11 +4,12 @@ resumes where this one stopped). The suite's own table and a user's algorithm's 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks.tuning import commit
 
 from .plan import Cell
 from .runner import Job, Outcome, run_here, run_on_ray
@@ -23,8 +24,6 @@ from .store import (
     write_family_files,
     write_rows,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -54,14 +53,6 @@ class TableFiles:
 
     def episode_rows(self) -> list[dict[str, str]]:
         return read_family_files(self.episodes, "*.csv.gz")
-
-
-def commit() -> str:
-    """The checked-out commit, ``-dirty`` when tracked files differ from it (the row is then not reproducible from it)."""
-    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
-    return (head or "unknown") + ("-dirty" if dirty else "")
 
 
 Launch = Callable[[list[Job]], Iterator[tuple[Job, Outcome]]]

@@ -4,18 +4,20 @@
   language model's row evaluated, empty for the rest);
 - ``<name>_curves/<family>.csv``: learning curves, a row per run and split (``validation``,
   ``train``), the points ``env_steps:success`` separated by spaces;
-- ``<name>_episodes/<family>.csv.gz``: every final evaluation's episodes, :data:`EPISODE_FIELDS`.
+- ``<name>_episodes/<family>.csv.gz``: every final evaluation's episodes, :data:`EPISODE_FIELDS`;
 
-Imports neither torch nor SB3."""
+and the evaluations' JSONL results files they are read from (:func:`latest_episodes`). Imports neither torch nor SB3."""
 
 from __future__ import annotations
 
 import csv
 import gzip
 import io
+import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 KEY = ("env", "level", "algorithm", "seed")
 FIELDS = (*KEY, "env_id", "budget", "env_steps", "train_success", "test_success", "test_return", "wall_train_s",
@@ -83,3 +85,14 @@ def write_curves(folder: Path, points: list[dict[str, object]]) -> None:
 def replace_run(rows: list[dict[str, str]], key: tuple[str, str, str, int], new: list[dict[str, object]]) -> list[dict[str, str]]:
     """``rows`` without ``key``'s, then ``new`` (as strings)."""
     return [r for r in rows if row_key(r) != key] + [{k: str(v) for k, v in r.items()} for r in new]
+
+
+def latest_episodes(path: Path) -> list[dict[str, Any]]:
+    """The episode records of an evaluation's JSONL results file (its first line is the evaluation's
+    config), the latest of each (task, trial): a resumed evaluation's file may hold an episode twice,
+    replayed after an error."""
+    records = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        record = json.loads(line)
+        records[record["task"], record["trial"]] = record
+    return list(records.values())

@@ -128,22 +128,32 @@ def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_setting
         suite, plan, smoke_sitting, tmp_path, capsys, monkeypatch):
     import trainers.lifecycle as lifecycle
 
-    finish = lifecycle.finish
+    finish, add_sitting = lifecycle.finish, lifecycle.add_sitting
+    added = []  # each sitting's own seconds (training, final evaluation), as the lifecycle adds them
 
     def killed(*args, **kwargs):  # the sitting ends as Ctrl-C ends it, after training, before the final evaluation
         monkeypatch.setattr(lifecycle, "finish", finish)
         raise KeyboardInterrupt
 
+    def recorded(run_dir, train_s, eval_s):
+        added.append((train_s, eval_s))
+        return add_sitting(run_dir, train_s, eval_s)
+
     monkeypatch.setattr(lifecycle, "finish", killed)
+    monkeypatch.setattr(lifecycle, "add_sitting", recorded)
     with pytest.raises(KeyboardInterrupt):
         suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1"))
     run_dir = tmp_path / "runs" / "suite_smoke" / "CustomerSupport-L0-v1__ppo__seed0"
     first = json.loads((run_dir / "wall.json").read_text())
     assert first["sittings"] == 1 and first["train_s"] > 0
     assert suite.main(smoke(tmp_path, "--algos", "ppo", "--max-runs", "1")) == 0
+    (_, _), (train_s, eval_s) = added
+    walls = json.loads((run_dir / "wall.json").read_text())
+    assert walls["sittings"] == 2 and eval_s > 0
+    assert (walls["train_s"], walls["eval_s"]) == pytest.approx((first["train_s"] + train_s, first["eval_s"] + eval_s))
     row = rows_of(tmp_path)["ppo", 0]
-    # the second sitting only evaluates: its training seconds add (nearly) nothing to the first's (the row rounds to 0.1 s)
-    assert row["sittings"] == "2" and float(row["wall_train_s"]) >= round(first["train_s"], 1)
+    assert (row["sittings"], float(row["wall_train_s"]), float(row["wall_eval_s"])) == \
+        ("2", round(walls["train_s"], 1), round(walls["eval_s"], 1))
     assert row["test_success"] == rows_of(smoke_sitting)["ppo", 0]["test_success"]  # resumed exactly
 
     monkeypatch.setitem(plan.SETTINGS, "ppo", {**plan.SETTINGS["ppo"], "ent_coef": 0.02})
@@ -228,3 +238,31 @@ def test_a_defaults_row_trains_its_sb3_algorithm_with_sb3s_defaults(plan):
     settings = dict(parse_override(words[i + 1]) for i, word in enumerate(words) if word == "--set")
     assert {k: settings[k] for k in plan.SB3_PPO_DEFAULTS} == plan.SB3_PPO_DEFAULTS
     assert settings["early_stop"] == plan.STOP_AT  # the protocol every trained row shares
+
+
+def test_a_defaults_row_reproduces_in_its_own_run_directory(plan, monkeypatch, tmp_path):
+    (tmp_path / "sb3-ppo.json").write_text(json.dumps({"algorithm": "sb3-ppo", "settings": {"n_steps": 64}}))
+    monkeypatch.setattr(plan, "TUNED", tmp_path)
+    planned = plan.cells(plan.PRESETS["full"], ["math"])
+    tuned, defaults = (next(c for c in planned if c.key[2:] == (algorithm, 0)) for algorithm in ("sb3-ppo", "sb3-ppo-defaults"))
+
+    def run_dir(cell) -> str:
+        words = shlex.split(cell.command("cpu"))
+        return words[words.index("--run-dir") + 1]
+
+    assert [run_dir(tuned), run_dir(defaults)] == ["runs/reproduce", "runs/reproduce/sb3-ppo-defaults"]  # one --algo
+    assert defaults.run_root("/x/runs/suite") == "/x/runs/suite/sb3-ppo-defaults"  # as the suite runs it
+
+
+def test_the_page_counts_the_runs_of_algorithms_not_tuned_yet_apart(plan, monkeypatch, tmp_path):
+    from benchmarks.suite_report import markdown
+
+    (tmp_path / "ppo.json").write_text(json.dumps({"algorithm": "ppo", "settings": {"num_steps": 64}}))
+    monkeypatch.setattr(plan, "TUNED", tmp_path)
+    full = plan.PRESETS["full"]
+    now = len(plan.cells(full, list(plan.FAMILIES)))
+    later = len(plan.cells(full, list(plan.FAMILIES), untuned_too=True)) - now
+    waiting = [a for a in plan.TRAINED if a != "ppo"]
+    page = markdown([], [], {}, [], "full", full, "suite", 10)
+    assert f"Runs: 0 of the {now} the preset plans now, and {later} more once {', '.join(waiting)} are tuned" in page
+    assert f"The {now} runs left and the {later} of the algorithms not tuned yet: about " in page

@@ -159,3 +159,58 @@ def test_episodes_an_endpoint_error_ended_write_no_row(suite, tmp_path, free_por
     assert suite.main(argv) == 1
     assert "1 episode(s) ended with an error of the model or its endpoint" in capsys.readouterr().err
     assert not store.read_rows(tmp_path / "results" / "suite_smoke.csv")
+
+
+@pytest.mark.parametrize("models, ids, message", [
+    (["openai:org-a/m@http://127.0.0.1:1/v1", "openai:org-b/m@http://127.0.0.1:2/v1"], [],
+     "two models named llm-m: give each its own NAME="),
+    (["ppo=openai:m@http://127.0.0.1:1/v1"], [], "ppo is an algorithm of the preset: give the model another NAME="),
+    (["mine=openai:m@http://127.0.0.1:1/v1"], ["AgentGym/CustomerSupport-L0-v1"],
+     "language-model rows asked for twice: [customer_support L0 mine, evaluated only]"),
+    (["mine=openai:m@http://127.0.0.1:1/v1"], ["AgentGym/CustomerSupport-v0", "AgentGym/CustomerSupport-v0"],
+     "asked for twice: [customer_support v0 mine, evaluated only]"),
+])
+def test_rows_that_would_share_a_key_are_refused_clearly(suite, models, ids, message, capsys, tmp_path):
+    argv = ["--preset", "smoke", "--out", str(tmp_path), "--llm", *models, *(["--llm-ids", *ids] if ids else [])]
+    assert suite.main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing ran
+
+
+def test_the_settings_hash_covers_the_task_source_and_the_evaluation_seed(llm_rows, monkeypatch):
+    import trainers.run
+
+    args = argparse.Namespace(llm=["m=openai:m@http://127.0.0.1:1/v1"], llm_ids=[], llm_episodes=2, llm_max_tokens=8,
+                              llm_concurrency=1)
+    plan = importlib.import_module("benchmarks.suite_lib.plan")
+    cell, = llm_rows.llm_cells(args, plan.PRESETS["quick"], ["tau2_telecom"])
+    base = cell.settings_hash("cpu")
+    assert cell.settings_hash("cuda") == base  # an endpoint's row does not depend on this machine's device
+    monkeypatch.setitem(llm_rows.TASK_SOURCES, "tau2_telecom", ["--source", "real"])  # not --seeded
+    unseeded = cell.settings_hash("cpu")
+    monkeypatch.setattr(trainers.run, "EVAL_SEED", 1)
+    assert len({base, unseeded, cell.settings_hash("cpu")}) == 3
+
+
+def test_another_version_of_a_ladder_level_is_a_row_of_its_own_on_the_page(llm_rows, tmp_path):
+    args = argparse.Namespace(llm=["m=openai:m@http://127.0.0.1:1/v1"], llm_ids=["AgentGym/CustomerSupport-L0-v0",
+                              "AgentGym/CustomerSupport-v0"], llm_episodes=2, llm_max_tokens=8, llm_concurrency=1)
+    plan = importlib.import_module("benchmarks.suite_lib.plan")
+    cells = llm_rows.llm_cells(args, plan.PRESETS["smoke"], ["customer_support"])
+    assert [(c.level, c.env_id) for c in cells] == [("L0", "AgentGym/CustomerSupport-L0-v1"),
+                                                    ("L0-v0", "AgentGym/CustomerSupport-L0-v0"),
+                                                    ("v0", "AgentGym/CustomerSupport-v0")]
+    rows = [{**dict(zip(store.KEY, c.key)), "env_id": c.env_id, "budget": 0, "env_steps": 0, "train_success": "",
+             "test_success": success, "test_return": success, "wall_train_s": 0.0, "wall_eval_s": 1.0, "sittings": 1,
+             "settings_hash": c.settings_hash("cpu"), "commit": "abc", "command": c.command("cpu"), "model": "m @ x"}
+            for c, success in zip(cells, (0.5, 1.0, 0.0))]
+    episodes = [{**dict(zip(store.KEY, c.key)), "split": "test", "task_id": f"t{i}", "unit_id": f"t{i}",
+                 "success": int(success > i / 2), "return": 0.0, "turns": 1, "invalid_calls": 0}
+                for c, success in zip(cells, (0.5, 1.0, 0.0)) for i in range(2)]
+    results = tmp_path / "results"
+    store.write_rows(results / "suite_smoke.csv", store.FIELDS, rows)
+    store.write_family_files(results / "suite_smoke_episodes", ".csv.gz", store.EPISODE_FIELDS, episodes)
+    report = importlib.import_module("benchmarks.suite_report")
+    page = report.report("smoke", results, reps=20).read_text(encoding="utf-8")
+    assert all(f"| {level} | {success:.2f} / - |" in page for level, success in (("L0", 0.5), ("L0-v0", 1.0), ("v0", 0.0)))
+    assert "| customer_support (3 levels) |" in page

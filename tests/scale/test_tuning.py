@@ -38,6 +38,8 @@ def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_pat
     assert len(trials) == 3  # the header and both trials
     runs = sorted((tmp_path / "ray" / "ppo_runs").iterdir())
     assert len(runs) == 2
+    marker = json.loads((tmp_path / "ray" / "ppo.search.json").read_text())
+    assert marker["fixed"] == {"observation": "features"} and set(marker["search_space"]) == set(tuning.search_spaces()["ppo"])
     assert tuning.main(argv) == 0  # restored: both trials finished, none runs again
     assert sorted((tmp_path / "ray" / "ppo_runs").iterdir()) == runs
     assert json.loads((tmp_path / "tuned" / "ppo.json").read_text())["settings"] == record["settings"]
@@ -60,3 +62,67 @@ def test_a_search_resumed_with_another_definition_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="other env_steps"):
         tuning.check_same_search(tmp_path, "ppo", {**definition, "env_steps": 20000})
     tuning.check_same_search(tmp_path, "bc", {**definition, "env_steps": 20000})  # another algorithm's own search
+
+
+def test_a_search_resumed_with_another_space_or_fixed_settings_is_refused(tmp_path):
+    tuning = load_tuning()
+    spaces = tuning.search_spaces()
+    definition = {"trials": 16, "levels": ["AgentGym/CustomerSupport-L2-v1"], "env_steps": 50000, "episodes": 50,
+                  "search_seed": tuning.SEARCH_SEED, "search_space": tuning.described(spaces["sb3-ppo"]), "fixed": {}}
+    tuning.check_same_search(tmp_path, "sb3-ppo", definition)
+    again = {**definition, "search_space": tuning.described(tuning.search_spaces()["sb3-ppo"])}  # new domain objects
+    tuning.check_same_search(tmp_path, "sb3-ppo", again)
+    with pytest.raises(SystemExit, match="other search_space"):
+        tuning.check_same_search(tmp_path, "sb3-ppo", {**definition, "search_space": tuning.described(spaces["sb3-a2c"])})
+    with pytest.raises(SystemExit, match="other fixed"):
+        tuning.check_same_search(tmp_path, "sb3-ppo", {**definition, "fixed": {"observation": "text"}})
+
+
+def test_a_search_space_is_recorded_by_its_domains_bounds_and_samplers_not_their_addresses():
+    tuning = load_tuning()
+    text = json.dumps(tuning.described(tuning.search_spaces()["ppo"]), sort_keys=True)
+    assert " at 0x" not in text
+    learning_rate = json.loads(text)["learning_rate"]
+    assert learning_rate == {"class": "Float", "lower": 1e-4, "upper": 1e-2, "sampler": {"class": "_LogUniform"}}
+    assert json.loads(text)["num_steps"]["categories"] == [32, 64, 128, 256]
+
+
+def test_a_marker_written_before_the_space_was_recorded_still_resumes(tmp_path):
+    tuning = load_tuning()
+    old = {"trials": 16, "levels": ["AgentGym/CustomerSupport-L2-v1"], "env_steps": 50000, "episodes": 50,
+           "search_seed": tuning.SEARCH_SEED}
+    (tmp_path / "ppo.search.json").write_text(json.dumps(old))
+    full = {**old, "search_space": tuning.described(tuning.search_spaces()["ppo"]), "fixed": tuning.FIXED["ppo"]}
+    tuning.check_same_search(tmp_path, "ppo", full)  # only the keys the marker holds are compared
+    assert json.loads((tmp_path / "ppo.search.json").read_text()) == old  # and it is left as it was
+    with pytest.raises(SystemExit, match="other episodes"):
+        tuning.check_same_search(tmp_path, "ppo", {**full, "episodes": 20})
+    with pytest.raises(SystemExit, match="other search_seed"):  # a key the marker holds and the definition lacks
+        tuning.check_same_search(tmp_path, "ppo", {k: v for k, v in full.items() if k != "search_seed"})
+
+
+def test_import_takes_one_module_a_flag_so_the_positional_algorithm_is_kept():
+    from benchmarks import your_algorithm
+
+    args = load_tuning().build_parser().parse_args(["--algos", "x", "--import", "a.plugins", "--import", "b.plugins"])
+    assert args.imports == ["a.plugins", "b.plugins"]
+    args = your_algorithm.build_parser().parse_args(["--import", "a.plugins", "my-algo", "--import", "b.plugins"])
+    assert (args.algo, args.imports) == ("my-algo", ["a.plugins", "b.plugins"])
+
+
+def test_the_commit_names_a_tree_that_differs_from_it_dirty(tmp_path, monkeypatch):
+    import subprocess
+
+    tuning = load_tuning()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "f.txt").write_text("a")
+    subprocess.run([*git, "add", "f.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    monkeypatch.setattr(tuning, "ROOT", tmp_path)
+    head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert tuning.commit() == head
+    (tmp_path / "f.txt").write_text("b")
+    assert tuning.commit() == f"{head}-dirty"
+    monkeypatch.setattr(tuning, "ROOT", tmp_path / "nowhere")
+    assert tuning.commit() == "unknown"
