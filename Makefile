@@ -77,7 +77,7 @@ bench-quick: setup
 	mkdir -p $(QUICK)
 	$(VENV)/bin/python benchmarks/coding_verdicts.py --out $(QUICK)/coding_verdicts.json --compare benchmarks/results/coding_verdicts.json
 	$(VENV)/bin/python benchmarks/admissible_actions.py --states 200
-	$(VENV)/bin/python benchmarks/env_throughput.py --envs AgentGym/CustomerSupport-v0 AgentGym/Math-v0 AgentGym/Tau2Telecom-v0 --steps 3000 --rounds 3 --out $(QUICK) --check
+	$(VENV)/bin/python benchmarks/env_throughput.py --envs AgentGym/CustomerSupport-v0 AgentGym/Math-v0 AgentGym/Tau2Telecom-v0 --steps 200 --rounds 30 --out $(QUICK) --check
 	$(VENV)/bin/python benchmarks/coding_reference.py --episodes 10 --out $(QUICK)
 	$(VENV)/bin/python benchmarks/support_team_reference.py --episodes 20 --out $(QUICK)/support_team_reference
 	$(VENV)/bin/python benchmarks/tracing_overhead.py --steps 200 --rounds 10 --out $(QUICK)

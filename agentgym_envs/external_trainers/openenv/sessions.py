@@ -86,9 +86,22 @@ class ServeConfig:
     inline: bool = False
 
 
+PLAIN_TYPES = frozenset({str, bool, int, float, type(None)})
+"""Types :func:`jsonable` returns as they are, tested by exact type first (most of what a step
+answers is these): cheaper than the ``isinstance`` chain, and the same answer."""
+
+
 def jsonable(value: Any) -> Any:
     """``value`` as plain JSON types (tool calls as ``{"name", "arguments"}``, numpy scalars as
     numbers, anything else as its string)."""
+    kind = type(value)
+    if kind in PLAIN_TYPES:
+        return value
+    if kind is dict:  # keys and plain values as they are, without a call each
+        return {k if type(k) is str else str(k): v if type(v) in PLAIN_TYPES else jsonable(v)
+                for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in PLAIN_TYPES else jsonable(v) for v in value]
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, dict):
@@ -100,6 +113,10 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     return json.loads(json.dumps(value, default=str))
+
+
+INFO_KEYS = ("task_id", "turn", "tool_call", "valid", "correct", "error", "parse", "tokens_used")
+"""The keys of the env's ``info`` an observation carries."""
 
 
 def env_action(action: AgentGymAction) -> Any:
@@ -224,8 +241,11 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
 
     @staticmethod
     def _info(info: dict[str, Any]) -> dict[str, Any]:
-        return {key: jsonable(info.get(key)) for key in ("task_id", "turn", "tool_call", "valid", "correct", "error",
-                                                          "parse", "tokens_used")}
+        answer = {}
+        for key in INFO_KEYS:
+            value = info.get(key)
+            answer[key] = value if type(value) in PLAIN_TYPES else jsonable(value)
+        return answer
 
     # ------------------------------------------------------------------ async API (what the server awaits)
     async def run(self, function: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:

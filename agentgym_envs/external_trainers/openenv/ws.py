@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Any
 
 import orjson
@@ -28,6 +29,19 @@ from .table import SessionTable
 
 def error(message: str, code: WSErrorCode, **extra: Any) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code.value, **extra}})
+
+
+LONG_NUMBER = re.compile(r"\d{19}")
+"""A run of digits orjson may not read as :mod:`json` does (it makes an integer beyond 64 bits a float)."""
+
+
+def parse(raw: str) -> Any:
+    """A client's message as :func:`json.loads` reads it (its errors too): orjson where it
+    reads the same (not where it refuses, e.g. ``NaN``, or a number may exceed 64 bits), json else."""
+    if LONG_NUMBER.search(raw) is None:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(raw)
+    return json.loads(raw)
 
 
 def observation_message(payload: dict[str, Any]) -> str:
@@ -68,7 +82,7 @@ async def play(websocket: WebSocket, table: SessionTable) -> None:
         while True:
             raw = await websocket.receive_text()
             try:
-                message = json.loads(raw)
+                message = parse(raw)
             except json.JSONDecodeError as exc:
                 await websocket.send_text(error(f"Invalid JSON: {exc}", WSErrorCode.INVALID_JSON))
                 continue
