@@ -96,22 +96,42 @@ def trained(algorithms: list[str]) -> list[str]:
     return [a for a in algorithms if a not in REFERENCES]
 
 
+def complete(outcomes: Outcomes, algorithms: list[str], family: str | None) -> tuple[list[str], dict[str, int]]:
+    """Of the algorithms with runs in ``family`` (None: all families), those with runs on every level any has
+    there (so that an algorithm's missing levels do not shrink the others' comparison), and the levels each
+    other one has."""
+    levels = len(outcomes.tasks([], family))
+    counts = {a: len(outcomes.tasks([a], family)) for a in algorithms}
+    whole = [a for a in algorithms if counts[a] == levels]
+    return whole, {a: n for a, n in counts.items() if 0 < n < levels}
+
+
 def comparisons(outcomes: Outcomes, algorithms: list[str], families: list[str], reps: int) -> dict[str, Comparison]:
-    """Per family, then over all families (``"all"``): the statistics of the algorithms with runs on its levels."""
+    """Per family, then over all families (``"all"``): the statistics of the algorithms with runs on every
+    level of it (where none has, of those with runs there, on the levels they share)."""
     out = {}
     for family in [*families, None]:
-        present = [a for a in algorithms if outcomes.tasks([a], family)]
+        whole, partial = complete(outcomes, algorithms, family)
+        present = whole or list(partial)
         tasks = outcomes.tasks(present, family)
         if present and tasks:
             out[family or "all"] = compare(outcomes, present, tasks, reps)
     return out
 
 
-def iqm_table(stats: dict[str, Comparison], algorithms: list[str]) -> list[str]:
+def iqm_table(stats: dict[str, Comparison], algorithms: list[str], outcomes: Outcomes) -> list[str]:
+    """The IQM table, and which algorithms it leaves out of a scope whose every level they have not run yet."""
     lines = ["| families | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
+    left_out = []
     for name, comparison in stats.items():
         cells_ = [comparison.aggregates[a]["IQM"].text() if a in comparison.aggregates else "" for a in algorithms]
         lines.append(f"| {name} ({len(comparison.tasks)} levels) | " + " | ".join(cells_) + " |")
+        family = None if name == "all" else name
+        _, partial = complete(outcomes, algorithms, family)
+        levels = len(outcomes.tasks([], family))
+        left_out += [f"{a} in {name} ({n} of {levels} levels)" for a, n in partial.items() if a not in comparison.aggregates]
+    if left_out:
+        lines += ["", "Not in a row until it has runs on every level of it: " + "; ".join(left_out) + "."]
     return lines
 
 
@@ -195,7 +215,7 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
 
 
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
-             preset_name: str, preset: Preset, name: str, reps: int) -> str:
+             preset_name: str, preset: Preset, name: str, reps: int, outcomes: Outcomes) -> str:
     families = list(preset.families or FAMILIES)
     planned = len(cells(preset, families))
     waiting, later = untuned(preset), len(cells(preset, families, untuned_too=True)) - planned
@@ -234,7 +254,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
     ]
     algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
     ordered = dict(sorted(stats.items(), key=lambda item: item[0] != "all"))
-    lines += iqm_table(ordered, algorithms) + ["", "## Orderings", "",
+    lines += iqm_table(ordered, algorithms, outcomes) + ["", "## Orderings", "",
                                                "Trained algorithms, each pair where both have runs: an ordering only "
                                                "where the 95 % interval of the IQM difference excludes 0.", ""]
     for family, comparison in ordered.items():
@@ -242,9 +262,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         sub = Comparison(comparison.tasks, comparison.aggregates,
                          {p: d for p, d in comparison.differences.items() if set(p) <= set(present)}, comparison.improvement)
         lines += [f"- {family}: " + ("; ".join(sub.orderings()) or "fewer than two trained algorithms")]
-    groups = grouped(rows)
-    for env in dict.fromkeys(r["env"] for r in rows):
-        lines += ["", f"## {env}", "", *family_tables(env, groups, curves, preset.seeds)]
+    lines += ["", "## Per level", "", "Test and train success, env steps to the target and seconds per run, level by level: "
+              + ", ".join(f"[{env}]({name}_levels/{env}.md)" for env in dict.fromkeys(r["env"] for r in rows)) + "."]
     lines += ["", "## How the intervals are made", "",
               f"Two-level stratified bootstrap ({reps} replicates, seed 0): per level, the test units (phrasing or "
               "problem template, coding problem, tau2 user or task: the episode's `unit_id`, else its task id) are "
@@ -269,8 +288,22 @@ def report(preset_name: str, folder: Path, reps: int = 2000) -> Path:
     stats = comparisons(outcomes, algorithms, list(dict.fromkeys(r["env"] for r in rows)), reps) if rows else {}
     figures = plot_figures(outcomes, curves, stats["all"], folder, name, reps) if "all" in stats else []
     page = folder / f"{name}.md"
-    page.write_text(markdown(rows, curves, stats, figures, preset_name, preset, name, reps), encoding="utf-8")
+    page.write_text(markdown(rows, curves, stats, figures, preset_name, preset, name, reps, outcomes), encoding="utf-8")
+    write_level_pages(rows, curves, preset, folder / f"{name}_levels", page.name,
+                      f"python -m benchmarks.suite_report --preset {preset_name}")
     return page
+
+
+def write_level_pages(rows: list[dict[str, str]], curves: list[dict[str, str]], preset: Preset, folder: Path,
+                      main_page: str, command: str) -> None:
+    """One page per family in ``folder``: its tables level by level (the main page links them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    groups = grouped(rows)
+    for env in dict.fromkeys(r["env"] for r in rows):
+        text = [f"# {env}, level by level", "", f"Command: `{command}`, from the suite's files (the runs and their "
+                f"protocol: [{main_page}](../{main_page})).", "",
+                *family_tables(env, groups, curves, preset.seeds)]
+        (folder / f"{env}.md").write_text("\n".join(text) + "\n", encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
