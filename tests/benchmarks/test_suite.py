@@ -258,6 +258,7 @@ def test_a_defaults_row_reproduces_in_its_own_run_directory(plan, monkeypatch, t
 
 
 def test_the_page_counts_the_runs_of_algorithms_not_tuned_yet_apart(plan, monkeypatch, tmp_path):
+    from benchmarks.suite_lib.stats import Outcomes
     from benchmarks.suite_report import markdown
 
     (tmp_path / "ppo.json").write_text(json.dumps({"algorithm": "ppo", "settings": {"num_steps": 64}}))
@@ -266,6 +267,6 @@ def test_the_page_counts_the_runs_of_algorithms_not_tuned_yet_apart(plan, monkey
     now = len(plan.cells(full, list(plan.FAMILIES)))
     later = len(plan.cells(full, list(plan.FAMILIES), untuned_too=True)) - now
     waiting = [a for a in plan.TRAINED if a != "ppo"]
-    page = markdown([], [], {}, [], "full", full, "suite", 10)
+    page = markdown([], [], {}, [], "full", full, "suite", 10, Outcomes({}, {}))
     assert f"Runs: 0 of the {now} the preset plans now, and {later} more once {', '.join(waiting)} are tuned" in page
     assert f"The {now} runs left and the {later} of the algorithms not tuned yet: about " in page
