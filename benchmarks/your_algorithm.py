@@ -123,7 +123,7 @@ def page(args: argparse.Namespace, preset: Preset, record: dict[str, Any], own: 
         lines += [*plot_figures(outcomes, curves, stats["all"], own.folder, own.name, args.reps), "",
                   "## IQM of test success, 95 % intervals", "",
                   f"Baselines from [{baseline.name}.csv]({baseline.name}.csv), not run again; seeds and test units "
-                  "resampled as on the suite's page.", "", *iqm_table(ordered, algorithms), "", "## Orderings", "",
+                  "resampled as on the suite's page.", "", *iqm_table(ordered, algorithms, outcomes), "", "## Orderings", "",
                   f"{args.algo} against each baseline: an ordering only where the 95 % interval of the IQM difference "
                   "excludes 0.", "", *(f"- {family}: " + "; ".join(orderings_with(c, args.algo)) for family, c in ordered.items())]
         groups = grouped(rows)
