@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.suite_lib.llm_rows import is_llm_row
+from benchmarks.suite_lib.llm_rows import NOT_COMPARABLE, is_llm_row
 from benchmarks.suite_lib.plan import (
     FAMILIES,
     PRESETS,
@@ -96,40 +96,62 @@ def trained(algorithms: list[str]) -> list[str]:
     return [a for a in algorithms if a not in REFERENCES]
 
 
-def complete(outcomes: Outcomes, algorithms: list[str], family: str | None) -> tuple[list[str], dict[str, int]]:
-    """Of the algorithms with runs in ``family`` (None: all families), those with runs on every level any has
+SINGLE_AGENT = "single-agent"
+
+
+def scopes(families: list[str]) -> dict[str, frozenset[str] | None]:
+    """The page's rows, each a set of families (None: all): all families; where some family has no
+    language-model rows, the families a single model plays (the scope that compares language models with
+    the trained algorithms); then each family."""
+    out: dict[str, frozenset[str] | None] = {"all": None}
+    single = frozenset(f for f in families if f not in NOT_COMPARABLE)
+    if single and len(single) < len(families):
+        out[SINGLE_AGENT] = single
+    return out | {f: frozenset({f}) for f in families}
+
+
+def complete(outcomes: Outcomes, algorithms: list[str], scope: frozenset[str] | None) -> tuple[list[str], dict[str, int]]:
+    """Of the algorithms with runs in ``scope`` (None: all families), those with runs on every level any has
     there (so that an algorithm's missing levels do not shrink the others' comparison), and the levels each
     other one has."""
-    levels = len(outcomes.tasks([], family))
-    counts = {a: len(outcomes.tasks([a], family)) for a in algorithms}
+    levels = len(outcomes.tasks([], scope))
+    counts = {a: len(outcomes.tasks([a], scope)) for a in algorithms}
     whole = [a for a in algorithms if counts[a] == levels]
     return whole, {a: n for a, n in counts.items() if 0 < n < levels}
 
 
 def comparisons(outcomes: Outcomes, algorithms: list[str], families: list[str], reps: int) -> dict[str, Comparison]:
-    """Per family, then over all families (``"all"``): the statistics of the algorithms with runs on every
-    level of it (where none has, of those with runs there, on the levels they share)."""
+    """Per scope (:func:`scopes`): the statistics of the algorithms with runs on every level of it (where
+    none has, of those with runs there, on the levels they share)."""
     out = {}
-    for family in [*families, None]:
-        whole, partial = complete(outcomes, algorithms, family)
+    for name, scope in scopes(families).items():
+        whole, partial = complete(outcomes, algorithms, scope)
         present = whole or list(partial)
-        tasks = outcomes.tasks(present, family)
+        tasks = outcomes.tasks(present, scope)
         if present and tasks:
-            out[family or "all"] = compare(outcomes, present, tasks, reps)
+            out[name] = compare(outcomes, present, tasks, reps)
     return out
+
+
+def widest(stats: dict[str, Comparison]) -> Comparison:
+    """The scope that compares the most algorithms (the first such: all families where it does)."""
+    return max(stats.values(), key=lambda comparison: len(comparison.aggregates))
 
 
 def iqm_table(stats: dict[str, Comparison], algorithms: list[str], outcomes: Outcomes) -> list[str]:
     """The IQM table, and which algorithms it leaves out of a scope whose every level they have not run yet."""
     lines = ["| families | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
+    scope_of = scopes(list(dict.fromkeys(family for family, _ in outcomes.tasks([]))))
     left_out = []
     for name, comparison in stats.items():
         cells_ = [comparison.aggregates[a]["IQM"].text() if a in comparison.aggregates else "" for a in algorithms]
         lines.append(f"| {name} ({len(comparison.tasks)} levels) | " + " | ".join(cells_) + " |")
-        family = None if name == "all" else name
-        _, partial = complete(outcomes, algorithms, family)
-        levels = len(outcomes.tasks([], family))
+        _, partial = complete(outcomes, algorithms, scope_of[name])
+        levels = len(outcomes.tasks([], scope_of[name]))
         left_out += [f"{a} in {name} ({n} of {levels} levels)" for a, n in partial.items() if a not in comparison.aggregates]
+    if SINGLE_AGENT in stats:
+        lines += ["", f"{SINGLE_AGENT}: every family but " + "; ".join(
+            f"{f} ({why})" for f, why in NOT_COMPARABLE.items() if f in stats) + "."]
     if left_out:
         lines += ["", "Not in a row until it has runs on every level of it: " + "; ".join(left_out) + "."]
     return lines
@@ -250,14 +272,13 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         "success and no curve.", "",
         *figures, "",
         "## IQM of test success, 95 % intervals", "",
-        "Seeds and test units resampled (footnote). Over all families, then per family:", "",
+        "Seeds and test units resampled (footnote). Over all families, over those a single model plays (the language models' scope), then per family:", "",
     ]
     algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
-    ordered = dict(sorted(stats.items(), key=lambda item: item[0] != "all"))
-    lines += iqm_table(ordered, algorithms, outcomes) + ["", "## Orderings", "",
+    lines += iqm_table(stats, algorithms, outcomes) + ["", "## Orderings", "",
                                                "Trained algorithms, each pair where both have runs: an ordering only "
                                                "where the 95 % interval of the IQM difference excludes 0.", ""]
-    for family, comparison in ordered.items():
+    for family, comparison in stats.items():
         present = trained(list(comparison.aggregates))
         sub = Comparison(comparison.tasks, comparison.aggregates,
                          {p: d for p, d in comparison.differences.items() if set(p) <= set(present)}, comparison.improvement)
@@ -286,7 +307,7 @@ def report(preset_name: str, folder: Path, reps: int = 2000) -> Path:
     rows = sorted(rows, key=lambda r: order.get(row_key(r), math.inf))
     algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
     stats = comparisons(outcomes, algorithms, list(dict.fromkeys(r["env"] for r in rows)), reps) if rows else {}
-    figures = plot_figures(outcomes, curves, stats["all"], folder, name, reps) if "all" in stats else []
+    figures = plot_figures(outcomes, curves, widest(stats), folder, name, reps) if stats else []
     page = folder / f"{name}.md"
     page.write_text(markdown(rows, curves, stats, figures, preset_name, preset, name, reps, outcomes), encoding="utf-8")
     write_level_pages(rows, curves, preset, folder / f"{name}_levels", page.name,

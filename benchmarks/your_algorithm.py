@@ -45,7 +45,7 @@ from benchmarks.suite_lib.contender import (
 from benchmarks.suite_lib.plan import FAMILIES, PRESETS, REFERENCES, TRAINED, Preset
 from benchmarks.suite_lib.sitting import TableFiles, launcher, sit
 from benchmarks.suite_lib.stats import Outcomes
-from benchmarks.suite_report import comparisons, family_tables, file_name, grouped, iqm_table, plot_figures
+from benchmarks.suite_report import comparisons, family_tables, file_name, grouped, iqm_table, plot_figures, widest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,13 +119,12 @@ def page(args: argparse.Namespace, preset: Preset, record: dict[str, Any], own: 
         algorithms = [*baselines, args.algo]
         outcomes = Outcomes.from_episodes(episodes)
         stats = comparisons(outcomes, algorithms, list(dict.fromkeys(env for env, _ in sorted(tasks))), args.reps)
-        ordered = dict(sorted(stats.items(), key=lambda item: item[0] != "all"))
-        lines += [*plot_figures(outcomes, curves, stats["all"], own.folder, own.name, args.reps), "",
+        lines += [*plot_figures(outcomes, curves, widest(stats), own.folder, own.name, args.reps), "",
                   "## IQM of test success, 95 % intervals", "",
                   f"Baselines from [{baseline.name}.csv]({baseline.name}.csv), not run again; seeds and test units "
-                  "resampled as on the suite's page.", "", *iqm_table(ordered, algorithms, outcomes), "", "## Orderings", "",
+                  "resampled as on the suite's page.", "", *iqm_table(stats, algorithms, outcomes), "", "## Orderings", "",
                   f"{args.algo} against each baseline: an ordering only where the 95 % interval of the IQM difference "
-                  "excludes 0.", "", *(f"- {family}: " + "; ".join(orderings_with(c, args.algo)) for family, c in ordered.items())]
+                  "excludes 0.", "", *(f"- {family}: " + "; ".join(orderings_with(c, args.algo)) for family, c in stats.items())]
         groups = grouped(rows)
         for env in dict.fromkeys(r["env"] for r in own_rows):
             lines += ["", f"## {env}", "", *family_tables(env, groups, curves, seeds)]

@@ -14,7 +14,7 @@ Imports neither torch nor SB3."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -55,9 +55,10 @@ class Outcomes:
                 episodes.setdefault(task, {})[algorithm] = tallies[..., 1].astype(float)
         return cls(successes, episodes)
 
-    def tasks(self, algorithms: list[str], family: str | None = None) -> list[Task]:
-        """The tasks (of ``family``, or all) on which every one of ``algorithms`` has runs."""
-        return [t for t in self.successes if (family is None or t[0] == family) and all(a in self.successes[t] for a in algorithms)]
+    def tasks(self, algorithms: list[str], families: Collection[str] | None = None) -> list[Task]:
+        """The tasks (of ``families``, or all) on which every one of ``algorithms`` has runs."""
+        return [t for t in self.successes
+                if (families is None or t[0] in families) and all(a in self.successes[t] for a in algorithms)]
 
     def runs(self, algorithm: str, tasks: list[Task]) -> int:
         """The runs per task an algorithm's score matrix holds: its fewest over ``tasks``."""
@@ -125,7 +126,7 @@ def improvement_replicates(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Comparison:
-    """The statistics of one set of tasks (a family, or all): per algorithm its aggregates; per
+    """The statistics of one set of tasks (a family, several, or all): per algorithm its aggregates; per
     ordered pair the difference of IQMs and the probability of improvement."""
 
     tasks: list[Task]

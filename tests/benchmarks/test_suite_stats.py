@@ -78,3 +78,17 @@ def test_the_replicates_aggregates_are_rliables(stats):
     assert stats.replicated("mean", x).tolist() == pytest.approx([metrics.aggregate_mean(r) for r in x])
     assert stats.improvement_replicates(x, y).tolist() == pytest.approx(
         [metrics.probability_of_improvement(a, b) for a, b in zip(x, y)])
+
+
+def test_language_models_are_compared_over_the_families_a_single_model_plays(stats):
+    report = importlib.import_module("benchmarks.suite_report")
+    rows = [{**row, "env": family} for family, algorithms in (("customer_support", ("ppo", "llm-tiny")), ("support_team", ("ppo",)))
+            for algorithm in algorithms for row in episodes(algorithm, 2, {"u0": [1, 0], "u1": [1, 1]})]
+    outcomes = stats.Outcomes.from_episodes(rows)
+    compared = report.comparisons(outcomes, ["ppo", "llm-tiny"], ["customer_support", "support_team"], reps=50)
+    assert list(compared) == ["all", "single-agent", "customer_support", "support_team"]
+    assert set(compared["all"].aggregates) == {"ppo"}
+    assert set(compared["single-agent"].aggregates) == {"ppo", "llm-tiny"}
+    assert report.widest(compared) is compared["single-agent"]
+    table = report.iqm_table(compared, ["ppo", "llm-tiny"], outcomes)
+    assert "llm-tiny in all (1 of 2 levels)" in table[-1] and any(line.startswith("single-agent: every family but support_team") for line in table)
