@@ -9,7 +9,8 @@ Face code path loads it), ``base/`` the untrained one, ``sft/`` the SFT run (Ten
 checkpoint) and ``expert_train.jsonl`` the trajectories it learnt from; with a corrections
 round (``--corrections``), ``corrections.jsonl`` the expert's calls after
 the SFT'd model's own slips (:mod:`trainers.llm.recipe.corrections`) and ``sft_corrections/`` the SFT
-run on them.
+run on them. ``--resume`` continues an interrupted build: a stage whose output is there is not run
+again, and an SFT stage goes on from its last checkpoint.
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ RECIPES = {"micro": {"episodes": 8, "drills": 4, "epochs": 1, "batch_size": 8},
 
 def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAULT_ENVS, seed: int = 0,
                 episodes: int | None = None, epochs: int | None = None, device: str = "auto",
-                corrections: int | None = None) -> Path:
+                corrections: int | None = None, resume: bool = False) -> Path:
     """Build the tokenizer and model of ``size``, teach it to copy on drills, warm-start it
     with SFT on expert trajectories of ``envs``, then SFT it on the expert's corrections of its
-    own episodes (``corrections`` tasks per env, None: the recipe's, 0: none); return ``out``."""
+    own episodes (``corrections`` tasks per env, None: the recipe's, 0: none); return ``out``.
+    ``resume``: keep the stages an interrupted build of ``out`` finished, continue its SFT checkpoints."""
     if size not in SIZES:
         raise ValueError(f"unknown model size {size!r}; choose from {list(SIZES)}")
     from .. import sft  # torch and transformers load only when a model is built
@@ -70,34 +72,35 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     if epochs:
         settings["epochs"] = epochs
     out = Path(out)
-    base = build_base(out / "base", size, envs, episodes or recipe_episodes, seed)
-    data = out / "expert_train.jsonl"
-    shutil.move(base / "expert_train.jsonl", data)
-    shutil.rmtree(out / "tasks", ignore_errors=True)
-    shutil.move(base / "tasks", out / "tasks")
+    base, data = out / "base", out / "expert_train.jsonl"
+    if not (resume and (base / "config.json").exists() and data.exists() and (out / "tasks").exists()):
+        build_base(base, size, envs, episodes or recipe_episodes, seed)
+        shutil.move(base / "expert_train.jsonl", data)
+        shutil.rmtree(out / "tasks", ignore_errors=True)
+        shutil.move(base / "tasks", out / "tasks")
     start, episode_data = base, [str(data)]
     if drills:
         drill_data = write_drills(out / "copy_drills.jsonl", drills, seed)
         start = sft.fine_tune(sft.Config(model=str(base), data=[str(drill_data)], run_dir=str(out / "sft_drills"),
-                                         seed=seed, device=device, **drill_settings))
+                                         seed=seed, device=device, **drill_settings), resume)
     if replay:
         episode_data.append(str(write_drills(out / "replay_drills.jsonl", replay, seed + 1)))
     config = sft.Config(model=str(start), data=episode_data, run_dir=str(out / "sft"), seed=seed, device=device,
                         **settings)
-    trained = sft.fine_tune(config)
+    trained = sft.fine_tune(config, resume)
     if correction["tasks"]:
-        trained = correct(trained, out, envs, seed, device, settings, **correction)
+        trained = correct(trained, out, envs, seed, device, settings, resume, **correction)
     for item in trained.iterdir():
         shutil.copy2(item, out / item.name)
     return out
 
 
-def correct(model: Path, out: Path, envs: Sequence[str], seed: int, device: str, settings: dict,
+def correct(model: Path, out: Path, envs: Sequence[str], seed: int, device: str, settings: dict, resume: bool,
             tasks: int, replay: int = 0, learning_rate: float | None = None) -> Path:
     """One round of expert corrections: ``model`` plays ``tasks`` fresh tasks per env (drawn
     with ``seed + 1``, not the corpus's ``seed``) into ``<out>/corrections.jsonl``; SFT then goes
     on from ``model`` on them and ``replay`` episodes of ``<out>/expert_train.jsonl`` (at
-    ``learning_rate``, else ``settings``'); returns the new model's directory."""
+    ``learning_rate``, else ``settings``'; ``resume``: from its SFT checkpoint); returns the new model's directory."""
     from .. import sft
     from .corrections import Config, collect
 
@@ -110,7 +113,7 @@ def correct(model: Path, out: Path, envs: Sequence[str], seed: int, device: str,
     replayed.write_text("".join(random.Random(seed).sample(expert, min(replay, len(expert)))), encoding="utf-8")
     tuned = {**settings, **({"learning_rate": learning_rate} if learning_rate else {})}
     return sft.fine_tune(sft.Config(model=str(model), data=[str(data), str(replayed)],
-                                    run_dir=str(out / "sft_corrections"), seed=seed, device=device, **tuned))
+                                    run_dir=str(out / "sft_corrections"), seed=seed, device=device, **tuned), resume)
 
 
 def write_drills(path: Path, count: int, seed: int) -> Path:
@@ -130,12 +133,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corrections", type=int, default=None, metavar="TASKS",
                         help="tasks per environment of the last stage, expert corrections of the model's own "
                              "episodes (default: the size's recipe; 0 skips the stage)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue an interrupted build of --out: finished stages are kept, SFT goes on from its checkpoint")
 
 
 def run_from_args(args: argparse.Namespace) -> Path:
     start = time.time()
     out = build_model(args.out, args.size, args.envs, args.seed, args.episodes, args.epochs, args.device,
-                      args.corrections)
+                      args.corrections, args.resume)
     print(f"built {args.size} model in {out} ({time.time() - start:.0f} s)")
     return out
 
