@@ -69,12 +69,23 @@ def less(rows: list[dict], algo: str, first: str, last: str, field: str) -> tupl
     return before, after, f"{1 - after / before:.0%} (goal >= 25%: {'met' if after <= 0.75 * before else 'NOT met'})"
 
 
+def revision(tree: Path) -> str:
+    """The commit a tree is checked out at (``-dirty`` with changes), else its folder's name (an exported tree)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True).stdout.strip()
+    if Path(git("rev-parse", "--show-toplevel") or "/nonexistent").resolve() != tree:
+        return f"`{tree.name}`"
+    return git("rev-parse", "--short=7", "HEAD") + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def section(rows: list[dict], trees: dict[str, Path], argv: list[str], load: tuple[float, float]) -> str:
     labels = list(trees)
-    lines = [SECTION, "", f"Command: `python -m benchmarks.run_cost {shlex.join(argv)}`", "",
+    shown = [f"{a.partition('=')[0]}={a.partition('=')[0].upper()}" if a.partition("=")[0] in trees else a for a in argv]
+    lines = [SECTION, "", f"Command: `python -m benchmarks.run_cost {shlex.join(shown)}` (each DIR a checkout of its tree's "
+             "commit)", "",
              f"Load average {load[0]:.1f} at the start and {load[1]:.1f} at the end (2 cores shared with other jobs); measured "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Trees: "
-             + ", ".join(f"{label} `{path}`" for label, path in trees.items()) + ". Each run:", ""]
+             + ", ".join(f"{label} at {revision(path)}" for label, path in trees.items()) + ". Each run:", ""]
     lines += [f"- `agentgym {shlex.join(command(algo, *rows[0]['shape']))}`" for algo in ALGORITHMS]
     lines += ["", "| round | algorithm | tree | wall s (command) | CPU s (command) | wall s (run) | test success | test return |",
               "|-|-|-|-|-|-|-|-|"]
