@@ -7,6 +7,7 @@ cost does not grow with the episode; texts are hashed once (cached).
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
 from collections.abc import Sequence
@@ -20,18 +21,29 @@ from .episode import CallReport, Episode
 from .scenario import Scenario
 
 WORD = re.compile(r"[a-z0-9]+")
-WORD_BYTES = re.compile(rb"[a-z0-9]+")
+# the bytes of a word ([a-z0-9]), others made a space: ``translate`` then ``split`` finds WORD's matches in UTF-8 bytes
+NOT_WORD_TO_SPACE = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" else 0x20 for byte in range(256))
+FEW_WORDS = 8  # up to this many words a text's counts are set one by one (cheaper than numpy's bincount and norm)
 
 
 @lru_cache(maxsize=65_536)
 def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
-    # the words found in the UTF-8 bytes: the same ASCII runs as in the text, without encoding each word
-    buckets = [zlib.crc32(word) % dim for word in WORD_BYTES.findall(text.lower().encode())]
-    counts = np.bincount(buckets, minlength=dim).astype(np.float32)
-    norm = float(np.sqrt(counts.dot(counts)))  # np.linalg.norm's computation, without its checks
-    out = counts / norm if norm else counts
+    # the words ([a-z0-9]+) of the UTF-8 bytes: the same ASCII runs as in the text, without encoding each word
+    words = text.lower().encode().translate(NOT_WORD_TO_SPACE).split()
+    if len(words) > FEW_WORDS:
+        out = np.bincount([zlib.crc32(word) % dim for word in words], minlength=dim).astype(np.float32)
+        out /= np.sqrt(out.dot(out))
+    else:  # the same float32 values: sqrt and division in float64 rounded once to float32 are float32's own
+        out = np.zeros(dim, dtype=np.float32)
+        counts: dict[int, int] = {}
+        for word in words:
+            bucket = zlib.crc32(word) % dim
+            counts[bucket] = counts.get(bucket, 0) + 1
+        norm = float(np.float32(math.sqrt(sum(count * count for count in counts.values()))))
+        for bucket, count in counts.items():
+            out[bucket] = count / norm
     out.flags.writeable = False
     return out
 

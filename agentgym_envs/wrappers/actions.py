@@ -136,6 +136,15 @@ def _offered(episode: Episode, seen: int, first: bool = False) -> tuple[Any, Seq
     return (kinds if flat is None else (tuple(offered), kinds)), offered, kinds
 
 
+def _rows_of(episode: Episode | None) -> tuple[int, int]:
+    """How many entity rows ``episode`` holds and how many its ``flat_rows`` offers (-1: every row; (-1, -1):
+    no episode): the joint mask changes with them, and with the calls made."""
+    if episode is None:
+        return -1, -1
+    flat = episode.flat_rows
+    return len(episode.entities.rows), -1 if flat is None else len(flat.rows)
+
+
 class FlatDiscreteAction(gym.ActionWrapper):
     """``Discrete(N)`` over tool calls, with :meth:`action_masks` admitting exactly the valid
     calls (a tool the agent may call now, with a filled row of the right kind per argument;
@@ -206,9 +215,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
             # is (row 0 until a call is numbered there), so that one take reads every action's rows at once
             self._argument_shape = (len(self.arities), self._n_slots, self.n_entities)
             self._row_0 = ((self._tool_of * self._n_slots + slots) * self.n_entities).astype(np.int32)  # cells fit 4 bytes
-        # the joint mask of the state (episode, its number of calls) it was computed in
+        # the joint mask of the state (episode, its number of calls, its rows: _rows_of) it was computed in
         self._mask: np.ndarray | None = None
-        self._mask_state: tuple[Episode | None, int] | None = None
+        self._mask_state: tuple[Episode | None, int, tuple[int, int]] | None = None
         # admissible layout: the joint mask before made calls are left out, and what it depends on
         # (the episode, its rows, the callable tools)
         self._before_repeats = np.zeros(0, dtype=bool)
@@ -278,11 +287,22 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _mask_of(self, base: Any, episode: Episode | None) -> np.ndarray:
         """The joint mask of ``episode``'s current state (this wrapper's own array: copy it to hand it out)."""
-        cached = self._mask_state
+        cached, mask = self._mask_state, self._mask
         calls = -1 if episode is None else episode.calls
-        if self._mask is None or cached is None or cached[0] is not episode or cached[1] != calls:
-            self._mask = self._admissible_mask(base, episode) if self.layout == "admissible" else self._product_mask(base, episode)
-            self._mask_state = (episode, calls)
+        if mask is not None and cached is not None and cached[0] is episode:
+            if cached[1] == calls:
+                return mask
+            if (self.layout == "admissible" and cached[1] == calls - 1 and cached[2] == _rows_of(episode)
+                    and self._before_repeats_key is not None
+                    and base.call_masks(repeats=False)[0].tobytes() == self._before_repeats_key[2]):
+                # one call later, no row added or offered and the same tools open: only the call just made can be
+                # out now (the copies handed out are the callers')
+                if episode.mask_repeats and episode.last_call is not None:
+                    self._leave_out(mask, *episode.last_call)
+                self._mask_state = (episode, calls, cached[2])
+                return mask
+        self._mask = self._admissible_mask(base, episode) if self.layout == "admissible" else self._product_mask(base, episode)
+        self._mask_state = (episode, calls, _rows_of(episode))
         return self._mask
 
     def _product_mask(self, base: Any, episode: Episode) -> np.ndarray:
@@ -305,20 +325,14 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _admissible_mask(self, base: Any, episode: Episode) -> np.ndarray:
         """The admissible layout's joint mask: every numbered call whose tool is open and whose
-        rows fit, less (with ``mask_repeats``) the calls made. Recomputed only when rows are added
-        or the callable tools change; one call later, only that call is left out."""
+        rows fit, less (with ``mask_repeats``) the calls made; the part before made calls are left
+        out is recomputed only when rows are offered or the callable tools change."""
         tools, argument = base.call_masks(repeats=False)
         numbering = self._numbering_of(episode)
         key = (episode, numbering.table.seen, tools.tobytes())
-        previous = self._mask_state
         if key != self._before_repeats_key:
             self._before_repeats = self._before_repeats_of(numbering, tools, argument, key[2])
             self._before_repeats_key = key
-        elif previous is not None and previous[0] is episode and previous[1] == episode.calls - 1 and self._mask is not None:
-            mask = self._mask  # the mask of one call ago (copies were handed out): only that call can be out now
-            if episode.mask_repeats and episode.last_call is not None:
-                self._leave_out(mask, *episode.last_call)
-            return mask
         mask = self._before_repeats.copy()
         if episode.mask_repeats:
             for tool, made in enumerate(episode.made_rows):
