@@ -48,18 +48,6 @@ def hashed_words(text: str, dim: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=65_536)
-def row_line(kind_column: int, text: str, width: int, row_dim: int, scale: float) -> np.ndarray:
-    """One entity row's line of the features' ``rows`` block: ``scale`` at 0 (filled) and at
-    ``kind_column`` (the kind one-hot), then ``scale`` times ``text``'s hashed bag (the last
-    ``row_dim`` entries). Cached: a row is computed once however many episodes show it."""
-    line = np.zeros(width, dtype=np.float32)
-    line[0] = line[kind_column] = scale
-    line[width - row_dim :] = scale * hashed_words(text, row_dim)
-    line.flags.writeable = False
-    return line
-
-
 class FeatureEncoder:
     """Episode -> ``Box(float32, (size,))``, the concatenation of (in this order):
 
@@ -178,8 +166,9 @@ class FeatureEncoder:
         return self._static[1]
 
     def _fill_rows(self, block: np.ndarray, rows: Sequence[Entity]) -> None:
-        """Write ``rows`` into ``block`` (one line each): filled, the kind one-hot, the text's bag."""
-        other, limit = len(self.kinds), self._chars[2]
-        for i, row in enumerate(rows):
-            block[i] = row_line(1 + self._kind_index.get(row.kind, other), row.text[:limit], self.row_width,
-                                self.row_dim, self._row_scale)
+        """Write ``rows`` into ``block``'s lines (zeros until then), scaled by ``1 / sqrt(max_entities)``:
+        filled (entry 0), the kind one-hot, then the text's hashed bag (the last ``row_dim`` entries)."""
+        other, limit, scale, bag = len(self.kinds), self._chars[2], self._row_scale, self.row_width - self.row_dim
+        for line, row in zip(block, rows):
+            line[0] = line[1 + self._kind_index.get(row.kind, other)] = scale
+            np.multiply(hashed_words(row.text[:limit], self.row_dim), scale, out=line[bag:])
