@@ -26,24 +26,37 @@ NOT_WORD_TO_SPACE = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789
 FEW_WORDS = 8  # up to this many words a text's counts are set one by one (cheaper than numpy's bincount and norm)
 
 
+def _words(text: str) -> list[bytes]:
+    """The words ([a-z0-9]+) of ``text`` lower-cased, as UTF-8 bytes: the same ASCII runs as in the text."""
+    return text.lower().encode().translate(NOT_WORD_TO_SPACE).split()
+
+
+@lru_cache(maxsize=65_536)
+def bag_entries(text: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)``, the values
+    float32's (written one by one where a text has few words)."""
+    counts: dict[int, int] = {}
+    for word in _words(text):
+        bucket = zlib.crc32(word) % dim
+        counts[bucket] = counts.get(bucket, 0) + 1
+    # sqrt and division in float64, rounded once to float32, are float32's own: the values of hashed_words
+    norm = float(np.float32(math.sqrt(sum(count * count for count in counts.values()))))
+    values = np.array([count / norm for count in counts.values()], dtype=np.float32).tolist()
+    return tuple(zip(counts, values))
+
+
 @lru_cache(maxsize=65_536)
 def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
-    # the words ([a-z0-9]+) of the UTF-8 bytes: the same ASCII runs as in the text, without encoding each word
-    words = text.lower().encode().translate(NOT_WORD_TO_SPACE).split()
+    words = _words(text)
     if len(words) > FEW_WORDS:
         out = np.bincount([zlib.crc32(word) % dim for word in words], minlength=dim).astype(np.float32)
         out /= np.sqrt(out.dot(out))
-    else:  # the same float32 values: sqrt and division in float64 rounded once to float32 are float32's own
+    else:
         out = np.zeros(dim, dtype=np.float32)
-        counts: dict[int, int] = {}
-        for word in words:
-            bucket = zlib.crc32(word) % dim
-            counts[bucket] = counts.get(bucket, 0) + 1
-        norm = float(np.float32(math.sqrt(sum(count * count for count in counts.values()))))
-        for bucket, count in counts.items():
-            out[bucket] = count / norm
+        for bucket, value in bag_entries(text, dim):
+            out[bucket] = value
     out.flags.writeable = False
     return out
 
@@ -103,7 +116,10 @@ class FeatureEncoder:
         self.slices = {name: slice(int(end - size), int(end)) for (name, size), end in zip(sizes.items(), ends)}
         self._chars = (scenario.max_prompt_chars, scenario.max_result_chars, scenario.max_entity_chars)
         self.space = spaces.Box(0.0, 1.0, shape=(int(ends[-1]),), dtype=np.float32)
-        self._row_scale = 1.0 / np.sqrt(self.max_entities)
+        self._row_scale = float(1.0 / np.sqrt(self.max_entities))
+        # where step writes: the calls, used, turn and last entries, and the result's bag
+        self._calls, self._used = self.slices["calls"].start, self.slices["used"].start
+        self._turn, self._last, self._result = self.slices["turn"].start, self.slices["last"].start, self.slices["result"]
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
         self._last_used: list[int] = []  # the vector's ``used`` entries of the last call, at 1
@@ -125,24 +141,23 @@ class FeatureEncoder:
 
     def step(self, episode: Episode, report: CallReport) -> np.ndarray:
         """The features after one call (the episode's :attr:`~Episode.last_call`)."""
-        v, slices = self._vector, self.slices
+        v = self._vector
         if episode.last_call is not None:
             tool, rows = episode.last_call
-            v[slices["calls"].start + tool] += 1.0 / self.max_turns
+            v[self._calls + tool] += 1.0 / self.max_turns
             # the ``used`` entries: the last call's rows at 1, earlier calls' at 0.5
-            start = slices["used"].start + tool * self.max_entities
+            start = self._used + tool * self.max_entities
             for entry in self._last_used:
                 v[entry] = 0.5
             self._last_used = [start + row for row in rows]
             for entry in self._last_used:
                 v[entry] = 1.0
             if report.verdict is not None and rows:
-                verdicts = v[slices["verdicts"]].reshape(self.max_entities, 2)
+                verdicts = v[self.slices["verdicts"]].reshape(self.max_entities, 2)
                 verdicts[list(rows)] = (1.0, 0.0) if report.verdict else (0.0, 1.0)
-        turn, last = slices["turn"].start, slices["last"].start
-        v[turn] = episode.calls / self.max_turns
-        v[last], v[last + 1] = report.valid, report.correct
-        v[slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
+        v[self._turn] = episode.calls / self.max_turns
+        v[self._last], v[self._last + 1] = report.valid, report.correct
+        v[self._result] = hashed_words(report.result[: self._chars[1]], self.result_dim)
         self._write_rows(episode)
         return v.copy()
 
@@ -171,4 +186,5 @@ class FeatureEncoder:
         other, limit, scale, bag = len(self.kinds), self._chars[2], self._row_scale, self.row_width - self.row_dim
         for line, row in zip(block, rows):
             line[0] = line[1 + self._kind_index.get(row.kind, other)] = scale
-            np.multiply(hashed_words(row.text[:limit], self.row_dim), scale, out=line[bag:])
+            for bucket, value in bag_entries(row.text[:limit], self.row_dim):
+                line[bag + bucket] = scale * value

@@ -195,6 +195,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.n_entities = int(self.base.max_entities)
         self.arities = list(self.base.tool_arities)
         self._n_slots = max(self.arities, default=0)
+        self._no_rows = (0,) * self._n_slots  # the slots of an action past its tool's arity (or unnumbered)
         if layout == "product":
             sizes = [self.n_entities**arity for arity in self.arities]
             if sum(sizes) > MAX_PRODUCT_ACTIONS:
@@ -203,6 +204,8 @@ class FlatDiscreteAction(gym.ActionWrapper):
             sizes = [capacity] * len(self.arities)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
+        self._n_actions = int(self.offsets[-1])
+        self._all_admitted = np.ones(self._n_actions, dtype=bool)  # the mask once an episode is over
         self._roots: dict[Any, _Numbering] = {}  # the shared numberings, by their first chunk (_offered)
         self._shared = self._shared_bytes = 0  # how many numberings are shared, and their arrays' bytes
         self._numbering: _Numbering | None = None  # the current episode's
@@ -245,7 +248,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         if episode is not None and not episode.ended:
             info["action_mask"] = self._mask_of(base, episode).copy()
         else:  # the episode is over: nothing is callable (a vector env resets it before the next decision)
-            info["action_mask"] = np.ones(self.action_space.n, dtype=bool)
+            info["action_mask"] = self._all_admitted.copy()
         return info
 
     def action(self, action: Any) -> np.ndarray:
@@ -253,16 +256,14 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _structured(self, action: Any, episode: Episode | None) -> np.ndarray:
         index = int(action)
-        if not 0 <= index < self.action_space.n:
+        if not 0 <= index < self._n_actions:
             raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
-        structured = np.zeros(1 + self._n_slots, dtype=np.int64)
         if self.layout == "admissible":
             tool, offset = divmod(index, self.capacity)
-            structured[0] = tool
             calls = self._table_of(episode).calls[tool]
-            if offset < len(calls):
-                structured[1 : 1 + self.arities[tool]] = calls[offset]
-            return structured
+            rows = calls[offset] if offset < len(calls) else ()
+            return np.array((tool, *rows, *self._no_rows[len(rows):]), dtype=np.int64)
+        structured = np.zeros(1 + self._n_slots, dtype=np.int64)
         tool = int(np.searchsorted(self.offsets, index, side="right") - 1)
         offset = index - int(self.offsets[tool])
         structured[0] = tool
