@@ -335,10 +335,12 @@ class FlatDiscreteAction(gym.ActionWrapper):
             self._before_repeats = self._before_repeats_of(numbering, tools, argument, key[2])
             self._before_repeats_key = key
         mask = self._before_repeats.copy()
-        if episode.mask_repeats:
-            for tool, made in enumerate(episode.made_rows):
-                for called in made:
-                    self._leave_out(mask, tool, called)
+        if episode.mask_repeats:  # the numbered calls made, left out at once
+            numbers, capacity = numbering.table.numbers, self.capacity
+            made = [tool * capacity + number for tool, calls in enumerate(episode.made_rows)
+                    for number in map(numbers[tool].get, calls) if number is not None]
+            if made:
+                mask[made] = False
         return mask
 
     def _before_repeats_of(self, numbering: _Numbering, tools: np.ndarray, argument: np.ndarray, open_tools: bytes) -> np.ndarray:
