@@ -8,7 +8,6 @@ cost does not grow with the episode; texts are hashed once (cached).
 from __future__ import annotations
 
 import math
-import re
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
@@ -20,8 +19,7 @@ from .entities import Entity, EntityTable
 from .episode import CallReport, Episode
 from .scenario import Scenario
 
-WORD = re.compile(r"[a-z0-9]+")
-# the bytes of a word ([a-z0-9]), others made a space: ``translate`` then ``split`` finds WORD's matches in UTF-8 bytes
+# the bytes of a word ([a-z0-9]), others made a space: ``translate`` then ``split`` finds the words ([a-z0-9]+)
 NOT_WORD_TO_SPACE = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" else 0x20 for byte in range(256))
 FEW_WORDS = 8  # up to this many words a text's counts are set one by one (cheaper than numpy's bincount and norm)
 
@@ -33,8 +31,8 @@ def _words(text: str) -> list[bytes]:
 
 @lru_cache(maxsize=65_536)
 def bag_entries(text: str, dim: int) -> tuple[tuple[int, float], ...]:
-    """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)``, the values
-    float32's (written one by one where a text has few words)."""
+    """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)`` pairs, each value
+    a float32's: what the rows block, and a bag of few words, write entry by entry."""
     counts: dict[int, int] = {}
     for word in _words(text):
         bucket = zlib.crc32(word) % dim
