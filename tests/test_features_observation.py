@@ -152,10 +152,10 @@ def test_hashed_words_counts_each_word_in_its_crc32_bucket_at_unit_length():
 
 
 def test_bag_entries_are_the_nonzero_entries_of_hashed_words_for_texts_long_and_short():
-    from agentgym_envs.core.features import FEW_WORDS, bag_entries, hashed_words
+    from agentgym_envs.core.features import bag_entries, hashed_words
 
     words = ["Order", "ORD-12", "İstanbul", "Straße", "\u212aelvin", "café", "x_y", "9.50", "order"]
-    for n in (0, 1, 2, FEW_WORDS, FEW_WORDS + 1, 40):
+    for n in (0, 1, 2, 9, 40):
         text = " ".join(words[i % len(words)] for i in range(n))
         for dim in (4, 16, 64):
             dense = np.zeros(dim, dtype=np.float32)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from array import array
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -21,7 +22,6 @@ from .scenario import Scenario
 
 # the bytes of a word ([a-z0-9]), others made a space: ``translate`` then ``split`` finds the words ([a-z0-9]+)
 NOT_WORD_TO_SPACE = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" else 0x20 for byte in range(256))
-FEW_WORDS = 8  # up to this many words a text's counts are set one by one (cheaper than numpy's bincount and norm)
 
 
 def _words(text: str) -> list[bytes]:
@@ -29,34 +29,35 @@ def _words(text: str) -> list[bytes]:
     return text.lower().encode().translate(NOT_WORD_TO_SPACE).split()
 
 
-@lru_cache(maxsize=65_536)
-def bag_entries(text: str, dim: int) -> tuple[tuple[int, float], ...]:
-    """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)`` pairs, each value
-    a float32's: what the rows block, and a bag of few words, write entry by entry."""
+def _bag(text: str, dim: int) -> dict[int, float]:
+    """The nonzero entries of ``text``'s bag of words hashed into ``dim`` buckets, at unit length: each bucket's
+    count over the norm (float64, a float32's division once rounded to float32)."""
     counts: dict[int, int] = {}
     for word in _words(text):
         bucket = zlib.crc32(word) % dim
         counts[bucket] = counts.get(bucket, 0) + 1
-    # sqrt and division in float64, rounded once to float32, are float32's own: the values of hashed_words
-    norm = float(np.float32(math.sqrt(sum(count * count for count in counts.values()))))
-    values = np.array([count / norm for count in counts.values()], dtype=np.float32).tolist()
-    return tuple(zip(counts, values))
+    # the norm as float32 computes it: the square root in float64 rounded once to float32 is float32's own
+    norm = array("f", [math.sqrt(sum(count * count for count in counts.values()))])[0]
+    return {bucket: count / norm for bucket, count in counts.items()}
 
 
 @lru_cache(maxsize=65_536)
 def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
-    words = _words(text)
-    if len(words) > FEW_WORDS:
-        out = np.bincount([zlib.crc32(word) % dim for word in words], minlength=dim).astype(np.float32)
-        out /= np.sqrt(out.dot(out))
-    else:
-        out = np.zeros(dim, dtype=np.float32)
-        for bucket, value in bag_entries(text, dim):
-            out[bucket] = value
+    out = np.zeros(dim, dtype=np.float32)
+    for bucket, value in _bag(text, dim).items():  # a few entries: set one by one, rounded to float32
+        out[bucket] = value
     out.flags.writeable = False
     return out
+
+
+@lru_cache(maxsize=65_536)
+def bag_entries(text: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)`` pairs, each value
+    a float32's: what the rows block writes entry by entry."""
+    bag = _bag(text, dim)
+    return tuple(zip(bag, array("f", bag.values())))
 
 
 class FeatureEncoder:
