@@ -122,18 +122,18 @@ class FeatureEncoder:
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
         self._last_used: list[int] = []  # the vector's ``used`` entries of the last call, at 1
-        self._static: tuple[EntityTable, np.ndarray] | None = None  # a static table and its rows' block
+        self._blank: tuple[EntityTable, np.ndarray] | None = None  # a static table and a vector holding only its rows
+        self._block = self._rows_block()  # the rows part of the vector (a view), kept with the vector
 
     def reset(self, episode: Episode) -> np.ndarray:
         """The features of a fresh episode."""
-        self._vector = np.zeros(self.space.shape, dtype=np.float32)
+        self._vector = self._blank_of(episode.static_entities).copy()  # every episode starts with these rows
         self._vector[self.slices["task"]] = hashed_words(self.scenario.request_text(episode.prompt), self.task_dim)
         if self.scenario.gives_hints:
             hint = self.slices["hint"]
             self._vector[hint] = hashed_words(self.scenario.hint(episode.task), hint.stop - hint.start)
-        static = self._static_block(episode.static_entities)  # every episode starts with these rows
-        self._rows_block()[: len(static)] = static
-        self._rows = len(static)
+        self._block = self._rows_block()
+        self._rows = len(episode.static_entities)
         self._last_used = []
         self._write_rows(episode)
         return self._vector.copy()
@@ -168,16 +168,17 @@ class FeatureEncoder:
         rows = episode.entities.rows
         if len(rows) == self._rows:  # no row was added
             return
-        self._fill_rows(self._rows_block()[self._rows : len(rows)], rows[self._rows :])
+        self._fill_rows(self._block[self._rows : len(rows)], rows[self._rows :])
         self._rows = len(rows)
 
-    def _static_block(self, table: EntityTable) -> np.ndarray:
-        """The rows block of a static table's rows (computed once per table)."""
-        if self._static is None or self._static[0] is not table:
-            block = np.zeros((len(table), self.row_width), dtype=np.float32)
-            self._fill_rows(block, table.rows)
-            self._static = (table, block)
-        return self._static[1]
+    def _blank_of(self, table: EntityTable) -> np.ndarray:
+        """A vector of zeros but a static table's rows (computed once per table; read-only)."""
+        if self._blank is None or self._blank[0] is not table:
+            blank = np.zeros(self.space.shape, dtype=np.float32)
+            self._fill_rows(blank[self.slices["rows"]].reshape(self.max_entities, self.row_width), table.rows)
+            blank.flags.writeable = False
+            self._blank = (table, blank)
+        return self._blank[1]
 
     def _fill_rows(self, block: np.ndarray, rows: Sequence[Entity]) -> None:
         """Write ``rows`` into ``block``'s lines (zeros until then), scaled by ``1 / sqrt(max_entities)``:
