@@ -149,3 +149,30 @@ def test_hashed_words_counts_each_word_in_its_crc32_bucket_at_unit_length():
         got = hashed_words(text, dim)
         assert got.dtype == np.float32 and not got.flags.writeable
         np.testing.assert_array_equal(got, expected)
+
+
+def test_bag_entries_are_the_nonzero_entries_of_hashed_words_for_texts_long_and_short():
+    from agentgym_envs.core.features import bag_entries, hashed_words
+
+    words = ["Order", "ORD-12", "İstanbul", "Straße", "\u212aelvin", "café", "x_y", "9.50", "order"]
+    for n in (0, 1, 2, 9, 40):
+        text = " ".join(words[i % len(words)] for i in range(n))
+        for dim in (4, 16, 64):
+            dense = np.zeros(dim, dtype=np.float32)
+            for bucket, value in bag_entries(text, dim):
+                dense[bucket] = value
+            np.testing.assert_array_equal(dense, hashed_words(text, dim))
+
+
+def test_a_rows_bag_is_its_texts_hashed_words_times_the_rows_scale():
+    from agentgym_envs.core.features import hashed_words
+
+    env = features_env()
+    obs, _ = env.reset(seed=0)
+    encoder, rows = env.unwrapped.features, env.unwrapped.episode.entities.rows
+    block = obs[encoder.slices["rows"]].reshape(encoder.max_entities, encoder.row_width)
+    scale = 1.0 / np.sqrt(encoder.max_entities)
+    for line, row in zip(block, rows):
+        bag = hashed_words(row.text[: encoder.scenario.max_entity_chars], encoder.row_dim)
+        np.testing.assert_array_equal(line[-encoder.row_dim :], (scale * bag).astype(np.float32))
+        assert line[0] == np.float32(scale)

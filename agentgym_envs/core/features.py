@@ -7,8 +7,9 @@ cost does not grow with the episode; texts are hashed once (cached).
 
 from __future__ import annotations
 
-import re
+import math
 import zlib
+from array import array
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -19,33 +20,44 @@ from .entities import Entity, EntityTable
 from .episode import CallReport, Episode
 from .scenario import Scenario
 
-WORD = re.compile(r"[a-z0-9]+")
-WORD_BYTES = re.compile(rb"[a-z0-9]+")
+# the bytes of a word ([a-z0-9]), others made a space: ``translate`` then ``split`` finds the words ([a-z0-9]+)
+NOT_WORD_TO_SPACE = bytes(byte if byte in b"abcdefghijklmnopqrstuvwxyz0123456789" else 0x20 for byte in range(256))
+
+
+def _words(text: str) -> list[bytes]:
+    """The words ([a-z0-9]+) of ``text`` lower-cased, as UTF-8 bytes: the same ASCII runs as in the text."""
+    return text.lower().encode().translate(NOT_WORD_TO_SPACE).split()
+
+
+def _bag(text: str, dim: int) -> dict[int, float]:
+    """The nonzero entries of ``text``'s bag of words hashed into ``dim`` buckets, at unit length: each bucket's
+    count over the norm (float64, a float32's division once rounded to float32)."""
+    counts: dict[int, int] = {}
+    for word in _words(text):
+        bucket = zlib.crc32(word) % dim
+        counts[bucket] = counts.get(bucket, 0) + 1
+    # the norm as float32 computes it: the square root in float64 rounded once to float32 is float32's own
+    norm = array("f", [math.sqrt(sum(count * count for count in counts.values()))])[0]
+    return {bucket: count / norm for bucket, count in counts.items()}
 
 
 @lru_cache(maxsize=65_536)
 def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
-    # the words found in the UTF-8 bytes: the same ASCII runs as in the text, without encoding each word
-    buckets = [zlib.crc32(word) % dim for word in WORD_BYTES.findall(text.lower().encode())]
-    counts = np.bincount(buckets, minlength=dim).astype(np.float32)
-    norm = float(np.sqrt(counts.dot(counts)))  # np.linalg.norm's computation, without its checks
-    out = counts / norm if norm else counts
+    out = np.zeros(dim, dtype=np.float32)
+    for bucket, value in _bag(text, dim).items():  # a few entries: set one by one, rounded to float32
+        out[bucket] = value
     out.flags.writeable = False
     return out
 
 
 @lru_cache(maxsize=65_536)
-def row_line(kind_column: int, text: str, width: int, row_dim: int, scale: float) -> np.ndarray:
-    """One entity row's line of the features' ``rows`` block: ``scale`` at 0 (filled) and at
-    ``kind_column`` (the kind one-hot), then ``scale`` times ``text``'s hashed bag (the last
-    ``row_dim`` entries). Cached: a row is computed once however many episodes show it."""
-    line = np.zeros(width, dtype=np.float32)
-    line[0] = line[kind_column] = scale
-    line[width - row_dim :] = scale * hashed_words(text, row_dim)
-    line.flags.writeable = False
-    return line
+def bag_entries(text: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)`` pairs, each value
+    a float32's: what the rows block writes entry by entry."""
+    bag = _bag(text, dim)
+    return tuple(zip(bag, array("f", bag.values())))
 
 
 class FeatureEncoder:
@@ -103,46 +115,48 @@ class FeatureEncoder:
         self.slices = {name: slice(int(end - size), int(end)) for (name, size), end in zip(sizes.items(), ends)}
         self._chars = (scenario.max_prompt_chars, scenario.max_result_chars, scenario.max_entity_chars)
         self.space = spaces.Box(0.0, 1.0, shape=(int(ends[-1]),), dtype=np.float32)
-        self._row_scale = 1.0 / np.sqrt(self.max_entities)
+        self._row_scale = float(1.0 / np.sqrt(self.max_entities))
+        # where step writes: the calls, used, turn and last entries, and the result's bag
+        self._calls, self._used = self.slices["calls"].start, self.slices["used"].start
+        self._turn, self._last, self._result = self.slices["turn"].start, self.slices["last"].start, self.slices["result"]
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
         self._last_used: list[int] = []  # the vector's ``used`` entries of the last call, at 1
-        self._static: tuple[EntityTable, np.ndarray] | None = None  # a static table and its rows' block
+        self._blank: tuple[EntityTable, np.ndarray] | None = None  # a static table and a vector holding only its rows
+        self._block = self._rows_block()  # the rows part of the vector (a view), kept with the vector
 
     def reset(self, episode: Episode) -> np.ndarray:
         """The features of a fresh episode."""
-        self._vector = np.zeros(self.space.shape, dtype=np.float32)
+        self._vector = self._blank_of(episode.static_entities).copy()  # every episode starts with these rows
         self._vector[self.slices["task"]] = hashed_words(self.scenario.request_text(episode.prompt), self.task_dim)
         if self.scenario.gives_hints:
             hint = self.slices["hint"]
             self._vector[hint] = hashed_words(self.scenario.hint(episode.task), hint.stop - hint.start)
-        static = self._static_block(episode.static_entities)  # every episode starts with these rows
-        self._rows_block()[: len(static)] = static
-        self._rows = len(static)
+        self._block = self._rows_block()
+        self._rows = len(episode.static_entities)
         self._last_used = []
         self._write_rows(episode)
         return self._vector.copy()
 
     def step(self, episode: Episode, report: CallReport) -> np.ndarray:
         """The features after one call (the episode's :attr:`~Episode.last_call`)."""
-        v, slices = self._vector, self.slices
+        v = self._vector
         if episode.last_call is not None:
             tool, rows = episode.last_call
-            v[slices["calls"].start + tool] += 1.0 / self.max_turns
+            v[self._calls + tool] += 1.0 / self.max_turns
             # the ``used`` entries: the last call's rows at 1, earlier calls' at 0.5
-            start = slices["used"].start + tool * self.max_entities
+            start = self._used + tool * self.max_entities
             for entry in self._last_used:
                 v[entry] = 0.5
             self._last_used = [start + row for row in rows]
             for entry in self._last_used:
                 v[entry] = 1.0
             if report.verdict is not None and rows:
-                verdicts = v[slices["verdicts"]].reshape(self.max_entities, 2)
+                verdicts = v[self.slices["verdicts"]].reshape(self.max_entities, 2)
                 verdicts[list(rows)] = (1.0, 0.0) if report.verdict else (0.0, 1.0)
-        turn, last = slices["turn"].start, slices["last"].start
-        v[turn] = episode.calls / self.max_turns
-        v[last], v[last + 1] = report.valid, report.correct
-        v[slices["result"]] = hashed_words(report.result[: self._chars[1]], self.result_dim)
+        v[self._turn] = episode.calls / self.max_turns
+        v[self._last], v[self._last + 1] = report.valid, report.correct
+        v[self._result] = hashed_words(report.result[: self._chars[1]], self.result_dim)
         self._write_rows(episode)
         return v.copy()
 
@@ -154,20 +168,23 @@ class FeatureEncoder:
         rows = episode.entities.rows
         if len(rows) == self._rows:  # no row was added
             return
-        self._fill_rows(self._rows_block()[self._rows : len(rows)], rows[self._rows :])
+        self._fill_rows(self._block[self._rows : len(rows)], rows[self._rows :])
         self._rows = len(rows)
 
-    def _static_block(self, table: EntityTable) -> np.ndarray:
-        """The rows block of a static table's rows (computed once per table)."""
-        if self._static is None or self._static[0] is not table:
-            block = np.zeros((len(table), self.row_width), dtype=np.float32)
-            self._fill_rows(block, table.rows)
-            self._static = (table, block)
-        return self._static[1]
+    def _blank_of(self, table: EntityTable) -> np.ndarray:
+        """A vector of zeros but a static table's rows (computed once per table; read-only)."""
+        if self._blank is None or self._blank[0] is not table:
+            blank = np.zeros(self.space.shape, dtype=np.float32)
+            self._fill_rows(blank[self.slices["rows"]].reshape(self.max_entities, self.row_width), table.rows)
+            blank.flags.writeable = False
+            self._blank = (table, blank)
+        return self._blank[1]
 
     def _fill_rows(self, block: np.ndarray, rows: Sequence[Entity]) -> None:
-        """Write ``rows`` into ``block`` (one line each): filled, the kind one-hot, the text's bag."""
-        other, limit = len(self.kinds), self._chars[2]
-        for i, row in enumerate(rows):
-            block[i] = row_line(1 + self._kind_index.get(row.kind, other), row.text[:limit], self.row_width,
-                                self.row_dim, self._row_scale)
+        """Write ``rows`` into ``block``'s lines (zeros until then), scaled by ``1 / sqrt(max_entities)``:
+        filled (entry 0), the kind one-hot, then the text's hashed bag (the last ``row_dim`` entries)."""
+        other, limit, scale, bag = len(self.kinds), self._chars[2], self._row_scale, self.row_width - self.row_dim
+        for line, row in zip(block, rows):
+            line[0] = line[1 + self._kind_index.get(row.kind, other)] = scale
+            for bucket, value in bag_entries(row.text[:limit], self.row_dim):
+                line[bag + bucket] = scale * value

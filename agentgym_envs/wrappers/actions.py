@@ -136,6 +136,15 @@ def _offered(episode: Episode, seen: int, first: bool = False) -> tuple[Any, Seq
     return (kinds if flat is None else (tuple(offered), kinds)), offered, kinds
 
 
+def _rows_of(episode: Episode | None) -> tuple[int, int]:
+    """How many entity rows ``episode`` holds and how many its ``flat_rows`` offers (-1: every row; (-1, -1):
+    no episode): the joint mask changes with them, and with the calls made."""
+    if episode is None:
+        return -1, -1
+    flat = episode.flat_rows
+    return len(episode.entities.rows), -1 if flat is None else len(flat.rows)
+
+
 class FlatDiscreteAction(gym.ActionWrapper):
     """``Discrete(N)`` over tool calls, with :meth:`action_masks` admitting exactly the valid
     calls (a tool the agent may call now, with a filled row of the right kind per argument;
@@ -186,6 +195,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         self.n_entities = int(self.base.max_entities)
         self.arities = list(self.base.tool_arities)
         self._n_slots = max(self.arities, default=0)
+        self._no_rows = (0,) * self._n_slots  # the slots of an action past its tool's arity (or unnumbered)
         if layout == "product":
             sizes = [self.n_entities**arity for arity in self.arities]
             if sum(sizes) > MAX_PRODUCT_ACTIONS:
@@ -194,6 +204,8 @@ class FlatDiscreteAction(gym.ActionWrapper):
             sizes = [capacity] * len(self.arities)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.action_space = spaces.Discrete(int(self.offsets[-1]))
+        self._n_actions = int(self.offsets[-1])
+        self._all_admitted = np.ones(self._n_actions, dtype=bool)  # the mask once an episode is over
         self._roots: dict[Any, _Numbering] = {}  # the shared numberings, by their first chunk (_offered)
         self._shared = self._shared_bytes = 0  # how many numberings are shared, and their arrays' bytes
         self._numbering: _Numbering | None = None  # the current episode's
@@ -206,9 +218,9 @@ class FlatDiscreteAction(gym.ActionWrapper):
             # is (row 0 until a call is numbered there), so that one take reads every action's rows at once
             self._argument_shape = (len(self.arities), self._n_slots, self.n_entities)
             self._row_0 = ((self._tool_of * self._n_slots + slots) * self.n_entities).astype(np.int32)  # cells fit 4 bytes
-        # the joint mask of the state (episode, its number of calls) it was computed in
+        # the joint mask of the state (episode, its number of calls, its rows: _rows_of) it was computed in
         self._mask: np.ndarray | None = None
-        self._mask_state: tuple[Episode | None, int] | None = None
+        self._mask_state: tuple[Episode | None, int, tuple[int, int]] | None = None
         # admissible layout: the joint mask before made calls are left out, and what it depends on
         # (the episode, its rows, the callable tools)
         self._before_repeats = np.zeros(0, dtype=bool)
@@ -236,7 +248,7 @@ class FlatDiscreteAction(gym.ActionWrapper):
         if episode is not None and not episode.ended:
             info["action_mask"] = self._mask_of(base, episode).copy()
         else:  # the episode is over: nothing is callable (a vector env resets it before the next decision)
-            info["action_mask"] = np.ones(self.action_space.n, dtype=bool)
+            info["action_mask"] = self._all_admitted.copy()
         return info
 
     def action(self, action: Any) -> np.ndarray:
@@ -244,16 +256,14 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _structured(self, action: Any, episode: Episode | None) -> np.ndarray:
         index = int(action)
-        if not 0 <= index < self.action_space.n:
+        if not 0 <= index < self._n_actions:
             raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
-        structured = np.zeros(1 + self._n_slots, dtype=np.int64)
         if self.layout == "admissible":
             tool, offset = divmod(index, self.capacity)
-            structured[0] = tool
             calls = self._table_of(episode).calls[tool]
-            if offset < len(calls):
-                structured[1 : 1 + self.arities[tool]] = calls[offset]
-            return structured
+            rows = calls[offset] if offset < len(calls) else ()
+            return np.array((tool, *rows, *self._no_rows[len(rows):]), dtype=np.int64)
+        structured = np.zeros(1 + self._n_slots, dtype=np.int64)
         tool = int(np.searchsorted(self.offsets, index, side="right") - 1)
         offset = index - int(self.offsets[tool])
         structured[0] = tool
@@ -278,11 +288,22 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _mask_of(self, base: Any, episode: Episode | None) -> np.ndarray:
         """The joint mask of ``episode``'s current state (this wrapper's own array: copy it to hand it out)."""
-        cached = self._mask_state
+        cached, mask = self._mask_state, self._mask
         calls = -1 if episode is None else episode.calls
-        if self._mask is None or cached is None or cached[0] is not episode or cached[1] != calls:
-            self._mask = self._admissible_mask(base, episode) if self.layout == "admissible" else self._product_mask(base, episode)
-            self._mask_state = (episode, calls)
+        if mask is not None and cached is not None and cached[0] is episode:
+            if cached[1] == calls:
+                return mask
+            if (self.layout == "admissible" and cached[1] == calls - 1 and cached[2] == _rows_of(episode)
+                    and self._before_repeats_key is not None
+                    and base.call_masks(repeats=False)[0].tobytes() == self._before_repeats_key[2]):
+                # one call later, no row added or offered and the same tools open: only the call just made can be
+                # out now (the copies handed out are the callers')
+                if episode.mask_repeats and episode.last_call is not None:
+                    self._leave_out(mask, *episode.last_call)
+                self._mask_state = (episode, calls, cached[2])
+                return mask
+        self._mask = self._admissible_mask(base, episode) if self.layout == "admissible" else self._product_mask(base, episode)
+        self._mask_state = (episode, calls, _rows_of(episode))
         return self._mask
 
     def _product_mask(self, base: Any, episode: Episode) -> np.ndarray:
@@ -305,25 +326,21 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _admissible_mask(self, base: Any, episode: Episode) -> np.ndarray:
         """The admissible layout's joint mask: every numbered call whose tool is open and whose
-        rows fit, less (with ``mask_repeats``) the calls made. Recomputed only when rows are added
-        or the callable tools change; one call later, only that call is left out."""
+        rows fit, less (with ``mask_repeats``) the calls made; the part before made calls are left
+        out is recomputed only when rows are offered or the callable tools change."""
         tools, argument = base.call_masks(repeats=False)
         numbering = self._numbering_of(episode)
         key = (episode, numbering.table.seen, tools.tobytes())
-        previous = self._mask_state
         if key != self._before_repeats_key:
             self._before_repeats = self._before_repeats_of(numbering, tools, argument, key[2])
             self._before_repeats_key = key
-        elif previous is not None and previous[0] is episode and previous[1] == episode.calls - 1 and self._mask is not None:
-            mask = self._mask  # the mask of one call ago (copies were handed out): only that call can be out now
-            if episode.mask_repeats and episode.last_call is not None:
-                self._leave_out(mask, *episode.last_call)
-            return mask
         mask = self._before_repeats.copy()
-        if episode.mask_repeats:
-            for tool, made in enumerate(episode.made_rows):
-                for called in made:
-                    self._leave_out(mask, tool, called)
+        if episode.mask_repeats:  # the numbered calls made, left out at once
+            numbers, capacity = numbering.table.numbers, self.capacity
+            made = [tool * capacity + number for tool, calls in enumerate(episode.made_rows)
+                    for number in map(numbers[tool].get, calls) if number is not None]
+            if made:
+                mask[made] = False
         return mask
 
     def _before_repeats_of(self, numbering: _Numbering, tools: np.ndarray, argument: np.ndarray, open_tools: bytes) -> np.ndarray:
