@@ -80,3 +80,11 @@ def test_a_resumed_build_keeps_its_finished_stages_and_ends_with_the_same_model(
     assert build_model(out, size="micro", envs=["Math-v0"], device="cpu", resume=True) == out
     assert (out / "base" / "model.safetensors").stat().st_mtime_ns == base_written
     assert (out / "model.safetensors").read_bytes() == built
+
+
+def test_a_build_resumed_with_another_definition_is_refused(tmp_path):
+    from trainers.llm.recipe.build import build_model
+
+    out = build_model(tmp_path / "micro", size="micro", envs=["Math-v0"], device="cpu")
+    with pytest.raises(ValueError, match="other envs, seed"):
+        build_model(out, size="micro", envs=["CustomerSupport-v0"], seed=1, device="cpu", resume=True)

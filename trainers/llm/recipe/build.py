@@ -10,7 +10,8 @@ checkpoint) and ``expert_train.jsonl`` the trajectories it learnt from; with a c
 round (``--corrections``), ``corrections.jsonl`` the expert's calls after
 the SFT'd model's own slips (:mod:`trainers.llm.recipe.corrections`) and ``sft_corrections/`` the SFT
 run on them. ``--resume`` continues an interrupted build: a stage whose output is there is not run
-again, and an SFT stage goes on from its last checkpoint.
+again, and an SFT stage goes on from its last checkpoint; ``build.json`` records the build's definition,
+and a resume with another is refused.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     if epochs:
         settings["epochs"] = epochs
     out = Path(out)
+    check_same_build(out, {"size": size, "envs": list(envs), "seed": seed, "episodes": episodes, "epochs": epochs,
+                           "corrections": corrections}, resume)
     base, data = out / "base", out / "expert_train.jsonl"
     if not (resume and (base / "config.json").exists() and data.exists() and (out / "tasks").exists()):
         build_base(base, size, envs, episodes or recipe_episodes, seed)
@@ -93,6 +96,20 @@ def build_model(out: str | Path, size: str = "tiny", envs: Sequence[str] = DEFAU
     for item in trained.iterdir():
         shutil.copy2(item, out / item.name)
     return out
+
+
+def check_same_build(out: Path, definition: dict, resume: bool) -> None:
+    """Record what the build of ``out`` is (``build.json``); a resumed build with another definition is
+    refused, since its finished stages belong to the first (a folder without the file is taken as it is)."""
+    record = out / "build.json"
+    if resume and record.exists():
+        recorded = json.loads(record.read_text(encoding="utf-8"))
+        changed = sorted(key for key in definition if recorded.get(key) != definition[key])
+        if changed:
+            raise ValueError(f"{out} holds a build with other {', '.join(changed)} "
+                             f"({ {key: recorded.get(key) for key in changed} }); build into another --out, or drop --resume")
+    out.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(definition, indent=2) + "\n", encoding="utf-8")
 
 
 def correct(model: Path, out: Path, envs: Sequence[str], seed: int, device: str, settings: dict, resume: bool,
