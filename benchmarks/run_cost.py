@@ -81,8 +81,8 @@ def revision(tree: Path) -> str:
 def section(rows: list[dict], trees: dict[str, Path], argv: list[str], load: tuple[float, float]) -> str:
     labels = list(trees)
     shown = [f"{a.partition('=')[0]}={a.partition('=')[0].upper()}" if a.partition("=")[0] in trees else a for a in argv]
-    lines = [SECTION, "", f"Command: `python -m benchmarks.run_cost {shlex.join(shown)}` (each DIR a checkout of its tree's "
-             "commit)", "",
+    lines = [SECTION, "", f"Command: `python -m benchmarks.run_cost {shlex.join(shown)}` (each DIR a checkout, or a `git archive` "
+             "export, of its tree's commit)", "",
              f"Load average {load[0]:.1f} at the start and {load[1]:.1f} at the end (2 cores shared with other jobs); measured "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Trees: "
              + ", ".join(f"{label} at {revision(path)}" for label, path in trees.items()) + ". Each run:", ""]

@@ -15,6 +15,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -105,7 +106,7 @@ def scopes(families: list[str]) -> dict[str, frozenset[str] | None]:
     the trained algorithms); then each family."""
     out: dict[str, frozenset[str] | None] = {"all": None}
     single = frozenset(f for f in families if f not in NOT_COMPARABLE)
-    if single and len(single) < len(families):
+    if 1 < len(single) < len(families):
         out[SINGLE_AGENT] = single
     return out | {f: frozenset({f}) for f in families}
 
@@ -129,25 +130,24 @@ def comparisons(outcomes: Outcomes, algorithms: list[str], families: list[str], 
         present = whole or list(partial)
         tasks = outcomes.tasks(present, scope)
         if present and tasks:
-            out[name] = compare(outcomes, present, tasks, reps)
+            out[name] = replace(compare(outcomes, present, tasks, reps), families=scope)
     return out
 
 
-def widest(stats: dict[str, Comparison]) -> Comparison:
-    """The scope that compares the most algorithms (the first such: all families where it does)."""
-    return max(stats.values(), key=lambda comparison: len(comparison.aggregates))
+def widest(stats: dict[str, Comparison]) -> tuple[str, Comparison]:
+    """The scope that compares the most algorithms (the first such: all families where it does), by name."""
+    return max(stats.items(), key=lambda item: len(item[1].aggregates))
 
 
 def iqm_table(stats: dict[str, Comparison], algorithms: list[str], outcomes: Outcomes) -> list[str]:
     """The IQM table, and which algorithms it leaves out of a scope whose every level they have not run yet."""
     lines = ["| families | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
-    scope_of = scopes(list(dict.fromkeys(family for family, _ in outcomes.tasks([]))))
     left_out = []
     for name, comparison in stats.items():
         cells_ = [comparison.aggregates[a]["IQM"].text() if a in comparison.aggregates else "" for a in algorithms]
         lines.append(f"| {name} ({len(comparison.tasks)} levels) | " + " | ".join(cells_) + " |")
-        _, partial = complete(outcomes, algorithms, scope_of[name])
-        levels = len(outcomes.tasks([], scope_of[name]))
+        _, partial = complete(outcomes, algorithms, comparison.families)
+        levels = len(outcomes.tasks([], comparison.families))
         left_out += [f"{a} in {name} ({n} of {levels} levels)" for a, n in partial.items() if a not in comparison.aggregates]
     if SINGLE_AGENT in stats:
         lines += ["", f"{SINGLE_AGENT}: every family but " + "; ".join(
@@ -157,8 +157,10 @@ def iqm_table(stats: dict[str, Comparison], algorithms: list[str], outcomes: Out
     return lines
 
 
-def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], overall: Comparison, out: Path, name: str, reps: int) -> list[str]:
-    """The rliable figures over all families; the page's image lines."""
+def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[str, Comparison], out: Path, name: str,
+                 reps: int) -> list[str]:
+    """The rliable figures of one scope (its name and statistics, :func:`widest`); the page's image lines."""
+    label, overall = scope
     import matplotlib
 
     matplotlib.use("Agg")
@@ -166,13 +168,13 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], overall: Comp
     from rliable import plot_utils
 
     algorithms = list(overall.aggregates)
-    figures = []
+    figures = [f"Figures over {label} ({len(overall.tasks)} levels):", ""]
 
     def save(figure, suffix: str, title: str) -> None:
         path = out / f"{name}_{suffix}.png"
         figure.savefig(path, dpi=80, bbox_inches="tight")
         plt.close(figure)
-        figures.append(f"![{title}]({path.name})")
+        figures.append(f"![{title}, {label}]({path.name})")
 
     points = {a: np.array([overall.aggregates[a][m].value for m in ("IQM", "mean")]) for a in algorithms}
     intervals = {a: np.array([[overall.aggregates[a][m].low for m in ("IQM", "mean")],
@@ -272,7 +274,9 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         "success and no curve.", "",
         *figures, "",
         "## IQM of test success, 95 % intervals", "",
-        "Seeds and test units resampled (footnote). Over all families, over those a single model plays (the language models' scope), then per family:", "",
+        "Seeds and test units resampled (footnote). Over all families"
+        + (", over those a single model plays (the language models' scope)" if SINGLE_AGENT in stats else "")
+        + ", then per family:", "",
     ]
     algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
     lines += iqm_table(stats, algorithms, outcomes) + ["", "## Orderings", "",

@@ -119,7 +119,7 @@ def page(args: argparse.Namespace, preset: Preset, record: dict[str, Any], own: 
         algorithms = [*baselines, args.algo]
         outcomes = Outcomes.from_episodes(episodes)
         stats = comparisons(outcomes, algorithms, list(dict.fromkeys(env for env, _ in sorted(tasks))), args.reps)
-        lines += [*plot_figures(outcomes, curves, widest(stats), own.folder, own.name, args.reps), "",
+        lines += [*(plot_figures(outcomes, curves, widest(stats), own.folder, own.name, args.reps) if stats else []), "",
                   "## IQM of test success, 95 % intervals", "",
                   f"Baselines from [{baseline.name}.csv]({baseline.name}.csv), not run again; seeds and test units "
                   "resampled as on the suite's page.", "", *iqm_table(stats, algorithms, outcomes), "", "## Orderings", "",

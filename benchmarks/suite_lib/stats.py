@@ -57,6 +57,8 @@ class Outcomes:
 
     def tasks(self, algorithms: list[str], families: Collection[str] | None = None) -> list[Task]:
         """The tasks (of ``families``, or all) on which every one of ``algorithms`` has runs."""
+        if isinstance(families, str):
+            raise TypeError(f"families is a collection of family names, not the string {families!r}")
         return [t for t in self.successes
                 if (families is None or t[0] in families) and all(a in self.successes[t] for a in algorithms)]
 
@@ -133,6 +135,7 @@ class Comparison:
     aggregates: dict[str, dict[str, Estimate]]  # algorithm -> "IQM" | "mean" -> estimate
     differences: dict[tuple[str, str], Estimate]  # (x, y) -> IQM(x) - IQM(y)
     improvement: dict[tuple[str, str], Estimate]  # (x, y) -> P(x > y)
+    families: frozenset[str] | None = None  # the scope the tasks were drawn from (None: every family)
 
     def orderings(self) -> list[str]:
         """Each pair, higher IQM first: ordered where the difference's interval excludes 0, else

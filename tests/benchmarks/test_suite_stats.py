@@ -82,13 +82,21 @@ def test_the_replicates_aggregates_are_rliables(stats):
 
 def test_language_models_are_compared_over_the_families_a_single_model_plays(stats):
     report = importlib.import_module("benchmarks.suite_report")
-    rows = [{**row, "env": family} for family, algorithms in (("customer_support", ("ppo", "llm-tiny")), ("support_team", ("ppo",)))
+    plays = {"customer_support": ("ppo", "llm-tiny"), "math": ("ppo", "llm-tiny"), "support_team": ("ppo",)}
+    rows = [{**row, "env": family} for family, algorithms in plays.items()
             for algorithm in algorithms for row in episodes(algorithm, 2, {"u0": [1, 0], "u1": [1, 1]})]
     outcomes = stats.Outcomes.from_episodes(rows)
-    compared = report.comparisons(outcomes, ["ppo", "llm-tiny"], ["customer_support", "support_team"], reps=50)
-    assert list(compared) == ["all", "single-agent", "customer_support", "support_team"]
+    compared = report.comparisons(outcomes, ["ppo", "llm-tiny"], list(plays), reps=50)
+    assert list(compared) == ["all", "single-agent", *plays]
     assert set(compared["all"].aggregates) == {"ppo"}
     assert set(compared["single-agent"].aggregates) == {"ppo", "llm-tiny"}
-    assert report.widest(compared) is compared["single-agent"]
+    assert report.widest(compared) == ("single-agent", compared["single-agent"])
     table = report.iqm_table(compared, ["ppo", "llm-tiny"], outcomes)
-    assert "llm-tiny in all (1 of 2 levels)" in table[-1] and any(line.startswith("single-agent: every family but support_team") for line in table)
+    assert "llm-tiny in all (2 of 3 levels)" in table[-1]
+    assert any(line.startswith("single-agent: every family but support_team") for line in table)
+
+
+def test_a_single_agent_scope_of_one_family_is_left_to_that_familys_row(stats):
+    report = importlib.import_module("benchmarks.suite_report")
+    assert list(report.scopes(["math", "support_team"])) == ["all", "math", "support_team"]
+    assert list(report.scopes(["math", "coding"])) == ["all", "math", "coding"]

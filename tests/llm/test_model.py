@@ -75,10 +75,12 @@ def test_a_resumed_build_keeps_its_finished_stages_and_ends_with_the_same_model(
     out = build_model(tmp_path / "micro", size="micro", envs=["Math-v0"], device="cpu")
     built = (out / "model.safetensors").read_bytes()
     base_written = (out / "base" / "model.safetensors").stat().st_mtime_ns
+    sft_saved = (out / "sft" / "llm_state.ckpt").stat().st_mtime_ns
     for item in ("model.safetensors", "config.json"):  # interrupted after its SFT stage, before the copy
         (out / item).unlink()
     assert build_model(out, size="micro", envs=["Math-v0"], device="cpu", resume=True) == out
     assert (out / "base" / "model.safetensors").stat().st_mtime_ns == base_written
+    assert (out / "sft" / "llm_state.ckpt").stat().st_mtime_ns == sft_saved  # went on from its last checkpoint, no step again
     assert (out / "model.safetensors").read_bytes() == built
 
 
