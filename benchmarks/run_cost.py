@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from benchmarks.suite_lib.plan import settings
+from benchmarks.tuning import commit
 
 ENV = "CustomerSupport-L2-v0"
 ALGORITHMS = ("ppo", "sb3-maskable-ppo")
@@ -71,11 +72,8 @@ def less(rows: list[dict], algo: str, first: str, last: str, field: str) -> tupl
 
 def revision(tree: Path) -> str:
     """The commit a tree is checked out at (``-dirty`` with changes), else its folder's name (an exported tree)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True).stdout.strip()
-    if Path(git("rev-parse", "--show-toplevel") or "/nonexistent").resolve() != tree:
-        return f"`{tree.name}`"
-    return git("rev-parse", "--short=7", "HEAD") + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    at = commit(tree)
+    return f"`{tree.name}`" if at == "unknown" else at
 
 
 def section(rows: list[dict], trees: dict[str, Path], argv: list[str], load: tuple[float, float]) -> str:

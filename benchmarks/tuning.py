@@ -203,13 +203,17 @@ def check_same_search(storage: Path, algo: str, definition: dict[str, Any]) -> N
     marker.write_text(json.dumps(definition, sort_keys=True) + "\n")
 
 
-def commit() -> str:
-    """The checked-out commit (12 hex digits), ``-dirty`` when tracked files differ from it (what it made is
-    then not reproducible from it); ``unknown`` outside a git checkout."""
+def commit(tree: Path | None = None) -> str:
+    """The commit ``tree`` (None: this checkout) is at (12 hex digits), ``-dirty`` when tracked files differ
+    from it (what it made is then not reproducible from it); ``unknown`` outside a git checkout."""
+    tree = ROOT if tree is None else tree
+
     def git(*words: str) -> str:
-        return subprocess.run(["git", *words], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", *words], cwd=tree, capture_output=True, text=True).stdout.strip()
 
     try:
+        if Path(git("rev-parse", "--show-toplevel") or "/nonexistent").resolve() != Path(tree).resolve():
+            return "unknown"
         head, dirty = git("rev-parse", "--short=12", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
     except OSError:
         return "unknown"
