@@ -10,11 +10,14 @@ policy on each level's VALIDATION split; the trial's score is the mean. Optuna's
 spirit of rl-zoo3's samplers), the same number of trials for every algorithm. The test split is never read.
 
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
-tuning set and budget, and the commit), which the suite's tuned rows train with on every level. Ray Tune keeps
-every trial under ``--storage`` (default ``runs/tuning``, not committed): an interrupted search resumes there,
-a finished one is not run again, and one resumed with other trials, levels, steps, episodes, search space
-or fixed settings is refused.
-``<algo>_trials.csv`` beside the frozen file lists every trial's settings and scores.
+tuning set and budget, and the commits), which the suite's tuned rows train with on every level.
+``<algo>_trials.csv`` beside it is the search's journal: each trial writes its row (settings, scores, Ray's trial
+id, the commit it ran at) there as it finishes, so a search outlives the machine it ran on once that file is
+kept. A search resumes from Ray Tune's folder under ``--storage`` (default ``runs/tuning``, not committed) where
+it is still there, its unfinished trials included; else from the journal: Optuna is told the recorded trials'
+scores and proposes only the trials still missing. A finished search is not run again, and one resumed with
+other trials, levels, steps, episodes, search space or fixed settings is refused (``<algo>.search.json``
+records what it is, beside the journal and in Ray's folder).
 
 A user's algorithm (a module path, or a name that a module given to ``--import`` registers) is searched
 over the space its module declares (``search_space()``); ``python -m benchmarks.your_algorithm`` runs
@@ -25,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import fcntl
 import importlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -122,50 +127,126 @@ def validation_score(algo: str, settings: dict[str, Any], levels: Sequence[str],
     return scores
 
 
-def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, storage: Path,
+def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, storage: Path, journal: Path,
                    imports: Sequence[str] = ()) -> Callable[[dict], dict]:
-    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation scores
-    (``imports``: modules the trial's process imports first, where ``algo`` is registered)."""
+    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation scores, also written
+    to the search's journal in the ``journal`` folder (``imports``: modules the trial's process imports first,
+    where ``algo`` is registered)."""
     def trial(settings: dict[str, Any]) -> dict[str, float]:
         from ray import tune
 
         import_modules(imports)
-        run_root = storage / f"{algo}_runs" / tune.get_context().get_trial_id()  # a restored trial resumes its runs
-        return validation_score(algo, settings, levels, steps, episodes, run_root)
+        trial_id = tune.get_context().get_trial_id()
+        run_root = storage / f"{algo}_runs" / trial_id  # a restored trial resumes its runs
+        scores = validation_score(algo, settings, levels, steps, episodes, run_root)
+        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(),
+                                     **{f"settings/{key}": value for key, value in settings.items()}, **scores})
+        return scores
     return trial
 
 
+def trials_path(folder: Path, algo: str) -> Path:
+    """``algo``'s journal in ``folder``: one row per finished trial, in the order they finished."""
+    return folder / f"{algo}_trials.csv"
+
+
+def read_trials(folder: Path, algo: str) -> list[dict[str, Any]]:
+    """The rows of ``algo``'s journal (none where it has no file), each value as the search gave it: settings as
+    JSON values where they parse (numbers), else strings; scores as floats; trial id and commit as strings."""
+    path = trials_path(folder, algo)
+    if not path.exists():
+        return []
+    with open(path, newline="") as handle:
+        return [{key: parsed_cell(key, text) for key, text in row.items()} for row in csv.DictReader(handle)]
+
+
+def parsed_cell(column: str, text: str) -> Any:
+    """One journal cell back as its value (see :func:`read_trials`)."""
+    if column in ("trial_id", "commit"):
+        return text
+    if not column.startswith("settings/"):
+        return float(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def record_trial(folder: Path, algo: str, row: dict[str, Any]) -> None:
+    """Add ``row`` to ``algo``'s journal, unless a row of its trial id is there (a restored trial that ran again).
+    Trials finish in several processes: the folder is locked while the file is rewritten, and it is replaced
+    whole, so a reader never sees half a row."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rows = read_trials(folder, algo)
+        if any(recorded.get("trial_id") == row["trial_id"] for recorded in rows):
+            return
+        write_trials(folder, algo, [*rows, row])
+    finally:
+        os.close(lock)  # releases the lock
+
+
+def write_trials(folder: Path, algo: str, rows: list[dict[str, Any]]) -> None:
+    """``algo``'s journal holding ``rows`` (columns: every key of any row, sorted), written to a temporary file
+    that then replaces it."""
+    path = trials_path(folder, algo)
+    partial = path.with_suffix(".csv.partial")
+    with open(partial, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=sorted({key for row in rows for key in row}))
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(partial, path)
+
+
 def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, episodes: int, storage: Path,
-                   concurrent: int, imports: Sequence[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run (or resume) ``algo``'s search: the frozen record of its best trial, and every finished trial's row."""
+                   concurrent: int, out: Path, imports: Sequence[str] = ()) -> dict[str, Any]:
+    """Run (or resume) ``algo``'s search, its journal in ``out``: the frozen record of its best trial (the one
+    ``out`` holds already where the search was finished before)."""
     from ray import tune
     from ray.tune.search.optuna import OptunaSearch
 
     storage = storage.resolve()
-    trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage, imports), {"cpu": 1})
-    path = storage / algo
-    check_same_search(storage, algo, {"trials": trials, "levels": list(levels), "env_steps": steps,
-                                      "episodes": episodes, "search_seed": SEARCH_SEED,
-                                      "search_space": described(search_space(algo)), "fixed": FIXED.get(algo, {})})
-    if tune.Tuner.can_restore(str(path)):
-        tuner = tune.Tuner.restore(str(path), trainable, resume_errored=True)
-    else:
-        searcher = OptunaSearch(metric=METRIC, mode="max", seed=SEARCH_SEED)
-        tuner = tune.Tuner(trainable, param_space=search_space(algo),
-                           tune_config=tune.TuneConfig(search_alg=searcher, num_samples=trials,
-                                                       max_concurrent_trials=concurrent),
-                           run_config=tune.RunConfig(name=algo, storage_path=str(storage)))
-    results = tuner.fit()
-    finished = [result for result in results if result.metrics and METRIC in result.metrics]
-    rows = [{**{f"settings/{k}": v for k, v in result.config.items()}, **{k: result.metrics.get(k) for k in (METRIC, *levels)}}
-            for result in finished]
+    definition = {"trials": trials, "levels": list(levels), "env_steps": steps, "episodes": episodes,
+                  "search_seed": SEARCH_SEED, "search_space": described(search_space(algo)), "fixed": FIXED.get(algo, {})}
+    frozen = out / f"{algo}.json"
+    if frozen.exists():  # finished: nothing runs again, and the record keeps the commit that froze it
+        record = json.loads(frozen.read_text())
+        changed = sorted(key for key in ("trials", "levels", "env_steps", "episodes", "search_seed")
+                         if record.get(key) != definition[key])
+        if changed:
+            raise SystemExit(f"{algo}: {frozen} was frozen by a search with other {', '.join(changed)}; "
+                             f"delete it and {trials_path(out, algo)} to tune afresh")
+        return record
+    for folder in (out, storage):
+        check_same_search(folder, algo, definition)
+    recorded = read_trials(out, algo)
+    if len(recorded) < trials:
+        trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage, out, imports), {"cpu": 1})
+        if tune.Tuner.can_restore(str(storage / algo)):  # Ray's folder, unfinished trials included
+            tune.Tuner.restore(str(storage / algo), trainable, resume_errored=True).fit()
+        else:  # the journal's trials, told to Optuna: only the missing ones run
+            searcher = OptunaSearch(metric=METRIC, mode="max", seed=SEARCH_SEED,
+                                    points_to_evaluate=[searched(row) for row in recorded] or None,
+                                    evaluated_rewards=[row[METRIC] for row in recorded] or None)
+            tune.Tuner(trainable, param_space=search_space(algo),
+                       tune_config=tune.TuneConfig(search_alg=searcher, num_samples=trials - len(recorded),
+                                                   max_concurrent_trials=concurrent),
+                       run_config=tune.RunConfig(name=algo, storage_path=str(storage))).fit()
+    rows = read_trials(out, algo)[:trials]
     if len(rows) < trials:
         raise RuntimeError(f"{algo}: {len(rows)} of {trials} trials finished; run the command again to resume")
-    best = min(finished, key=lambda result: (-result.metrics[METRIC], result.metrics["trial_id"]))  # ties: first trial id
-    return {"algorithm": algo, "settings": {**FIXED.get(algo, {}), **best.config}, METRIC: best.metrics[METRIC],
-            "per_level": {env_id: best.metrics[env_id] for env_id in levels}, "trials": len(rows),
-            "levels": list(levels), "env_steps": steps, "episodes": episodes, "searcher": "optuna-tpe",
-            "search_seed": SEARCH_SEED, "commit": commit()}, rows
+    best = max(rows, key=lambda row: row[METRIC])  # ties: the trial that finished first
+    return {"algorithm": algo, "settings": {**FIXED.get(algo, {}), **searched(best)}, METRIC: best[METRIC],
+            "per_level": {env_id: best[env_id] for env_id in levels}, "trials": len(rows), "levels": list(levels),
+            "env_steps": steps, "episodes": episodes, "searcher": "optuna-tpe", "search_seed": SEARCH_SEED,
+            "commit": commit(), "trial_commits": sorted({row["commit"] for row in rows if row.get("commit")})}
+
+
+def searched(row: dict[str, Any]) -> dict[str, Any]:
+    """The searched settings of a journal row (its ``settings/`` columns, by their names)."""
+    return {key.removeprefix("settings/"): value for key, value in row.items() if key.startswith("settings/")}
 
 
 def described(value: Any) -> Any:
@@ -220,16 +301,11 @@ def commit(tree: Path | None = None) -> str:
     return (head + ("-dirty" if dirty else "")) if head else "unknown"
 
 
-def write_frozen(record: dict[str, Any], rows: list[dict[str, Any]], folder: Path) -> Path:
-    """``<folder>/<algo>.json`` (the frozen settings) and ``<algo>_trials.csv`` (every trial)."""
+def write_frozen(record: dict[str, Any], folder: Path) -> Path:
+    """``<folder>/<algo>.json``: the frozen settings (the journal beside it lists every trial)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{record['algorithm']}.json"
     path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    fields = sorted({key for row in rows for key in row})
-    with open(folder / f"{record['algorithm']}_trials.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
     return path
 
 
@@ -267,10 +343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     init_ray(args.address, None if args.address else args.concurrent)
     try:
         for algo in args.algos:
-            record, rows = tune_algorithm(algo, args.trials, args.levels, args.steps, args.episodes, args.storage,
-                                          args.concurrent, args.imports)
-            path = write_frozen(record, rows, args.out)
-            print(f"{algo}: best {METRIC} {record[METRIC]:.3f} over {record['trials']} trials -> {path}")
+            finished_before = (args.out / f"{algo}.json").exists()
+            record = tune_algorithm(algo, args.trials, args.levels, args.steps, args.episodes, args.storage,
+                                    args.concurrent, args.out, args.imports)
+            path = args.out / f"{algo}.json" if finished_before else write_frozen(record, args.out)
+            print(f"{algo}: best {METRIC} {record[METRIC]:.3f} over {record['trials']} trials -> {path}"
+                  + (" (frozen before)" if finished_before else ""))
     finally:
         if owned:
             ray.shutdown()

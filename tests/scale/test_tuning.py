@@ -46,6 +46,42 @@ def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_pat
     assert plan.frozen_settings("ppo", tmp_path / "tuned") == record["settings"]  # what the table trains with
 
 
+def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only_the_missing_trials(tmp_path):
+    tuning = load_tuning()
+
+    def argv(storage):
+        return ["--algos", "ppo", "--trials", "2", "--levels", "AgentGym/CustomerSupport-L0-v1", "--steps", "512",
+                "--episodes", "4", "--storage", str(tmp_path / storage), "--out", str(tmp_path / "tuned"),
+                "--concurrent", "1"]
+
+    assert tuning.main(argv("ray")) == 0
+    journal = tmp_path / "tuned" / "ppo_trials.csv"
+    first, _ = tuning.read_trials(tmp_path / "tuned", "ppo")
+    assert first["commit"] == tuning.commit() and first["trial_id"]
+    # the machine is gone with Ray's folder and the search's last trial; the journal was kept
+    (tmp_path / "tuned" / "ppo.json").unlink()
+    journal.write_text("\n".join(journal.read_text().splitlines()[:2]) + "\n")
+    assert tuning.main(argv("ray-after")) == 0
+    assert len(list((tmp_path / "ray-after" / "ppo_runs").iterdir())) == 1  # only the missing trial ran
+    rows = tuning.read_trials(tmp_path / "tuned", "ppo")
+    assert len(rows) == 2 and rows[0] == first and rows[1]["trial_id"] != first["trial_id"]
+    record = json.loads((tmp_path / "tuned" / "ppo.json").read_text())
+    best = max(rows, key=lambda row: row["validation_success"])
+    assert record["trials"] == 2 and record["settings"] == {"observation": "features", **tuning.searched(best)}
+
+
+def test_a_journal_keeps_one_row_per_trial_and_reads_its_values_back(tmp_path):
+    tuning = load_tuning()
+    row = {"trial_id": "a1", "commit": "abc", "settings/learning_rate": 0.003, "settings/num_steps": 64,
+           "settings/observation": "features", "validation_success": 0.5}
+    tuning.record_trial(tmp_path, "ppo", row)
+    tuning.record_trial(tmp_path, "ppo", {**row, "validation_success": 0.25})  # the same trial, run again
+    tuning.record_trial(tmp_path, "ppo", {**row, "trial_id": "b2"})
+    rows = tuning.read_trials(tmp_path, "ppo")
+    assert rows == [row, {**row, "trial_id": "b2"}]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ppo_trials.csv"]
+
+
 def test_the_table_refuses_to_train_an_algorithm_never_tuned(tmp_path, monkeypatch):
     monkeypatch.setattr(plan, "TUNED", tmp_path)
     assert plan.frozen_settings("sb3-dqn") is None
