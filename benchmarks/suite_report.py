@@ -139,13 +139,18 @@ def widest(stats: dict[str, Comparison]) -> tuple[str, Comparison]:
     return max(stats.items(), key=lambda item: len(item[1].aggregates))
 
 
+def levels_text(count: int) -> str:
+    """``count`` levels, in words: "1 level", "3 levels"."""
+    return f"{count} level" + ("" if count == 1 else "s")
+
+
 def iqm_table(stats: dict[str, Comparison], algorithms: list[str], outcomes: Outcomes) -> list[str]:
     """The IQM table, and which algorithms it leaves out of a scope whose every level they have not run yet."""
     lines = ["| families | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
     left_out = []
     for name, comparison in stats.items():
         cells_ = [comparison.aggregates[a]["IQM"].text() if a in comparison.aggregates else "" for a in algorithms]
-        lines.append(f"| {name} ({len(comparison.tasks)} levels) | " + " | ".join(cells_) + " |")
+        lines.append(f"| {name} ({levels_text(len(comparison.tasks))}) | " + " | ".join(cells_) + " |")
         _, partial = complete(outcomes, algorithms, comparison.families)
         levels = len(outcomes.tasks([], comparison.families))
         left_out += [f"{a} in {name} ({n} of {levels} levels)" for a, n in partial.items() if a not in comparison.aggregates]
@@ -168,7 +173,7 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[
     from rliable import plot_utils
 
     algorithms = list(overall.aggregates)
-    figures = [f"Figures over {label} ({len(overall.tasks)} levels):", ""]
+    figures = [f"Figures over {label} ({levels_text(len(overall.tasks))}):", ""]
 
     def save(figure, suffix: str, title: str) -> None:
         path = out / f"{name}_{suffix}.png"

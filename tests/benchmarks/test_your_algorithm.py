@@ -81,7 +81,7 @@ def test_the_page_compares_it_with_the_committed_baselines(sitting):
     tmp, done = sitting
     page = (tmp / "results" / "suite_smoke_reinforce.md").read_text()
     assert f"| families | random | expert | ppo | sb3-maskable-ppo | {EXAMPLE} |" in page
-    assert "| all (1 levels) |" in page and "Baselines from [suite_smoke.csv]" in page
+    assert "| all (1 level) |" in page and "Baselines from [suite_smoke.csv]" in page
     orderings = page.split("## Orderings", 1)[1].split("\n## ", 1)[0]
     for baseline in ("random", "expert", "ppo", "sb3-maskable-ppo"):
         assert f"{baseline} vs {EXAMPLE}" in orderings or f"{baseline} > {EXAMPLE}" in orderings \
