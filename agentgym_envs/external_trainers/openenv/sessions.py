@@ -21,13 +21,12 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
-from ... import base_env_id
+from ...levels import family
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
 
-INLINE_FAMILIES = frozenset({"AgentGym/Math-v0", "AgentGym/CustomerSupport-v0", "AgentGym/Tau2Retail-v0",
-                             "AgentGym/Tau2Airline-v0", "AgentGym/Tau2Telecom-v0"})
+INLINE_FAMILIES = frozenset({"math", "customer_support", "tau2_retail", "tau2_airline", "tau2_telecom"})
 """Env families whose steps are pure Python in this process (sub-millisecond), served inline by
-default: tau2's only with its rule-based user and no LLM judge."""
+default, every version and level: tau2's only with its rule-based user and no LLM judge."""
 
 
 class ServeError(Exception):
@@ -66,7 +65,11 @@ def default_inline(env_id: str, make_kwargs: dict[str, Any]) -> bool:
     families of :data:`INLINE_FAMILIES` whose step never blocks (Math, CustomerSupport, tau2 with
     its rule-based user and no LLM judge); no for the rest: Coding (a sandboxed program per test
     run), tau2 with an LLM user or judge (a request to a model per turn), any other env."""
-    if base_env_id(env_id) not in INLINE_FAMILIES:
+    try:
+        name = family(env_id).name
+    except ValueError:  # not an agentgym family's id
+        return False
+    if name not in INLINE_FAMILIES:
         return False
     return make_kwargs.get("user", "rule") != "llm" and make_kwargs.get("nl_judge_model") is None
 

@@ -44,6 +44,11 @@ def test_the_step_mode_is_chosen_per_env_unless_forced():
     ("AgentGym/Tau2Retail-v0", {"user": "llm", "user_model": "m"}, False),
     ("AgentGym/Tau2Telecom-v0", {"nl_judge_model": "m"}, False),
     ("AgentGym/Coding-v0", {}, False),
+    ("AgentGym/Math-v1", {}, True),  # every version and level of a family
+    ("AgentGym/CustomerSupport-L2-v1", {}, True),
+    ("AgentGym/Tau2Telecom-L1-v1", {}, True),
+    ("AgentGym/Coding-L0-v1", {}, False),
+    ("CartPole-v1", {}, False),
 ])
 def test_steps_that_may_block_get_a_worker_thread_by_default(env_id, make_kwargs, inline):
     assert default_inline(env_id, make_kwargs) is inline
