@@ -94,30 +94,51 @@ class TransformersAgent:
         return ids
 
     def prompt_ids(self, messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> tuple[list[int], bool]:
-        """The prompt's token ids under the context policy, and whether it was cut."""
+        """The prompt's token ids under the context policy, and whether it was cut.
+
+        The kept exchanges are the longest suffix, starting at an assistant turn, that fits
+        (:func:`kept_starts`): the one dropping the oldest exchange one at a time would reach. A
+        prompt's length only shrinks as exchanges are dropped, so that suffix is found by
+        bisection, and where even the opening alone is too long after them, by two encodings:
+        the whole conversation and the opening alone (tau2's tools and policy exceed a small window
+        at every turn)."""
         messages = list(messages)
         opening = next((i + 1 for i, m in enumerate(messages) if m["role"] == "user"), len(messages))
-        ids = self._encode(messages, tools)
-        cut = False
-        while len(ids) > self.prompt_budget and len(messages) > opening:
-            messages = messages[:opening] + _drop_oldest_exchange(messages[opening:])
-            ids, cut = self._encode(messages, tools), True
+        head, rest = messages[:opening], messages[opening:]
+        starts = kept_starts(rest)
+        encoded: dict[int, list[int]] = {}
+
+        def ids_from(index: int) -> list[int]:  # the prompt keeping rest[starts[index]:]
+            if index not in encoded:
+                encoded[index] = self._encode(head + rest[starts[index]:], tools)
+            return encoded[index]
+
+        if len(ids_from(0)) <= self.prompt_budget:
+            return ids_from(0), False
+        low, high = 1, len(starts) - 1  # the first index that fits lies in [low, high], if any does
+        if len(ids_from(high)) <= self.prompt_budget:
+            while low < high:
+                middle = (low + high) // 2
+                if len(ids_from(middle)) <= self.prompt_budget:
+                    high = middle
+                else:
+                    low = middle + 1
+        ids = ids_from(high)
         if len(ids) > self.prompt_budget:
-            ids, cut = ids[-self.prompt_budget:], True
-        if cut and not self._warned:
+            ids = ids[-self.prompt_budget:]
+        if not self._warned:
             warnings.warn(f"{self.name}: a conversation is longer than the model's window ({self.window} tokens, "
                           f"{self.max_new_tokens} kept for the answer); its oldest exchanges are dropped", stacklevel=2)
             self._warned = True
-        return ids, cut
+        return ids, True
 
     def _encode(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> list[int]:
         text = self.tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=False, add_generation_prompt=True)
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def _drop_oldest_exchange(turns: list[Message]) -> list[Message]:
-    """``turns`` without its first message and the non-assistant messages that follow it."""
-    rest = turns[1:]
-    while rest and rest[0]["role"] != "assistant":
-        rest = rest[1:]
-    return rest
+def kept_starts(turns: list[Message]) -> list[int]:
+    """Where the kept part of ``turns`` (the messages after the opening) may start, from keeping all to keeping none:
+    0, then each later assistant turn (an exchange is an assistant turn with the messages that answer it), then the end."""
+    later = [i for i in range(1, len(turns)) if turns[i]["role"] == "assistant"]
+    return [0, *later, len(turns)] if turns else [0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import pytest
 
@@ -19,10 +21,13 @@ def test_batched_generation_plays_several_environments(micro_model):
     assert summary["llm_truncated_prompts"] == 0
 
 
-def expert_conversation(turns: int) -> tuple[list[dict], list[dict]]:
+def expert_conversation(turns: int, slips: int = 0) -> tuple[list[dict], list[dict]]:
+    """The expert's first ``turns`` calls, after ``slips`` replies that are no call (each answered by an error)."""
     env = gym.make("AgentGym/CustomerSupport-v0", action_mode="text")
     _, info = env.reset(seed=0)
     expert = ExpertPolicy(env)
+    for _ in range(slips):
+        _, _, _, _, info = env.step("Let me look into this for you.")
     for _ in range(turns):
         _, _, _, _, info = env.step(expert(None, info))
     return info["messages"], env.unwrapped.tool_schemas
@@ -39,6 +44,31 @@ def test_a_conversation_longer_than_the_window_loses_its_oldest_exchanges(micro_
         ids, cut = small.prompt_ids(messages, tools)
     assert cut and ids == last_ids and len(ids) <= small.prompt_budget
     assert ids[:len(opening_ids) - 3] == opening_ids[:len(opening_ids) - 3]  # the system prompt and task are kept
+
+
+def test_the_cut_keeps_what_dropping_one_exchange_at_a_time_keeps_at_every_window(micro_model):
+    messages, tools = expert_conversation(2, slips=4)
+    full = TransformersAgent(str(micro_model), max_new_tokens=4, max_context_tokens=10**6)
+    opening = 2  # the system message and the task
+
+    def one_at_a_time(budget: int) -> list[int]:  # the policy as stated: drop the oldest exchange until it fits
+        kept = messages
+        ids = full.prompt_ids(kept, tools)[0]
+        while len(ids) > budget and len(kept) > opening:
+            rest = kept[opening + 1:]
+            while rest and rest[0]["role"] != "assistant":
+                rest = rest[1:]
+            kept = kept[:opening] + rest
+            ids = full.prompt_ids(kept, tools)[0]
+        return ids[-budget:]
+
+    longest = len(full.prompt_ids(messages, tools)[0])
+    for window in range(40, longest + 8, 11):
+        agent = TransformersAgent(str(micro_model), max_new_tokens=4, max_context_tokens=window)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ids, cut = agent.prompt_ids(messages, tools)
+        assert ids == one_at_a_time(agent.prompt_budget) and cut == (longest > agent.prompt_budget)
 
 
 def test_an_opening_longer_than_the_window_keeps_its_last_tokens(micro_model):
