@@ -30,6 +30,7 @@ from benchmarks.suite_lib.plan import (
     cells,
     settings_text,
     trainer,
+    tuning_progress,
     untuned,
 )
 from benchmarks.suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency
@@ -253,7 +254,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
     commits = sorted({r["commit"] for r in rows})
     superseded = read_rows(Path(__file__).resolve().parent / "results" / "suite_v0" / "suite.csv")
     tuning = (f" now, and {later} more once {', '.join(waiting)} are tuned (`python benchmarks/tuning.py --algos "
-              f"{' '.join(waiting)}`)") if later else ""
+              f"{' '.join(waiting)}`; {tuning_progress(waiting)})") if later else ""
     left = (f" The {planned - len(runs)} runs left" + (f" and the {later} of the algorithms not tuned yet" if later else "")
             + f": about {estimated_hours(preset, runs, superseded):.0f} hours on this machine (estimated at the seconds "
             "per env step of the same family, level and algorithm in this table, else in the superseded one, else of "

@@ -34,6 +34,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,9 @@ def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, 
         import_modules(imports)
         trial_id = tune.get_context().get_trial_id()
         run_root = storage / f"{algo}_runs" / trial_id  # a restored trial resumes its runs
+        started = time.perf_counter()
         scores = validation_score(algo, settings, levels, steps, episodes, run_root)
-        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(),
+        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(), "wall_s": round(time.perf_counter() - started, 1),
                                      **{f"settings/{key}": value for key, value in settings.items()}, **scores})
         return scores
     return trial
@@ -152,7 +154,8 @@ def trials_path(folder: Path, algo: str) -> Path:
 
 def read_trials(folder: Path, algo: str) -> list[dict[str, Any]]:
     """The rows of ``algo``'s journal (none where it has no file), each value as the search gave it: settings as
-    JSON values where they parse (numbers), else strings; scores as floats; trial id and commit as strings."""
+    JSON values where they parse (numbers), else strings; scores and seconds as floats; trial id and commit as
+    strings; None in a column a row was written without (``wall_s`` before it was recorded)."""
     path = trials_path(folder, algo)
     if not path.exists():
         return []
@@ -162,6 +165,8 @@ def read_trials(folder: Path, algo: str) -> list[dict[str, Any]]:
 
 def parsed_cell(column: str, text: str) -> Any:
     """One journal cell back as its value (see :func:`read_trials`)."""
+    if text in ("", None):
+        return None
     if column in ("trial_id", "commit"):
         return text
     if not column.startswith("settings/"):

@@ -7,13 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgym_envs import ENVIRONMENTS
 from agentgym_envs.levels import level_ids
-from benchmarks.tuning import TUNED
+from benchmarks.tuning import TRIALS, TUNED, read_trials
 
 REFERENCES = ("random", "expert")  # evaluated, not trained
 FAMILIES = (*(entry.name for entry in ENVIRONMENTS), "support_team")
@@ -73,6 +75,19 @@ def settings(family: str, algorithm: str, tuned: bool = False) -> dict[str, obje
 def untuned(preset: Preset) -> list[str]:
     """The preset's algorithms that its settings need tuned but that have no frozen settings yet (skipped)."""
     return [a for a in preset.all_algorithms() if preset.tuned and a in TRAINED and frozen_settings(a) is None]
+
+
+def tuning_progress(algorithms: Sequence[str], folder: Path | None = None) -> str:
+    """How far the tuning of ``algorithms`` is, from their journals in ``folder`` (default :data:`TUNED`): the trials
+    recorded of each, and the hours of trials left at the recorded trials' mean seconds (where some recorded them)."""
+    folder = folder or TUNED
+    journals = {algorithm: read_trials(folder, algorithm) for algorithm in algorithms}
+    seconds = [row["wall_s"] for rows in journals.values() for row in rows if row.get("wall_s") is not None]
+    done = ", ".join(f"{algorithm} {min(len(rows), TRIALS)} of {TRIALS}" for algorithm, rows in journals.items())
+    left = sum(max(0, TRIALS - len(rows)) for rows in journals.values())
+    pace = (f"; about {left * statistics.mean(seconds) / 3600:.0f} hours of trials left at the {len(seconds)} timed "
+            f"trials' mean of {statistics.mean(seconds) / 60:.0f} minutes each") if seconds else ""
+    return f"trials recorded: {done}{pace}"
 
 
 def settings_text(preset: Preset) -> str:
