@@ -12,12 +12,12 @@ spirit of rl-zoo3's samplers), the same number of trials for every algorithm. Th
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
 tuning set and budget, and the commits), which the suite's tuned rows train with on every level.
 ``<algo>_trials.csv`` beside it is the search's journal: each trial writes its row (settings, scores, Ray's trial
-id, the commit it ran at) there as it finishes, so a search outlives the machine it ran on once that file is
-kept. A search resumes from Ray Tune's folder under ``--storage`` (default ``runs/tuning``, not committed) where
-it is still there, its unfinished trials included; else from the journal: Optuna is told the recorded trials'
-scores and proposes only the trials still missing. A finished search is not run again, and one resumed with
-other trials, levels, steps, episodes, search space or fixed settings is refused (``<algo>.search.json``
-records what it is, beside the journal and in Ray's folder).
+id, the commit it ran at, its seconds: those of its last sitting where Ray restored it) there as it finishes, so a
+search outlives the machine it ran on once that file is kept. A search resumes from Ray Tune's folder under
+``--storage`` (default ``runs/tuning``, not committed) where it is still there, its unfinished trials included;
+else from the journal: Optuna is told the recorded trials' scores and proposes only the trials still missing. A
+finished search is not run again, and one resumed with other trials, levels, steps, episodes, search space or fixed
+settings is refused (``<algo>.search.json`` records what it is, beside the journal and in Ray's folder).
 
 A user's algorithm (a module path, or a name that a module given to ``--import`` registers) is searched
 over the space its module declares (``search_space()``); ``python -m benchmarks.your_algorithm`` runs
