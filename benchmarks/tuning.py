@@ -12,7 +12,7 @@ spirit of rl-zoo3's samplers), the same number of trials for every algorithm. Th
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
 tuning set and budget, and the commits), which the suite's tuned rows train with on every level.
 ``<algo>_trials.csv`` beside it is the search's journal: each trial writes its row (settings, scores, Ray's trial
-id, the commit it ran at, its seconds: those of its last sitting where Ray restored it) there as it finishes, so a
+id, the commit it ran at, its CPU seconds: those of its last sitting where Ray restored it) there as it finishes, so a
 search outlives the machine it ran on once that file is kept. A search resumes from Ray Tune's folder under
 ``--storage`` (default ``runs/tuning``, not committed) where it is still there, its unfinished trials included;
 else from the journal: Optuna is told the recorded trials' scores and proposes only the trials still missing. A
@@ -139,9 +139,9 @@ def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, 
         import_modules(imports)
         trial_id = tune.get_context().get_trial_id()
         run_root = storage / f"{algo}_runs" / trial_id  # a restored trial resumes its runs
-        started = time.perf_counter()
+        started = time.process_time()  # the trial's own CPU seconds: neither the machine's load nor a pause counts
         scores = validation_score(algo, settings, levels, steps, episodes, run_root)
-        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(), "wall_s": round(time.perf_counter() - started, 1),
+        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(), "cpu_s": round(time.process_time() - started, 1),
                                      **{f"settings/{key}": value for key, value in settings.items()}, **scores})
         return scores
     return trial
@@ -155,7 +155,7 @@ def trials_path(folder: Path, algo: str) -> Path:
 def read_trials(folder: Path, algo: str) -> list[dict[str, Any]]:
     """The rows of ``algo``'s journal (none where it has no file), each value as the search gave it: settings as
     JSON values where they parse (numbers), else strings; scores and seconds as floats; trial id and commit as
-    strings; None in a column a row was written without (``wall_s`` before it was recorded)."""
+    strings; None in a column a row was written without (``cpu_s`` before it was recorded)."""
     path = trials_path(folder, algo)
     if not path.exists():
         return []

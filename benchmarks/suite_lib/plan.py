@@ -79,14 +79,15 @@ def untuned(preset: Preset) -> list[str]:
 
 def tuning_progress(algorithms: Sequence[str], folder: Path | None = None) -> str:
     """How far the tuning of ``algorithms`` is, from their journals in ``folder`` (default :data:`TUNED`): the trials
-    recorded of each, and the hours of trials left at the recorded trials' mean seconds (where some recorded them)."""
+    recorded of each, and the CPU hours of trials left at the recorded trials' mean CPU seconds (where some recorded
+    them; a trial runs on one core)."""
     folder = folder or TUNED
     journals = {algorithm: read_trials(folder, algorithm) for algorithm in algorithms}
-    seconds = [row["wall_s"] for rows in journals.values() for row in rows if row.get("wall_s") is not None]
+    seconds = [row["cpu_s"] for rows in journals.values() for row in rows if row.get("cpu_s") is not None]
     done = ", ".join(f"{algorithm} {min(len(rows), TRIALS)} of {TRIALS}" for algorithm, rows in journals.items())
     left = sum(max(0, TRIALS - len(rows)) for rows in journals.values())
-    pace = (f"; about {left * statistics.mean(seconds) / 3600:.0f} hours of trials left at the {len(seconds)} timed "
-            f"trials' mean of {statistics.mean(seconds) / 60:.0f} minutes each") if seconds else ""
+    pace = (f"; about {left * statistics.mean(seconds) / 3600:.0f} CPU hours of trials left at the {len(seconds)} timed "
+            f"trials' mean of {statistics.mean(seconds) / 60:.0f} CPU minutes each") if seconds else ""
     return f"trials recorded: {done}{pace}"
 
 

@@ -57,7 +57,7 @@ def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only
     assert tuning.main(argv("ray")) == 0
     journal = tmp_path / "tuned" / "ppo_trials.csv"
     first, _ = tuning.read_trials(tmp_path / "tuned", "ppo")
-    assert first["commit"] == tuning.commit() and first["trial_id"] and first["wall_s"] > 0
+    assert first["commit"] == tuning.commit() and first["trial_id"] and first["cpu_s"] > 0
     # the machine is gone with Ray's folder and the search's last trial; the journal was kept
     (tmp_path / "tuned" / "ppo.json").unlink()
     journal.write_text("\n".join(journal.read_text().splitlines()[:2]) + "\n")
@@ -85,14 +85,14 @@ def test_a_journal_keeps_one_row_per_trial_and_reads_its_values_back(tmp_path):
 def test_the_page_counts_each_algorithms_recorded_trials_and_the_hours_left_at_their_pace(tmp_path):
     tuning = load_tuning()
     for trial, seconds in (("a", 600.0), ("b", 1200.0)):
-        tuning.record_trial(tmp_path, "sb3-a2c", {"trial_id": trial, "commit": "c", "wall_s": seconds,
+        tuning.record_trial(tmp_path, "sb3-a2c", {"trial_id": trial, "commit": "c", "cpu_s": seconds,
                                                   "settings/learning_rate": 0.001, "validation_success": 0.5})
     tuning.record_trial(tmp_path, "sb3-dqn", {"trial_id": "c", "commit": "c", "settings/learning_rate": 0.001,
                                               "validation_success": 0.1})  # written before trials were timed
     text = plan.tuning_progress(["sb3-a2c", "sb3-dqn", "bc"], tmp_path)
     left = (14 + 15 + 16) * 900 / 3600  # trials left, at the timed trials' mean of 15 minutes
-    assert text == (f"trials recorded: sb3-a2c 2 of 16, sb3-dqn 1 of 16, bc 0 of 16; about {left:.0f} hours of trials "
-                    "left at the 2 timed trials' mean of 15 minutes each")
+    assert text == (f"trials recorded: sb3-a2c 2 of 16, sb3-dqn 1 of 16, bc 0 of 16; about {left:.0f} CPU hours of "
+                    "trials left at the 2 timed trials' mean of 15 CPU minutes each")
     assert plan.tuning_progress(["bc"], tmp_path) == "trials recorded: bc 0 of 16"
 
 
