@@ -175,7 +175,7 @@ class LLMCell:
         row = {**dict(zip(KEY, self.key)), "env_id": self.env_id, "budget": 0, "env_steps": 0, "train_success": "",
                "test_success": round(sum(successes) / len(successes), 4),
                "test_return": round(sum(float(e["return"]) for e in episodes) / len(episodes), 4),
-               "wall_train_s": 0.0, "wall_eval_s": round(walls["eval_s"], 1), "sittings": walls["sittings"],
+               "wall_train_s": 0.0, "wall_eval_s": round(walls["eval_s"], 3), "sittings": walls["sittings"],
                "settings_hash": settings_hash, "commit": job.commit, "command": self.command(job.device), **versions(),
                "model": self.identity}
         return {"row": row, "curves": [], "episodes": episodes}

@@ -96,7 +96,7 @@ def run_job(job: Job) -> dict[str, Any]:
     row = {**dict(zip(KEY, cell.key)), "env_id": cell.env_id, "budget": cell.env_steps, "env_steps": result.total_steps,
            "train_success": round(result.train_metrics["success"], 4),
            "test_success": round(result.test_metrics["success"], 4), "test_return": round(result.test_metrics["return"], 4),
-           "wall_train_s": round(result.wall_train_s, 1), "wall_eval_s": round(result.wall_eval_s, 1),
+           "wall_train_s": round(result.wall_train_s, 3), "wall_eval_s": round(result.wall_eval_s, 3),
            "sittings": sittings, "settings_hash": settings_hash, "commit": job.commit,
            "command": row_command(cell, job.device, job.imports), **versions()}
     curves = [{**dict(zip(KEY, cell.key)), "split": split, "env_steps": step, "success": round(value, 4)}
