@@ -10,6 +10,7 @@ from the split's own shapes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from string import Formatter
 
 from .templates import Template, uniform
@@ -63,6 +64,7 @@ def _placeholders(shape: str) -> tuple[str, ...]:
     return tuple(field for _, field, _, _ in Formatter().parse(shape) if field)
 
 
+@cache
 def framed_units(split: str, kind: str) -> tuple[tuple[str, tuple[Template, ...]], ...]:
     """``(frame id, its templates: one per shape of the split)`` for every frame of ``split``,
     for a kind of :data:`FRAMED_KINDS`."""
