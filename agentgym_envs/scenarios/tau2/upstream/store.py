@@ -42,6 +42,7 @@ class Snapshot:
     def __init__(self, tables: dict[str, dict[str, Record]]) -> None:
         self.tables = tables
         self._fragments: dict[str, dict[str, str]] = {}
+        self._groups: dict[tuple[str, str], dict[Any, tuple[str, ...]]] = {}
 
     def fragment(self, table: str, key: str) -> str:
         """The sorted-keys JSON of one snapshot record (computed once per table)."""
@@ -50,6 +51,17 @@ class Snapshot:
             fragments = {k: _fragment(r) for k, r in self.tables[table].items()}
             self._fragments[table] = fragments
         return fragments[key]
+
+    def grouped(self, table: str, field: str) -> dict[Any, tuple[str, ...]]:
+        """The keys of ``table``'s records by the value of their ``field``, each group in the
+        table's order (computed once per table and field)."""
+        groups = self._groups.get((table, field))
+        if groups is None:
+            lists: dict[Any, list[str]] = {}
+            for key, record in self.tables[table].items():
+                lists.setdefault(getattr(record, field), []).append(key)
+            groups = self._groups[(table, field)] = {value: tuple(keys) for value, keys in lists.items()}
+        return groups
 
 
 class Table(Generic[R]):
@@ -62,6 +74,8 @@ class Table(Generic[R]):
     def __init__(self, rows: dict[str, R]) -> None:
         self._rows = dict(rows)
         self._owned: set[str] = set()
+        self.added = False
+        """Whether a record was inserted or replaced (:meth:`add`): the keys may no longer be the snapshot's."""
 
     def __contains__(self, key: object) -> bool:
         return key in self._rows
@@ -94,6 +108,7 @@ class Table(Generic[R]):
     def add(self, key: str, record: R) -> None:
         """Insert (or replace) a record owned by this episode."""
         self._rows[key] = record
+        self.added = True
         self._owned.add(key)
 
     def owns(self, key: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -189,6 +190,16 @@ class AirlineDB(Tau2DB):
     @property
     def flights(self) -> Table[Flight]:
         return self.table("flights")
+
+    def flight_numbers(self, origin: str | None, destination: str | None) -> Iterable[str]:
+        """The numbers of the flights that may go from ``origin`` to ``destination`` (None: any),
+        in the table's order: from the snapshot's index by origin or destination (no tool changes
+        either) while the table holds the snapshot's flights, else every flight."""
+        flights = self.flights
+        if flights.added or (origin is None and destination is None):
+            return flights.keys()
+        field, value = ("origin", origin) if origin is not None else ("destination", destination)
+        return self.snapshot.grouped("flights", field).get(value, ())
 
     @property
     def users(self) -> Table[User]:

@@ -104,7 +104,9 @@ def _search_direct(
     db: AirlineDB, date: str, origin: str | None, destination: str | None, leave_after: str | None = None
 ) -> list[DirectFlight]:
     results = []
-    for flight in db.flights.values():
+    flights = db.flights
+    for number in db.flight_numbers(origin, destination):
+        flight = flights[number]
         status = flight.dates.get(date)
         if (
             (origin is None or flight.origin == origin)
