@@ -232,7 +232,7 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
         if tune.Tuner.can_restore(str(storage / algo)):  # Ray's folder, unfinished trials included
             tune.Tuner.restore(str(storage / algo), trainable, resume_errored=True).fit()
         else:  # the journal's trials, told to Optuna: only the missing ones run
-            searcher = OptunaSearch(metric=METRIC, mode="max", seed=SEARCH_SEED,
+            searcher = OptunaSearch(metric=METRIC, mode="max", seed=sitting_seed(len(recorded)),
                                     points_to_evaluate=[searched(row) for row in recorded] or None,
                                     evaluated_rewards=[row[METRIC] for row in recorded] or None)
             tune.Tuner(trainable, param_space=search_space(algo),
@@ -247,6 +247,13 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
             "per_level": {env_id: best[env_id] for env_id in levels}, "trials": len(rows), "levels": list(levels),
             "env_steps": steps, "episodes": episodes, "searcher": "optuna-tpe", "search_seed": SEARCH_SEED,
             "commit": commit(), "trial_commits": sorted({row["commit"] for row in rows if row.get("commit")})}
+
+
+def sitting_seed(recorded: int) -> int:
+    """The sampler's seed for a search with ``recorded`` trials in its journal: the search seed plus that
+    number. TPE draws its first trials at random from its own seeded stream, whatever it is told, so a
+    sitting seeded as the first one would propose the first sitting's settings again."""
+    return SEARCH_SEED + recorded
 
 
 def searched(row: dict[str, Any]) -> dict[str, Any]:

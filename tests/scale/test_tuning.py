@@ -46,7 +46,7 @@ def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_pat
     assert plan.frozen_settings("ppo", tmp_path / "tuned") == record["settings"]  # what the table trains with
 
 
-def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only_the_missing_trials(tmp_path):
+def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only_new_missing_trials(tmp_path):
     tuning = load_tuning()
 
     def argv(storage):
@@ -65,6 +65,7 @@ def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only
     assert len(list((tmp_path / "ray-after" / "ppo_runs").iterdir())) == 1  # only the missing trial ran
     rows = tuning.read_trials(tmp_path / "tuned", "ppo")
     assert len(rows) == 2 and rows[0] == first and rows[1]["trial_id"] != first["trial_id"]
+    assert tuning.searched(rows[1]) != tuning.searched(first)  # new settings, not the first sitting's draw again
     record = json.loads((tmp_path / "tuned" / "ppo.json").read_text())
     best = max(rows, key=lambda row: row["validation_success"])
     assert record["trials"] == 2 and record["settings"] == {"observation": "features", **tuning.searched(best)}

@@ -3,6 +3,7 @@ exercise, checked against upstream's semantics."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import time
@@ -438,6 +439,33 @@ def test_onestop_search_pairs_connecting_legs(data_dir):
             "2024-05-21" if "+1" in first["scheduled_arrival_time_est"] else "2024-05-20"
         )
         assert second["scheduled_departure_time_est"] >= first["scheduled_arrival_time_est"]
+
+
+def _scanned(db, date, origin, destination):
+    """The flight numbers a search must find, by a scan of every flight."""
+    return [f.flight_number for f in db.flights.values()
+            if f.origin == origin and f.destination == destination and f.dates.get(date) is not None
+            and getattr(f.dates[date], "status", None) == "available"]
+
+
+def test_direct_search_finds_what_a_scan_of_every_flight_finds_in_table_order(data_dir):
+    world = AIRLINE.new_world(data_dir)
+    codes = [airport["iata"] for airport in json.loads(_airline(world, "list_all_airports").output)]
+    for origin in codes[:6]:
+        for destination in codes:
+            found = json.loads(_airline(world, "search_direct_flight", origin=origin, destination=destination,
+                                        date="2024-05-20").output) if origin != destination else []
+            expected = _scanned(world.db, "2024-05-20", origin, destination) if origin != destination else []
+            assert [flight["flight_number"] for flight in found] == expected
+    # a flight added in the episode is not in the snapshot's index: the search scans again
+    added = copy.deepcopy(world.db.flights["HAT018"])
+    added.flight_number = "HAT900"
+    world.db.flights.add("HAT900", added)
+    found = json.loads(_airline(world, "search_direct_flight", origin=added.origin, destination=added.destination,
+                                date="2024-05-20").output)
+    assert [flight["flight_number"] for flight in found] == _scanned(world.db, "2024-05-20", added.origin,
+                                                                      added.destination)
+    assert "HAT900" in [flight["flight_number"] for flight in found]  # HAT018 flies on 2024-05-20
 
 
 def test_send_certificate_uses_upstreams_ids_and_stores_a_float(data_dir):
