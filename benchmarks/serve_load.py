@@ -214,24 +214,27 @@ def main() -> int:
     few = plans[:args.sessions]
     runs = {f"default, {args.sessions} sessions": (measure(few, args.clients, []), True),
             f"--worker, {args.sessions} sessions": (measure(few, args.clients, ["--worker"]), False),
-            f"default, {args.many} sessions": (measure(plans, args.clients, []), False)}
+            f"default, {args.many} sessions": (measure(plans, args.clients, []), False),
+            f"--loop asyncio, {args.sessions} sessions": (measure(few, args.clients, ["--loop", "asyncio"]), False)}
 
     def row(name: str, cell: Any, goal: str = "") -> str:
         return f"| {name} | " + " | ".join(cell(run, on_goal) for run, on_goal in runs.values()) + f" | {goal} |"
 
     command = "python benchmarks/serve_load.py " + " ".join(sys.argv[1:])
     lines = [
-        "# Serving load: Math-v0 over OpenEnv",
+        f"# Serving load: {ENV_ID.split('/')[-1]} over OpenEnv",
         "",
         f"`{command.strip()}` on {platform.machine()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, shared with other jobs while it ran (figures are noisy; the server, the "
-        "clients and those jobs compete for the same cores). Server: `python -m agentgym_envs.external_trainers.openenv math` in its "
+        "clients and those jobs compete for the same cores). Server: `python -m agentgym_envs.external_trainers.openenv "
+        f"{ENV_ID}` in its "
         f"own process, once per column; the sessions play over `/ws` from {args.clients} client process(es) "
         f"(asyncio, websockets) on the same machine; each session plays {args.episodes} episodes of the scripted "
         "expert's replies, computed in process beforehand, and every episode's return is checked against its "
         "in-process return. In process: the same resets and steps in one process without a server (median of 3). "
         "By default Math's steps run on the server's event loop (`--inline`); `--worker` runs them on a thread "
-        "per session. Memory per session: on the fresh server, before the load, its resident memory with every "
+        "per session. By default uvicorn runs the server on uvloop (the serve extra installs it); `--loop asyncio` on "
+        "asyncio's own loop. Memory per session: on the fresh server, before the load, its resident memory with every "
         "session open and reset, less its memory with none (after one session opened, reset and closed), over "
         "the sessions. Server CPU time: the server process's user and system time "
         "over the run, per step. The goals hold for the default mode with "

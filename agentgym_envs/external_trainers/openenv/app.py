@@ -208,9 +208,10 @@ def build_app(env: str, make_kwargs: dict[str, Any] | None = None, split: str = 
 
 
 def serve(env: str, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning", token: str | None = None,
-          insecure: bool = False, **app_kwargs: Any) -> None:
-    """Serve ``env`` with uvicorn until interrupted. A non-loopback ``host`` needs a ``token``
-    unless ``insecure`` (:class:`~.auth.InsecureBind` otherwise)."""
+          insecure: bool = False, loop: str = "auto", **app_kwargs: Any) -> None:
+    """Serve ``env`` with uvicorn until interrupted, on uvicorn's event ``loop`` (``auto``: uvloop where
+    installed). A non-loopback ``host`` needs a ``token`` unless ``insecure`` (:class:`~.auth.InsecureBind`
+    otherwise)."""
     import sys
 
     import uvicorn
@@ -221,8 +222,8 @@ def serve(env: str, host: str = "127.0.0.1", port: int = 8765, log_level: str = 
     sys.setswitchinterval(float(os.environ.get("AGENTGYM_SERVE_SWITCH_INTERVAL", "0.0005")))
     app = build_app(env, token=token, **app_kwargs)
     max_body = app_kwargs.get("max_body_bytes", MAX_BODY_BYTES)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=max_body, ws_ping_interval=20,
-                ws_ping_timeout=20)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, loop=loop, ws_max_size=max_body,
+                ws_ping_interval=20, ws_ping_timeout=20)
 
 
 __all__ = ["BadReset", "MAX_BODY_BYTES", "build_app", "serve"]

@@ -48,6 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="train", help="the split a reset without one uses (default train)")
     parser.add_argument("--env-arg", action="append", type=parse_env_arg, default=[], metavar="KEY=VALUE",
                         help="a gym.make argument (JSON value or string), e.g. --env-arg data_dir=/data/tau2")
+    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                        help="uvicorn's event loop (default auto: uvloop where installed, as the serve extra does)")
     parser.add_argument("--log-level", default="warning")
 
 
@@ -64,7 +66,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     from .app import serve
 
     try:
-        serve(args.env, host=args.host, port=args.port, log_level=args.log_level, token=resolve_token(args.token),
+        serve(args.env, host=args.host, port=args.port, log_level=args.log_level, loop=args.loop,
+              token=resolve_token(args.token),
               insecure=args.insecure, make_kwargs=dict(args.env_arg), split=args.split,
               max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout or None,
               step_timeout_s=args.step_timeout or None, inline=args.inline)
