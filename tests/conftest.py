@@ -22,8 +22,21 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401  (registers the env ids)
+from agentgym_envs.scenarios.tau2.upstream.errors import Tau2MissingDataError
 
 CS = "AgentGym/CustomerSupport-v0"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """A test that finds a tau2 domain's data missing (a data directory without telecom, say) is
+    skipped with the reason, as ``tests/tau2``'s ``require_data`` skips one (failed under CI)."""
+    try:
+        return (yield)
+    except Tau2MissingDataError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"tau2 data missing: {exc}")
 
 
 @pytest.fixture
