@@ -46,3 +46,7 @@ def test_a_build_with_a_corrections_round_learns_from_them_after_its_sft(tmp_pat
     final, before = load_file(out / "model.safetensors"), load_file(out / "sft" / "model" / "model.safetensors")
     assert final.keys() == before.keys() and any(not (final[k] == before[k]).all() for k in final)
     assert (out / "sft_corrections" / "model" / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
+    collected = (out / "corrections.jsonl").stat().st_mtime_ns
+    resumed = build_model(tmp_path / "micro", size="micro", envs=["Math-v0"], device="cpu", corrections=3, resume=True)
+    assert (resumed / "corrections.jsonl").stat().st_mtime_ns == collected  # a resumed build keeps its corrections
+    assert (resumed / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import time
@@ -117,14 +118,18 @@ def correct(model: Path, out: Path, envs: Sequence[str], seed: int, device: str,
     """One round of expert corrections: ``model`` plays ``tasks`` fresh tasks per env (drawn
     with ``seed + 1``, not the corpus's ``seed``) into ``<out>/corrections.jsonl``; SFT then goes
     on from ``model`` on them and ``replay`` episodes of ``<out>/expert_train.jsonl`` (at
-    ``learning_rate``, else ``settings``'; ``resume``: from its SFT checkpoint); returns the new model's directory."""
+    ``learning_rate``, else ``settings``'; ``resume``: the corrections collected before, and SFT from its checkpoint);
+    returns the new model's directory."""
     from .. import sft
     from .corrections import Config, collect
 
     data = out / "corrections.jsonl"
-    data.unlink(missing_ok=True)
-    for name in envs:
-        collect(Config(model=str(model), env_id=name, out=str(data), tasks=tasks, seed=seed + 1, device=device))
+    if not (resume and data.exists()):  # an interrupted collection leaves only its partial file
+        partial = out / "corrections.jsonl.partial"
+        partial.unlink(missing_ok=True)
+        for name in envs:
+            collect(Config(model=str(model), env_id=name, out=str(partial), tasks=tasks, seed=seed + 1, device=device))
+        os.replace(partial, data)
     expert = (out / "expert_train.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     replayed = out / "corrections_replay.jsonl"
     replayed.write_text("".join(random.Random(seed).sample(expert, min(replay, len(expert)))), encoding="utf-8")
