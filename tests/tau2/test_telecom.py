@@ -36,6 +36,15 @@ def test_task_set_up_breaks_the_phone_and_the_line_as_the_task_says(telecom_dir)
     assert surroundings.phone_number == "555-123-2002" and surroundings.is_abroad
 
 
+def test_each_world_gets_its_own_copy_of_the_phone_and_the_carrier(telecom_dir):
+    domain = get_domain("telecom")
+    broken = domain.new_world(telecom_dir, task=_task(telecom_dir, "[mobile_data_issue]airplane_mode_on|user_abroad"))
+    plain = domain.new_world(telecom_dir)
+    assert broken.user_db.data.device.airplane_mode and not plain.user_db.data.device.airplane_mode
+    assert not broken.user_db.snapshot.device.airplane_mode  # the shared snapshot stays as the file says
+    assert broken.db.data is not plain.db.data and broken.db.to_dict() == plain.db.to_dict() == plain.db.snapshot.to_dict()
+
+
 def test_the_rule_user_runs_the_phone_tool_the_agent_names_and_replies_with_its_output(telecom_dir):
     env = gym.make(TELECOM, data_dir=telecom_dir, action_mode="text")
     task = _task(telecom_dir, "[mobile_data_issue]airplane_mode_on|user_abroad")

@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import tomllib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +72,18 @@ def _domains_below(root: Path, domain: str, source: str) -> Path:
         raise Tau2MissingDataError(f"tau2 data directory {root} (from {source}) does not exist; {HOW_TO_GET_DATA}")
     for layout in _LAYOUTS:
         if (root / layout / domain).is_dir():
-            return (root / layout).resolve() if layout != "." else root
+            return resolved(root / layout) if layout != "." else root
     raise Tau2MissingDataError(
         f"tau2 data directory {root} (from {source}) has no '{domain}' folder (with {', '.join(_files(domain))}); "
         f"{HOW_TO_GET_DATA}"
     )
+
+
+@lru_cache(maxsize=256)
+def resolved(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute with its links followed, once per path and process (a reset would
+    otherwise read every component of its data files' paths again)."""
+    return Path(path).resolve()
 
 
 def _files(domain: str) -> tuple[str, ...]:
