@@ -79,11 +79,15 @@ def _domains_below(root: Path, domain: str, source: str) -> Path:
     )
 
 
-@lru_cache(maxsize=256)
 def resolved(path: str | os.PathLike[str]) -> Path:
-    """``path`` made absolute with its links followed, once per path and process (a reset would
-    otherwise read every component of its data files' paths again)."""
-    return Path(path).resolve()
+    """``path`` made absolute with its links followed, once per absolute path and process (a reset
+    would otherwise read every component of its data files' paths again)."""
+    return _resolved(Path(path).absolute())
+
+
+@lru_cache(maxsize=256)
+def _resolved(absolute: Path) -> Path:
+    return absolute.resolve()
 
 
 def _files(domain: str) -> tuple[str, ...]:
