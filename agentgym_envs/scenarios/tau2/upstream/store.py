@@ -241,10 +241,10 @@ class DocumentDB(Generic[R]):
         super().__init_subclass__(**kwargs)
         cls._snapshots = {}
 
-    def __init__(self, snapshot: R, pickled: bytes | None = None) -> None:
-        """An episode's copy of ``snapshot`` (``pickled``: its pickle, to load the copy from)."""
+    def __init__(self, snapshot: R, pickled: bytes) -> None:
+        """An episode's copy of ``snapshot``, loaded from ``pickled`` (its pickle)."""
         self.snapshot = snapshot  # shared, never modified
-        self.data: R = copy.deepcopy(snapshot) if pickled is None else pickle.loads(pickled)
+        self.data: R = pickle.loads(pickled)
 
     @classmethod
     def fresh(cls: type[DD], path: str | os.PathLike[str]) -> DD:
