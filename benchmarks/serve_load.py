@@ -10,12 +10,14 @@ and every episode's return must equal its in-process return. Reported: steps/s o
 one step as a client sees it, and the server's memory per open session. Goal: >= 2,000 steps/s
 over 8 sessions on 2 cores, p99 <= 5 ms, in the server's default mode.
 
-Three servers are measured in turn: the default (Math's steps run on the event loop) and
+Four servers are measured in turn: the default (Math's steps run on the event loop) and
 ``--worker`` (a worker thread per session, with the step timeout) with ``--sessions`` sessions,
-and the default with ``--many`` sessions.
+and the default with ``--many`` sessions, and asyncio's own event loop in place of uvloop. Each
+column is measured ``--repeats`` times, each time against a fresh server: the table gives each
+figure's median over the repeats, and the spread of steps/s and of the p99.
 
 Usage: python benchmarks/serve_load.py [--sessions 8] [--many 64] [--episodes 200] [--clients 1]
-       [--out benchmarks/results/serve.md]
+       [--repeats 3] [--out benchmarks/results/serve.md]
 ``--clients``: client processes the sessions are spread over; each plays its sessions on one
 asyncio event loop (websockets' asyncio client, OpenEnv's messages as ``RemoteEnv`` sends them).
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing
 import os
@@ -100,6 +103,10 @@ async def play_session(ws: Any, episodes: list[dict[str, Any]]) -> dict[str, Any
 def client_process(base: str, sessions: list[list[dict[str, Any]]], barrier: Any, queue: Any) -> None:
     """Play ``sessions`` concurrently on one event loop; put their timings on ``queue``."""
     from websockets.asyncio.client import connect
+
+    # what this forked process inherited (every column's plans: 12,800 episodes) lives as long as it does: out of
+    # the collector's walks, whose pauses would otherwise land in the round trips measured
+    gc.freeze()
 
     async def run() -> list[dict[str, Any]]:
         sockets = [await connect(ws_url(base), max_size=None, compression=None) for _ in sessions]
@@ -195,6 +202,21 @@ def measure(plans: list[list[dict[str, Any]]], clients: int, mode: list[str]) ->
             "p99_ms": 1000 * times[min(len(times) - 1, int(0.99 * len(times)))]}
 
 
+def measure_repeated(plans: list[list[dict[str, Any]]], clients: int, mode: list[str], repeats: int) -> dict[str, Any]:
+    """:func:`measure` ``repeats`` times: each figure's median over the repeats, its mismatches summed, and
+    the lowest and highest steps/s and p99 (``rate_range``, ``p99_range``)."""
+    runs = [measure(plans, clients, mode) for _ in range(repeats)]
+    merged = {key: statistics.median(run[key] for run in runs) for key in
+              ("steps", "rate", "memory_mib", "cpu_us", "median_ms", "p99_ms")}
+    merged["load"] = tuple(statistics.median(run["load"][i] for run in runs) for i in (0, 1))
+    merged["mismatches"] = sum(run["mismatches"] for run in runs)
+    merged["episodes"] = sum(run["episodes"] for run in runs)
+    merged["options"] = runs[0]["options"]
+    merged["rate_range"] = (min(run["rate"] for run in runs), max(run["rate"] for run in runs))
+    merged["p99_range"] = (min(run["p99_ms"] for run in runs), max(run["p99_ms"] for run in runs))
+    return merged
+
+
 def verdict(met: bool, goal: bool) -> str:
     return "" if not goal else " (met)" if met else " (NOT met)"
 
@@ -205,6 +227,7 @@ def main() -> int:
     parser.add_argument("--many", type=int, default=64, help="sessions of the third run")
     parser.add_argument("--episodes", type=int, default=200, help="episodes per session")
     parser.add_argument("--clients", type=int, default=1, help="client processes")
+    parser.add_argument("--repeats", type=int, default=3, help="measurements of each column, each on a fresh server")
     parser.add_argument("--out", default="benchmarks/results/serve.md")
     args = parser.parse_args()
 
@@ -212,10 +235,12 @@ def main() -> int:
     everything = [episode for plan in plans for episode in plan]
     local_rate = statistics.median(in_process_rate(everything) for _ in range(3))
     few = plans[:args.sessions]
-    runs = {f"default, {args.sessions} sessions": (measure(few, args.clients, []), True),
-            f"--worker, {args.sessions} sessions": (measure(few, args.clients, ["--worker"]), False),
-            f"default, {args.many} sessions": (measure(plans, args.clients, []), False),
-            f"--loop asyncio, {args.sessions} sessions": (measure(few, args.clients, ["--loop", "asyncio"]), False)}
+    columns = {f"default, {args.sessions} sessions": (few, [], True),
+               f"--worker, {args.sessions} sessions": (few, ["--worker"], False),
+               f"default, {args.many} sessions": (plans, [], False),
+               f"--loop asyncio, {args.sessions} sessions": (few, ["--loop", "asyncio"], False)}
+    runs = {name: (measure_repeated(sessions, args.clients, mode, args.repeats), goal)
+            for name, (sessions, mode, goal) in columns.items()}
 
     def row(name: str, cell: Any, goal: str = "") -> str:
         return f"| {name} | " + " | ".join(cell(run, on_goal) for run, on_goal in runs.values()) + f" | {goal} |"
@@ -237,8 +262,9 @@ def main() -> int:
         "asyncio's own loop. Memory per session: on the fresh server, before the load, its resident memory with every "
         "session open and reset, less its memory with none (after one session opened, reset and closed), over "
         "the sessions. Server CPU time: the server process's user and system time "
-        "over the run, per step. The goals hold for the default mode with "
-        f"{args.sessions} sessions.",
+        f"over the run, per step. Each column: {args.repeats} measurements, each against a fresh server; every "
+        "figure is the median over them, and the spread of steps/s and of the p99 is given. The goals hold for the "
+        f"default mode with {args.sessions} sessions.",
         "",
         "| measure | " + " | ".join(runs) + " | goal |",
         "| --- | " + " | ".join("---" for _ in runs) + " | --- |",
@@ -247,10 +273,12 @@ def main() -> int:
                                                                f"{r['episodes']}", "all"),
         row("steps", lambda r, _: str(r["steps"])),
         row("steps/s over the wire", lambda r, g: f"{r['rate']:.0f}{verdict(r['rate'] >= 2000, g)}", ">= 2000"),
+        row("steps/s over the wire, lowest and highest", lambda r, _: f"{r['rate_range'][0]:.0f}, {r['rate_range'][1]:.0f}"),
         row("steps/s in process (1 process, no server)", lambda r, _: f"{local_rate:.0f}"),
         row("wire / in process", lambda r, _: f"{r['rate'] / local_rate:.2f}"),
         row("step round trip, median", lambda r, _: f"{r['median_ms']:.2f} ms"),
         row("step round trip, p99", lambda r, g: f"{r['p99_ms']:.2f} ms{verdict(r['p99_ms'] <= 5, g)}", "<= 5 ms"),
+        row("step round trip, p99, lowest and highest", lambda r, _: f"{r['p99_range'][0]:.2f}, {r['p99_range'][1]:.2f} ms"),
         row("server CPU time per step", lambda r, _: f"{r['cpu_us']:.0f} µs"),
         row("server memory per session", lambda r, _: f"{r['memory_mib']:.2f} MiB"),
         row("machine load average (1 min) before, after", lambda r, _: f"{r['load'][0]:.1f}, {r['load'][1]:.1f}"),
