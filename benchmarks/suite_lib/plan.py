@@ -78,17 +78,26 @@ def untuned(preset: Preset) -> list[str]:
 
 
 def tuning_progress(algorithms: Sequence[str], folder: Path | None = None) -> str:
-    """How far the tuning of ``algorithms`` is, from their journals in ``folder`` (default :data:`TUNED`): the trials
-    recorded of each, and the CPU hours of trials left at the recorded trials' mean CPU seconds (where some recorded
-    them; a trial runs on one core)."""
+    """How far the tuning of ``algorithms`` is, from the journals in ``folder`` (default :data:`TUNED`): the trials
+    recorded of each, and the CPU hours of trials left (a trial runs on one core), each algorithm's at the mean CPU
+    seconds of its own timed trials, else at the mean of every trained algorithm's timed trials in ``folder``
+    (where some are timed)."""
     folder = folder or TUNED
     journals = {algorithm: read_trials(folder, algorithm) for algorithm in algorithms}
-    seconds = [row["cpu_s"] for rows in journals.values() for row in rows if row.get("cpu_s") is not None]
     done = ", ".join(f"{algorithm} {min(len(rows), TRIALS)} of {TRIALS}" for algorithm, rows in journals.items())
-    left = sum(max(0, TRIALS - len(rows)) for rows in journals.values())
-    pace = (f"; about {left * statistics.mean(seconds) / 3600:.0f} CPU hours of trials left at the {len(seconds)} timed "
-            f"trials' mean of {statistics.mean(seconds) / 60:.0f} CPU minutes each") if seconds else ""
-    return f"trials recorded: {done}{pace}"
+    every = [seconds for algorithm in TRAINED for seconds in timed_seconds(read_trials(folder, algorithm))]
+    if not every:
+        return f"trials recorded: {done}"
+    hours = sum(max(0, TRIALS - len(rows)) * statistics.mean(timed_seconds(rows) or every)
+                for rows in journals.values()) / 3600
+    return (f"trials recorded: {done}; about {hours:.0f} CPU hours of trials left (each algorithm's at the mean of its "
+            f"own timed trials, else at the mean of all {len(every)} timed trials: {statistics.mean(every) / 60:.0f} "
+            "CPU minutes)")
+
+
+def timed_seconds(rows: list[dict[str, Any]]) -> list[float]:
+    """The CPU seconds of a journal's trials that recorded them."""
+    return [row["cpu_s"] for row in rows if row.get("cpu_s") is not None]
 
 
 def settings_text(preset: Preset) -> str:

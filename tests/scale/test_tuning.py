@@ -93,8 +93,21 @@ def test_the_page_counts_each_algorithms_recorded_trials_and_the_hours_left_at_t
     text = plan.tuning_progress(["sb3-a2c", "sb3-dqn", "bc"], tmp_path)
     left = (14 + 15 + 16) * 900 / 3600  # trials left, at the timed trials' mean of 15 minutes
     assert text == (f"trials recorded: sb3-a2c 2 of 16, sb3-dqn 1 of 16, bc 0 of 16; about {left:.0f} CPU hours of "
-                    "trials left at the 2 timed trials' mean of 15 CPU minutes each")
-    assert plan.tuning_progress(["bc"], tmp_path) == "trials recorded: bc 0 of 16"
+                    "trials left (each algorithm's at the mean of its own timed trials, else at the mean of all 2 timed "
+                    "trials: 15 CPU minutes)")
+    assert plan.tuning_progress(["bc"], tmp_path / "empty") == "trials recorded: bc 0 of 16"
+
+
+def test_an_algorithm_without_timed_trials_is_paced_on_every_algorithms_not_on_the_short_ones_asked_about(tmp_path):
+    tuning = load_tuning()
+    for trial, seconds in (("m1", 3600.0), ("m2", 3600.0)):  # a tuned algorithm's long trials
+        tuning.record_trial(tmp_path, "sb3-maskable-ppo", {"trial_id": trial, "commit": "c", "cpu_s": seconds,
+                                                           "settings/learning_rate": 0.001, "validation_success": 0.7})
+    tuning.record_trial(tmp_path, "sb3-ppo", {"trial_id": "p1", "commit": "c", "cpu_s": 300.0,
+                                              "settings/learning_rate": 0.001, "validation_success": 0.0})
+    text = plan.tuning_progress(["sb3-ppo", "bc"], tmp_path)
+    left = (15 * 300 + 16 * 2500) / 3600  # sb3-ppo at its own 5 minutes, bc at the mean of all three trials
+    assert f"about {left:.0f} CPU hours of trials left" in text and "all 3 timed trials: 42 CPU minutes" in text
 
 
 def test_the_table_refuses_to_train_an_algorithm_never_tuned(tmp_path, monkeypatch):
