@@ -19,7 +19,8 @@ import shutil
 import time
 from pathlib import Path
 
-from agentgym_envs.evaluation import ChatClient, evaluate, tool_env
+from agentgym_envs.evaluation import evaluate, tool_env
+from agentgym_envs.inference import ChatClient
 from trainers.lifecycle import train
 from trainers.llm import apo, gepa_adapter
 from trainers.llm.prompting import PromptedPolicy, agent_spec

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentgym_envs.evaluation import ChatClient, OpenAIChatAgent
+from agentgym_envs.evaluation import OpenAIChatAgent
+from agentgym_envs.inference import ChatClient
 from trainers.llm.gepa_adapter import COMPONENT, AgentGymAdapter, optimize
 
 gepa = pytest.importorskip("gepa")

@@ -14,7 +14,8 @@ import gymnasium as gym
 import pytest
 
 from agentgym_envs.core.parsing import parse_tool_call
-from agentgym_envs.evaluation import ChatClient, EndpointError, OpenAIChatAgent, TransformersAgent, evaluate
+from agentgym_envs.evaluation import OpenAIChatAgent, TransformersAgent, evaluate
+from agentgym_envs.inference import ChatClient, EndpointError
 
 pytest.importorskip("openai")
 MATH = "AgentGym/Math-v0"

@@ -11,7 +11,8 @@ import gymnasium as gym
 import pytest
 
 import agentgym_envs  # noqa: F401
-from agentgym_envs.evaluation import ChatClient, ExpertPolicy, run_episode
+from agentgym_envs.evaluation import ExpertPolicy, run_episode
+from agentgym_envs.inference import ChatClient
 from agentgym_envs.scenarios.tau2.llm_user import CONTROL_TOKENS, USER_GUIDELINES, parse_judgement, user_scenario_text
 
 pytest.importorskip("openai")

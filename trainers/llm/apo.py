@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_envs.evaluation import BatchPolicy, ChatClient, EndpointError, episode_records, tool_env
+from agentgym_envs.evaluation import BatchPolicy, episode_records, tool_env
+from agentgym_envs.inference import ChatClient, EndpointError
 
 from ..run import Trained, make_env, write_json_atomic
 from . import runtime

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym_envs.evaluation import BatchPolicy, ChatClient, EndpointError
+from agentgym_envs.evaluation import BatchPolicy
+from agentgym_envs.inference import ChatClient, EndpointError
 
 from .prompting import play_prompt, render_demo
 
