@@ -14,7 +14,7 @@ import pytest
 
 from agentgym_envs.scenarios.tau2.upstream.files import installed_package_data
 from agentgym_envs.wrappers import FlatDiscreteAction, actions
-from agentgym_envs.wrappers.actions import new_calls
+from agentgym_envs.wrappers.actions import CallTable, new_calls
 
 CS = "AgentGym/CustomerSupport-v0"
 SHARED_TAU2 = Path(__file__).resolve().parents[1].parent / "shared" / "tau2"
@@ -101,6 +101,14 @@ def test_new_calls_are_the_products_tuples_naming_a_new_row_in_the_products_orde
         pools = [sorted(rng.choice(n, int(rng.integers(0, n + 1)), replace=False).tolist()) for _ in range(arity)]
         expected = [rows for rows in product(*pools) if seen == 0 or max(rows, default=-1) >= seen]
         assert list(new_calls(pools, seen)) == expected
+
+
+def test_a_call_table_numbers_a_tool_once_every_argument_has_a_row_in_the_products_order():
+    table = CallTable([("order", "item"), ("order",)], capacity=8)
+    table.extend([0, 1], ["order", "order"])
+    assert table.calls == [[], [(0,), (1,)]]  # no item yet: the two-argument tool has no call
+    table.extend([2, 3], ["item", "order"])
+    assert table.calls == [[(0, 2), (1, 2), (3, 2)], [(0,), (1,), (3,)]]
 
 
 def test_unknown_layout_is_refused_naming_the_layouts():

@@ -65,6 +65,8 @@ class CallTable:
             if room <= 0 or new_kinds.isdisjoint(tool_kinds):  # every new call names a new row
                 continue
             pools = [self._positions_by_kind.get(kind, []) for kind in tool_kinds]
+            if not all(pools):  # an argument with no row yet: no call (without walking the other rows' products)
+                continue
             for positions in islice(new_calls(pools, seen), room):
                 call = positions if order is None else tuple(order[p] for p in positions)
                 numbers[call] = len(calls)
@@ -351,9 +353,11 @@ class FlatDiscreteAction(gym.ActionWrapper):
             return memo[1]
         if argument.shape != self._argument_shape:
             raise ValueError(f"argument mask of shape {argument.shape}, expected {self._argument_shape}")
-        fits = argument.reshape(-1).take(numbering.cells)  # [slot, action]
-        fits |= self._unused
-        mask = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of] & numbering.numbered
+        numbered = np.flatnonzero(numbering.numbered)  # the other actions are out whatever the rows
+        fits = argument.reshape(-1).take(numbering.cells[:, numbered])  # [slot, numbered action]
+        fits |= self._unused[:, numbered]
+        mask = np.zeros(self._n_actions, dtype=bool)
+        mask[numbered] = np.logical_and.reduce(fits, axis=0) & tools[self._tool_of[numbered]]
         mask.flags.writeable = False
         if remember:
             if len(numbering.masks) >= MAX_MASKS:
