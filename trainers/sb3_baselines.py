@@ -64,9 +64,12 @@ from .run import (
     write_json_atomic,
 )
 from .run import make_env as make_base_env
-from .torch_policy import policy_env
+from .torch_policy import TrainerInfo, policy_env
 
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
+# what the training envs' infos keep: the episode metrics BaselineCallback logs (Monitor adds "episode" above them).
+# SB3's DummyVecEnv deep-copies every info every step, and a tool-use info holds the whole conversation.
+TRAINING_INFO_KEYS = ("metrics",)
 PROGRESS_FILE = "progress.json"
 
 
@@ -440,7 +443,7 @@ class BaselineRun:
         factory = run.env_factory("train", training=True, extra_kwargs=extra)
         make = lambda: baseline_env(factory, self.config, self.baseline.flat_actions)  # noqa: E731
         probe = make()
-        venv = make_vec_env(make, n_envs=self.config.n_envs, seed=run.seed)
+        venv = make_vec_env(lambda: TrainerInfo(make(), TRAINING_INFO_KEYS), n_envs=self.config.n_envs, seed=run.seed)
         if self.config.reward_scale != 1.0:  # SB3's own way otherwise: no wrapper on every step
             venv = ScaledReward(venv, self.config.reward_scale)
         self.model = self.make_model(venv, probe)
