@@ -12,7 +12,8 @@ Every trained run goes through ``trainers.lifecycle.train`` (the row's ``command
 ``agentgym train`` command line; a language model's row is evaluated only, :mod:`suite_lib.llm_rows`), its
 run directory under ``runs/<preset>/`` (not committed). The driver writes the files as runs finish, so
 the suite resumes where it stopped: a row is kept only while its settings hash is the cell's (changed
-settings run the row again, from scratch); an interrupted run of our torch trainers continues from its
+settings run the row again, from scratch; a sitting at a commit runs again the rows of a tree with
+uncommitted changes, ``...-dirty``); an interrupted run of our torch trainers continues from its
 checkpoint, its seconds summed over sittings, and an interrupted SB3 run starts afresh (its resume would
 not be bit-identical: ``Algorithm.exact_resume``). Files
 (:mod:`suite_lib.store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and

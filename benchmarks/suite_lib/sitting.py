@@ -70,12 +70,15 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
         max_runs: int | None = None, imports: tuple[str, ...] = ()) -> int:
     """Run the cells of ``planned`` whose row in ``files`` is missing or has another settings hash
     (at most ``max_runs``), run directories under ``runs/<name>``; ``imports``: modules every run
-    imports first (they register its algorithm). The number of runs that failed."""
+    imports first (they register its algorithm). A sitting at a commit also runs again the rows run
+    from a tree with uncommitted changes (commit ``...-dirty``): their recorded commit does not
+    reproduce them. The number of runs that failed."""
     rows, curves, episodes = files.rows(), files.curve_points(), files.episode_rows()
-    kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows}
+    run_root, revision = str((runs / files.name).resolve()), commit()
+    kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows
+            if is_dirty(revision) or not is_dirty(r["commit"])}
     todo = [c for c in planned if kept.get(c.key) != c.settings_hash(device)]
     todo = todo[:max_runs] if max_runs is not None else todo
-    run_root, revision = str((runs / files.name).resolve()), commit()
     for cell in todo:
         print(f"{cell.name} {cell.env_steps} env steps", flush=True)
     failures = 0
@@ -96,3 +99,8 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
         print(f"  {job.cell.name} test success {row['test_success']}, {row['wall_train_s']} s training + "
               f"{row['wall_eval_s']} s evaluation", flush=True)
     return failures
+
+
+def is_dirty(revision: str) -> bool:
+    """Whether ``revision`` (as :func:`benchmarks.tuning.commit` writes it) is a tree with uncommitted changes."""
+    return revision.endswith("-dirty")

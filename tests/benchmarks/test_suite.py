@@ -127,6 +127,27 @@ def test_a_second_sitting_runs_nothing_when_the_settings_are_unchanged(suite, sm
     assert " env steps" not in capsys.readouterr().out
 
 
+def test_a_sitting_at_a_commit_runs_again_the_rows_of_a_tree_with_uncommitted_changes(
+        suite, store, smoke_sitting, capsys, tmp_path, monkeypatch):
+    import benchmarks.suite_lib.sitting as sitting
+
+    shutil.copytree(smoke_sitting / "results", tmp_path / "results")
+    table = tmp_path / "results" / "suite_smoke.csv"
+    rows = store.read_rows(table)
+    for row in rows:
+        row["commit"] = "0123456789ab" + ("-dirty" if row["algorithm"] == "random" else "")
+    store.write_rows(table, store.FIELDS, rows)
+
+    monkeypatch.setattr(sitting, "commit", lambda: "0123456789ab-dirty")  # from a dirty tree: nothing to gain
+    assert suite.main(smoke(tmp_path)) == 0
+    assert " env steps" not in capsys.readouterr().out
+    monkeypatch.setattr(sitting, "commit", lambda: "fedcba987654")
+    assert suite.main(smoke(tmp_path)) == 0
+    ran = [line for line in capsys.readouterr().out.splitlines() if line.endswith(" env steps")]
+    assert len(ran) == 1 and "random" in ran[0]
+    assert {r["algorithm"]: r["commit"] for r in rows_of(tmp_path).values()}["random"] == "fedcba987654"
+
+
 def test_an_interrupted_run_resumes_with_its_sittings_summed_and_changed_settings_run_again(
         suite, plan, smoke_sitting, tmp_path, capsys, monkeypatch):
     import trainers.lifecycle as lifecycle
