@@ -103,7 +103,13 @@ class Estimate:
     high: float
 
     def text(self) -> str:
-        return f"{self.value:.2f} [{self.low:.2f}, {self.high:.2f}]"
+        return f"{figure(self.value)} [{figure(self.low)}, {figure(self.high)}]"
+
+
+def figure(x: float) -> str:
+    """Two decimals, but a figure that two decimals would round to zero keeps two significant digits, so
+    that an interval's bound shows on which side of 0 it lies (0.0013, not 0.00)."""
+    return f"{x:.2f}" if x == 0 or abs(x) >= 0.005 else f"{x:.2g}"
 
 
 AGGREGATES: dict[str, Callable[[np.ndarray], float]] = {"IQM": metrics.aggregate_iqm, "mean": metrics.aggregate_mean}

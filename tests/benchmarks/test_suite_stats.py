@@ -100,3 +100,9 @@ def test_a_single_agent_scope_of_one_family_is_left_to_that_familys_row(stats):
     report = importlib.import_module("benchmarks.suite_report")
     assert list(report.scopes(["math", "support_team"])) == ["all", "math", "support_team"]
     assert list(report.scopes(["math", "coding"])) == ["all", "math", "coding"]
+
+
+def test_an_interval_bound_near_zero_shows_its_sign(stats):
+    assert stats.Estimate(0.0081, 0.0013, 0.012).text() == "0.01 [0.0013, 0.01]"
+    assert stats.Estimate(0.04, -0.0021, 0.07).text() == "0.04 [-0.0021, 0.07]"
+    assert stats.Estimate(0.0, 0.0, 0.0).text() == "0.00 [0.00, 0.00]"
