@@ -31,8 +31,17 @@ class DocumentedEnv:
         return getattr(importlib.import_module(module), attr)
 
 
+def _versions_title(env_id: str) -> str:
+    """A page's title: every registered version of ``env_id`` (``-v0``, ``-v1``), its levels named after them."""
+    import gymnasium as gym
+
+    base = env_id.rsplit("-v", 1)[0]
+    versions = sorted(i for i in gym.registry if i.rsplit("-v", 1)[0] == base)
+    return ", ".join(f"`{i}`" for i in versions) + f" and their levels (`{base}-L<n>-v<k>`)"
+
+
 DOCUMENTED: tuple[DocumentedEnv, ...] = (
-    *(DocumentedEnv(e.name, f"`{e.env_id}`", e.entry_point, e) for e in ENVIRONMENTS),
+    *(DocumentedEnv(e.name, _versions_title(e.env_id), e.entry_point, e) for e in ENVIRONMENTS),
     DocumentedEnv(
         "support_team",
         "`support_team_v0` (PettingZoo)",

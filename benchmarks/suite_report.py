@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -62,6 +63,8 @@ def steps_to_target(curves: list[dict[str, str]], key: tuple[str, str, str, int]
 
 
 def steps_cell(curves: list[dict[str, str]], rows: list[dict[str, str]]) -> str:
+    if rows[0]["algorithm"] in REFERENCES or is_llm_row(rows[0]):
+        return "n/a"  # evaluated, not trained: no curve
     reached = [s for s in (steps_to_target(curves, row_key(r)) for r in rows) if s is not None]
     return f"{np.mean(reached):,.0f} ({len(reached)}/{len(rows)})" if reached else f"- (0/{len(rows)})"
 
@@ -182,6 +185,10 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[
         plt.close(figure)
         figures.append(f"![{title}, {label}]({path.name})")
 
+    def absent(suffix: str, title: str, why: str) -> None:  # an earlier sitting's figure must not outlive its data
+        (out / f"{name}_{suffix}.png").unlink(missing_ok=True)
+        figures.append(f"No {title} figure yet: {why}.")
+
     points = {a: np.array([overall.aggregates[a][m].value for m in ("IQM", "mean")]) for a in algorithms}
     intervals = {a: np.array([[overall.aggregates[a][m].low for m in ("IQM", "mean")],
                               [overall.aggregates[a][m].high for m in ("IQM", "mean")]]) for a in algorithms}
@@ -195,6 +202,8 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[
             {f"{x},{y}": overall.improvement[x, y].value for x, y in pairs},
             {f"{x},{y}": np.array([overall.improvement[x, y].low, overall.improvement[x, y].high]) for x, y in pairs})
         save(axis.get_figure(), "improvement", "probability of improvement")
+    else:
+        absent("improvement", "probability of improvement", "fewer than two algorithms with runs besides random and expert")
     distributions, bands = performance_profile(outcomes, algorithms, overall.tasks, TAUS, reps)
     figure, axis = plt.subplots(figsize=(6, 4))
     plot_utils.plot_performance_profiles(distributions, TAUS, performance_profile_cis=bands, xlabel=r"test success $\tau$",
@@ -209,6 +218,9 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[
         axis.set(xlabel="env steps", ylabel="IQM of validation success", ylim=(-0.02, 1.02))
         axis.legend(fontsize="small")
         save(figure, "sample_efficiency", "sample efficiency on validation")
+    else:
+        absent("sample_efficiency", "sample efficiency", f"no trained algorithm has validation curves on all "
+               f"{levels_text(len(overall.tasks))}")
     return figures
 
 
@@ -244,6 +256,29 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
     return total / 3600
 
 
+# The project's own small model's rows, and what a reader must know of them: its recipe was not chosen on validation.
+PROJECT_MODELS = ("llm-agentgym-tiny", "llm-agentgym-tiny-grpo")
+PROJECT_MODEL_CAVEAT = (
+    " The project's small model ({names}; [suite_llm/notes.md](suite_llm/notes.md)) is not a held-out evaluation "
+    "of a frozen configuration on customer support and math: its build recipe and its GRPO settings were chosen on the "
+    "test success of CustomerSupport-v0 and Math-v0 ([llm_model.md](llm_model.md), [llm_grpo.md](llm_grpo.md)), "
+    "whose test units the `-v1` test splits hold.")
+
+
+def llm_episodes(rows: list[dict[str, str]]) -> str:
+    """The test episodes the language-model rows played (their commands' ``--episodes``), as ``"50 "``; ``""``
+    without such rows."""
+    commands = [shlex.split(row["command"]) for row in rows if is_llm_row(row)]
+    counts = sorted({int(words[words.index("--episodes") + 1]) for words in commands if "--episodes" in words})
+    return " or ".join(map(str, counts)) + " " if counts else ""
+
+
+def project_model_caveat(rows: list[dict[str, str]]) -> str:
+    """:data:`PROJECT_MODEL_CAVEAT` when the project's own model has rows, else ``""``."""
+    names = [name for name in PROJECT_MODELS if any(row["algorithm"] == name for row in rows)]
+    return PROJECT_MODEL_CAVEAT.format(names=", ".join(names)) if names else ""
+
+
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
              preset_name: str, preset: Preset, name: str, reps: int, outcomes: Outcomes) -> str:
     families = list(preset.families or FAMILIES)
@@ -272,12 +307,13 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
         "episodes (task, unit, success, return, turns, invalid calls).", "",
         f"Protocol: each trained run {preset.budget_text()}, settings {settings_text(preset)}; a learning-curve point every "
-        f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes); a run "
+        f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes; taken "
+        "where an update ends at or after each grid step: the policy after that many steps); a run "
         f"stops once validation success held >= {STOP_AT} for two points in a row; the test split is read once, by the "
         f"final greedy evaluation ({preset.eval_episodes} episodes per split, the env's own reward). Random and expert "
         "are evaluated, not trained; so are language models (a row with a `model`: the weights' hash or the "
-        "endpoint), greedily in text mode on the test split's first episodes of the same seeds, with no train "
-        "success and no curve.", "",
+        f"endpoint), greedily in text mode on the test split's first {llm_episodes(rows)}episodes of the same seeds, "
+        "with no train success and no curve." + project_model_caveat(rows), "",
         *figures, "",
         "## IQM of test success, 95 % intervals", "",
         "Seeds and test units resampled (footnote). Over all families"
@@ -286,7 +322,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
     ]
     algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
     lines += iqm_table(stats, algorithms, outcomes) + ["", "## Orderings", "",
-                                               "Trained algorithms, each pair where both have runs: an ordering only "
+                                               "Each pair of algorithms with runs (trained or language models; random and expert "
+                                               "left out): an ordering only "
                                                "where the 95 % interval of the IQM difference excludes 0.", ""]
     for family, comparison in stats.items():
         present = trained(list(comparison.aggregates))

@@ -96,7 +96,7 @@ from .run import (
 )
 
 DEFAULT_WARM_START_STEPS = 10_000  # expert steps behaviour cloning records before bc-ppo / bc-grpo
-TARGET_SUCCESS = 0.95  # a run "reaches the target" when its test success is at least this
+TARGET_SUCCESS = 0.95  # a run "reaches the target" when its curve's success (validation; test on a -v0 id) is at least this
 RESULT_FILE = "result.json"
 WALL_FILE = "wall.json"  # a run's seconds of training and of final evaluation, summed over its sittings
 
@@ -283,7 +283,8 @@ def module_algorithm(module: str) -> Algorithm:
 
 
 def first_step_at_target(curve: list[tuple[int, float]], target: float = TARGET_SUCCESS) -> int | None:
-    """The first env step of ``curve`` at which test success reached ``target``."""
+    """The first env step of ``curve`` (on the run's curve split: validation, or test on a -v0 id) at which success
+    reached ``target``."""
     return next((steps for steps, success in sorted(curve) if success >= target), None)
 
 
@@ -378,7 +379,11 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
     check_settings(algo, entry.config_class(), overrides)
     curve_split = curve_split_for(env_id, env_kwargs)
     if curve_split != CURVE_SPLIT:
-        print(f"{env_id} has no {CURVE_SPLIT} split: its learning curve reads {curve_split}")
+        if curve["early_stop"] is not None:  # a decision made on the test split: refused
+            raise ValueError(f"setting early_stop stops training on the {CURVE_SPLIT} curve, and {env_id} has no "
+                             f"{CURVE_SPLIT} split (its curve would read {curve_split}): train on its -v1 id, or "
+                             f"leave early_stop out")
+        print(f"{env_id} has no {CURVE_SPLIT} split: its learning curve reads {curve_split} (for display only)")
     run_dir = run_dir or run_dir_for(request.run_root, env_id, algo, request.seed)
     fresh_dir = fresh_dir or run_dir
     if clear and fresh_dir.exists() and not request.resume:

@@ -27,6 +27,7 @@ TRAINED = ("ppo", "bc-ppo", "bc", "sb3-ppo", "sb3-maskable-ppo", "sb3-a2c", "sb3
 SB3_PPO_DEFAULTS = {"learning_rate": 3e-4, "n_steps": 2048, "batch_size": 64, "n_epochs": 10, "gamma": 0.99,
                     "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5}
 DEFAULT_ROWS = {"sb3-ppo-defaults": "sb3-ppo", "sb3-maskable-ppo-defaults": "sb3-maskable-ppo"}
+SB3_N_ENVS = 8  # the envs an SB3 PPO run steps at once (PPOConfig.n_envs): a defaults row's rollout is n_steps x this
 STOP_AT = 0.99  # early stopping: a run stops once validation success held this for two curve points in a row
 # Our torch PPO trains on what the SB3 baselines read by default (the features observation, the flat admissible
 # actions with their joint mask, the same MLP as SB3's MlpPolicy) with the project's settings for SB3's PPO: 8 envs x
@@ -103,7 +104,10 @@ def timed_seconds(rows: list[dict[str, Any]]) -> list[float]:
 def settings_text(preset: Preset) -> str:
     """The settings sentence of the page: the tuned settings' files, the defaults rows', or the overrides of every
     algorithm, then each family's own."""
-    defaults = f"{', '.join(DEFAULT_ROWS)}: SB3's defaults {SB3_PPO_DEFAULTS}"
+    rollout = SB3_PPO_DEFAULTS["n_steps"] * SB3_N_ENVS
+    defaults = (f"{', '.join(DEFAULT_ROWS)}: SB3's defaults {SB3_PPO_DEFAULTS} (with {SB3_N_ENVS} envs, rollouts of "
+                f"{rollout:,} env steps: their curve points fall at rollout starts, every {rollout:,} env steps, and a "
+                "run ends with the rollout that crosses its budget)")
     if preset.tuned:
         return (f"each trained algorithm's frozen tuned settings (benchmarks/tuned/<algorithm>.json, the same on every "
                 f"level); {defaults}")

@@ -264,6 +264,14 @@ def test_a_defaults_row_trains_its_sb3_algorithm_with_sb3s_defaults(plan):
     assert settings["early_stop"] == plan.STOP_AT  # the protocol every trained row shares
 
 
+def test_the_page_names_the_rollout_a_defaults_row_trains_in(plan):
+    from trainers.sb3_baselines import MaskablePPOConfig, PPOConfig
+
+    assert PPOConfig().n_envs == MaskablePPOConfig().n_envs == plan.SB3_N_ENVS
+    rollout = plan.SB3_PPO_DEFAULTS["n_steps"] * plan.SB3_N_ENVS
+    assert f"rollouts of {rollout:,} env steps" in plan.settings_text(plan.PRESETS["full"])
+
+
 def test_a_defaults_row_reproduces_in_its_own_run_directory(plan, monkeypatch, tmp_path):
     (tmp_path / "sb3-ppo.json").write_text(json.dumps({"algorithm": "sb3-ppo", "settings": {"n_steps": 64}}))
     monkeypatch.setattr(plan, "TUNED", tmp_path)

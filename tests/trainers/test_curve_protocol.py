@@ -57,3 +57,8 @@ def test_a_bad_curve_setting_is_a_clear_error(train_tiny, tiny_ppo, setting):
     name, = setting
     with pytest.raises(ValueError, match=f"setting {name} takes"):
         train_tiny("ppo", 64, **{**tiny_ppo, **setting})
+
+
+def test_early_stopping_on_an_env_without_a_validation_split_is_refused(train_tiny, tiny_ppo):
+    with pytest.raises(ValueError, match="has no validation split"):
+        train_tiny("ppo", 64, env="AgentGym/CustomerSupport-v0", early_stop=0.9, **tiny_ppo)
