@@ -1,4 +1,4 @@
-"""CustomerSupport-v1 and SupportTeam-v1: three splits disjoint in phrasing units and values,
+"""CustomerSupport-v1 and SupportTeam-v1: three splits disjoint in phrasing units and values (both families),
 >= 20 test units a level, the grammar's fragments, the half-hinted level, the expert on every
 split, the env checkers on the features observation, and -v0's content pinned."""
 
@@ -36,9 +36,19 @@ def quiet_checkers():
         yield
 
 
+def _ticket_source(env_id: str, split: str = "train"):
+    """The level's task source and its customer-support scenario: the env's, or (the support team's
+    single-agent adapter) those of the team env, whose scenario wraps CustomerSupport's."""
+    env = gym.make(env_id, split=split).unwrapped
+    if hasattr(env, "team"):
+        env = getattr(env.team, "base", env.team)
+        return env.tasks, env.scenario.base
+    return env.tasks, env.scenario
+
+
 def _units(env_id: str, split: str) -> set[str]:
     """Every phrasing unit the level's split draws from, enumerated from the grammar."""
-    kinds = gym.make(env_id).unwrapped.scenario.kinds
+    kinds = _ticket_source(env_id)[1].kinds
     return {f"{kind}/{unit}" for kind in kinds for unit, _ in G.phrasing_units(kind, split, 1)}
 
 
@@ -52,20 +62,20 @@ def _values(ticket) -> set[str]:
 
 
 # ------------------------------------------------------------------------ the splits
-@pytest.mark.parametrize("env_id", CS_V1_IDS)
+@pytest.mark.parametrize("env_id", V1_IDS)
 def test_every_v1_level_has_at_least_20_test_and_10_validation_units(env_id):
     counts = {split: len(_units(env_id, split)) for split in SPLITS}
     assert counts["test"] >= 20 and counts["validation"] >= 10 and counts["train"] > counts["test"], counts
 
 
-@pytest.mark.parametrize("env_id", CS_V1_IDS)
+@pytest.mark.parametrize("env_id", V1_IDS)
 def test_v1_splits_are_disjoint_in_units_and_values(env_id):
     units = {split: _units(env_id, split) for split in SPLITS}
     values = {}
     for split in SPLITS:
-        env = gym.make(env_id, split=split)
-        tickets = [env.unwrapped.tasks.get(f"{split}-{i}") for i in range(150)]
-        assert {env.unwrapped.scenario.unit_id(t) for t in tickets} <= units[split]
+        tasks, scenario = _ticket_source(env_id, split)
+        tickets = [tasks.get(f"{split}-{i}") for i in range(150)]
+        assert {scenario.unit_id(t) for t in tickets} <= units[split]
         values[split] = set().union(*map(_values, tickets))
     for a, b in (("train", "validation"), ("train", "test"), ("validation", "test")):
         assert not units[a] & units[b] and not values[a] & values[b], (a, b)

@@ -153,7 +153,10 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     fall from L3 to the top, at v0 0.91 -> 0.52 for the best trained test success); explicit
     arguments override the level's. Agents, tools and spaces are the same at every level and
     version. The splits and their units (the ticket's phrasing: 12 validation and 30 test
-    units a kind at v1) are CustomerSupport's, see its page.
+    units a kind at v1) are CustomerSupport's, see its page. Phrasing units per split (train /
+    validation / test): v1 L0 186 / 12 / 30, L1 372 / 24 / 60, L2 744 / 48 / 120, L3, L4 and v1
+    930 / 60 / 150; v0 (whole sentences, no validation) L0 6 / 3, L1 12 / 6, L2 24 / 12, L3 and
+    v0 30 / 15.
 
     | level | id | what it holds | max turns |
     | --- | --- | --- | --- |
