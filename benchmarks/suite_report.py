@@ -62,9 +62,14 @@ def steps_to_target(curves: list[dict[str, str]], key: tuple[str, str, str, int]
     return next((step for step, success in points if success >= TARGET), None)
 
 
+def evaluated_only(row: dict[str, str]) -> bool:
+    """Whether the row's algorithm is evaluated, not trained (random, expert, a language model): no seeds, no curve."""
+    return row["algorithm"] in REFERENCES or is_llm_row(row)
+
+
 def steps_cell(curves: list[dict[str, str]], rows: list[dict[str, str]]) -> str:
-    if rows[0]["algorithm"] in REFERENCES or is_llm_row(rows[0]):
-        return "n/a"  # evaluated, not trained: no curve
+    if evaluated_only(rows[0]):
+        return "n/a"  # no curve
     reached = [s for s in (steps_to_target(curves, row_key(r)) for r in rows) if s is not None]
     return f"{np.mean(reached):,.0f} ({len(reached)}/{len(rows)})" if reached else f"- (0/{len(rows)})"
 
@@ -82,8 +87,7 @@ def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, st
                          + " |" for level in dict.fromkeys(level for level, _ in own))]
 
     def success(group: list[dict[str, str]]) -> str:
-        evaluated = group[0]["algorithm"] in REFERENCES or is_llm_row(group[0])
-        partial = "" if evaluated or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
+        partial = "" if evaluated_only(group[0]) or len(group) >= seeds else f" ({len(group)} of {seeds} seeds)"
         trains = [float(r["train_success"]) for r in group if r["train_success"]]
         train = f"{np.mean(trains):.2f}" if trains else "-"
         return f"{mean_std([float(r['test_success']) for r in group])} / {train}{partial}"

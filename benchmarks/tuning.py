@@ -296,6 +296,9 @@ def check_same_search(storage: Path, algo: str, definition: dict[str, Any]) -> N
     marker.write_text(json.dumps(definition, sort_keys=True) + "\n")
 
 
+DIRTY = "-dirty"  # the suffix of a commit whose tree had uncommitted changes
+
+
 def commit(tree: Path | None = None) -> str:
     """The commit ``tree`` (None: this checkout) is at (12 hex digits), ``-dirty`` when tracked files differ
     from it (what it made is then not reproducible from it); ``unknown`` outside a git checkout."""
@@ -310,7 +313,12 @@ def commit(tree: Path | None = None) -> str:
         head, dirty = git("rev-parse", "--short=12", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
     except OSError:
         return "unknown"
-    return (head + ("-dirty" if dirty else "")) if head else "unknown"
+    return (head + (DIRTY if dirty else "")) if head else "unknown"
+
+
+def is_dirty(revision: str) -> bool:
+    """Whether ``revision`` (as :func:`commit` writes it) is a tree with uncommitted changes."""
+    return revision.endswith(DIRTY)
 
 
 def write_frozen(record: dict[str, Any], folder: Path) -> Path:

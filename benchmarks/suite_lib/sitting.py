@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.tuning import commit
+from benchmarks.tuning import commit, is_dirty
 
 from .plan import Cell
 from .runner import Job, Outcome, run_here, run_on_ray
@@ -99,8 +99,3 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
         print(f"  {job.cell.name} test success {row['test_success']}, {row['wall_train_s']} s training + "
               f"{row['wall_eval_s']} s evaluation", flush=True)
     return failures
-
-
-def is_dirty(revision: str) -> bool:
-    """Whether ``revision`` (as :func:`benchmarks.tuning.commit` writes it) is a tree with uncommitted changes."""
-    return revision.endswith("-dirty")
