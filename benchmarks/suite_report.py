@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agentgym_envs.levels import level_ids
 from benchmarks.suite_lib.llm_rows import NOT_COMPARABLE, is_llm_row
 from benchmarks.suite_lib.plan import (
     FAMILIES,
@@ -29,6 +30,7 @@ from benchmarks.suite_lib.plan import (
     STOP_AT,
     Preset,
     cells,
+    level_name,
     settings_text,
     trainer,
     tuning_progress,
@@ -38,6 +40,7 @@ from benchmarks.suite_lib.stats import Comparison, Outcomes, compare, performanc
 from benchmarks.suite_lib.store import read_curves, read_family_files, read_rows, row_key
 
 TARGET = 0.9  # the validation success "steps to" counts to
+LADDER_FALL = 0.35  # the most the best trained algorithm's test success may fall from a level to the next
 TAUS = np.linspace(0.0, 1.0, 41)
 
 
@@ -99,6 +102,34 @@ def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, st
             f"Env steps to {TARGET} validation success (mean over the runs that reached it):", "",
             *table(lambda group: steps_cell(curves, group)), "",
             "Seconds of training + final evaluation per run (mean; summed over each run's sittings):", "", *table(wall)]
+
+
+def best_trained(group_of: dict[str, list[dict[str, str]]], seeds: int) -> tuple[float, str] | None:
+    """The highest mean test success over the trained algorithms with every seed on a level (``group_of``: the
+    level's runs by algorithm), and the algorithm's name; None where none has every seed yet."""
+    return max(((float(np.mean([float(r["test_success"]) for r in group])), algorithm)
+                for algorithm, group in group_of.items() if not evaluated_only(group[0]) and len(group) >= seeds),
+               default=None)
+
+
+def ladder_lines(rows: list[dict[str, str]], seeds: int) -> list[str]:
+    """Per family, each step up its ladder where both levels have a trained algorithm with every seed: the best
+    one's mean test success on each and whether it fell by at most :data:`LADDER_FALL`."""
+    groups = grouped(rows)
+    lines = []
+    for env in dict.fromkeys(r["env"] for r in rows):
+        ladder = [level_name(env_id) for env_id in level_ids(env)]
+        best = {level: best_trained({a: g for (e, lv, a), g in groups.items() if e == env and lv == level}, seeds)
+                for level in ladder}
+        steps = []
+        for lower, upper in zip(ladder, ladder[1:]):
+            below, above = best[lower], best[upper]
+            if below is None or above is None:
+                continue
+            verdict = "met" if below[0] - above[0] <= LADDER_FALL else "NOT met"
+            steps.append(f"{lower} {below[0]:.2f} ({below[1]}) -> {upper} {above[0]:.2f} ({above[1]}): {verdict}")
+        lines.append(f"- {env} ({len(steps)} of {len(ladder) - 1} steps measured): " + ("; ".join(steps) or "-"))
+    return lines
 
 
 def trained(algorithms: list[str]) -> list[str]:
@@ -334,6 +365,11 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         sub = Comparison(comparison.tasks, comparison.aggregates,
                          {p: d for p, d in comparison.differences.items() if set(p) <= set(present)}, comparison.improvement)
         lines += [f"- {family}: " + ("; ".join(sub.orderings()) or "fewer than two trained algorithms")]
+    lines += ["", "## The ladder", "",
+              "Between adjacent levels the best trained algorithm's mean test success (over its seeds; only algorithms "
+              f"with all {preset.seeds} seeds count) should fall by at most {LADDER_FALL}. The ceiling is the one the "
+              "algorithms have: the scripted expert's success through the trainers' flat actions, level by level, is "
+              "on [admissible_actions.md](admissible_actions.md).", "", *ladder_lines(rows, preset.seeds)]
     lines += ["", "## Per level", "", "Test and train success, env steps to the target and seconds per run, level by level: "
               + ", ".join(f"[{env}]({name}_levels/{env}.md)" for env in dict.fromkeys(r["env"] for r in rows)) + "."]
     lines += ["", "## How the intervals are made", "",

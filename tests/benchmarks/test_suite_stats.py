@@ -106,3 +106,19 @@ def test_an_interval_bound_near_zero_shows_its_sign(stats):
     assert stats.Estimate(0.0081, 0.0013, 0.012).text() == "0.01 [0.0013, 0.01]"
     assert stats.Estimate(0.04, -0.0021, 0.07).text() == "0.04 [-0.0021, 0.07]"
     assert stats.Estimate(0.0, 0.0, 0.0).text() == "0.00 [0.00, 0.00]"
+
+
+def test_the_ladder_judges_each_step_by_the_best_trained_algorithm_with_every_seed():
+    report = importlib.import_module("benchmarks.suite_report")
+
+    def runs(level: str, algorithm: str, success: float, seeds: int = 5, model: str = "") -> list[dict[str, str]]:
+        return [{"env": "customer_support", "level": level, "algorithm": algorithm, "seed": str(seed),
+                 "test_success": str(success), "model": model} for seed in range(seeds)]
+
+    rows = (runs("L0", "ppo", 1.0) + runs("L1", "ppo", 0.5) + runs("L1", "sb3-ppo", 0.7) + runs("L2", "ppo", 0.2)
+            + runs("L2", "sb3-ppo", 0.9, seeds=2)  # not every seed yet: not counted
+            + runs("L2", "llm-tiny", 0.95, seeds=1, model="models/tiny sha256:0")  # evaluated only
+            + runs("L3", "expert", 1.0, seeds=1))  # evaluated only: L3 has no trained algorithm yet
+    assert report.ladder_lines(rows, seeds=5) == [
+        "- customer_support (2 of 5 steps measured): L0 1.00 (ppo) -> L1 0.70 (sb3-ppo): met; "
+        "L1 0.70 (sb3-ppo) -> L2 0.20 (ppo): NOT met"]
