@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgym_envs.levels import level_ids
-from benchmarks.suite_lib.llm_rows import NOT_COMPARABLE, is_llm_row
+from benchmarks.suite_lib.llm_rows import is_llm_row
 from benchmarks.suite_lib.plan import (
     FAMILIES,
     PRESETS,
@@ -136,18 +136,9 @@ def trained(algorithms: list[str]) -> list[str]:
     return [a for a in algorithms if a not in REFERENCES]
 
 
-SINGLE_AGENT = "single-agent"
-
-
 def scopes(families: list[str]) -> dict[str, frozenset[str] | None]:
-    """The page's rows, each a set of families (None: all): all families; where some family has no
-    language-model rows, the families a single model plays (the scope that compares language models with
-    the trained algorithms); then each family."""
-    out: dict[str, frozenset[str] | None] = {"all": None}
-    single = frozenset(f for f in families if f not in NOT_COMPARABLE)
-    if 1 < len(single) < len(families):
-        out[SINGLE_AGENT] = single
-    return out | {f: frozenset({f}) for f in families}
+    """The page's rows, each a set of families (None: all): all families, then each family."""
+    return {"all": None} | {f: frozenset({f}) for f in families}
 
 
 def complete(outcomes: Outcomes, algorithms: list[str], scope: frozenset[str] | None) -> tuple[list[str], dict[str, int]]:
@@ -193,9 +184,6 @@ def iqm_table(stats: dict[str, Comparison], algorithms: list[str], outcomes: Out
         _, partial = complete(outcomes, algorithms, comparison.families)
         levels = len(outcomes.tasks([], comparison.families))
         left_out += [f"{a} in {name} ({n} of {levels} levels)" for a, n in partial.items() if a not in comparison.aggregates]
-    if SINGLE_AGENT in stats:
-        lines += ["", f"{SINGLE_AGENT}: every family but " + "; ".join(
-            f"{f} ({why})" for f, why in NOT_COMPARABLE.items() if f in stats) + "."]
     if left_out:
         lines += ["", "Not in a row until it has runs on every level of it: " + "; ".join(left_out) + "."]
     return lines
@@ -351,9 +339,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         "with no train success and no curve." + project_model_caveat(rows), "",
         *figures, "",
         "## IQM of test success, 95 % intervals", "",
-        "Seeds and test units resampled (footnote). Over all families"
-        + (", over those a single model plays (the language models' scope)" if SINGLE_AGENT in stats else "")
-        + ", then per family:", "",
+        "Seeds and test units resampled (footnote). Over all families, then per family:", "",
     ]
     algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
     lines += iqm_table(stats, algorithms, outcomes) + ["", "## Orderings", "",

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..observe import tracing
 from ..observe.store import EpisodeRow
-from .agent import Agent, BatchPolicy, Turn, tool_env
+from .agent import Agent, BatchPolicy, Turn
 
 Key = tuple[int | str, int]  # (task seed or task id, trial)
 AGENT_STREAM = 1  # sets an agent's seed apart from the env's reset seed
@@ -189,7 +189,7 @@ class SteppingRunner:
                 turns = [_act(slot) for slot in running]
             else:
                 with tracing.conversations([slot.env for slot in running]):  # each LLM span under its episode's
-                    turns = self.batch.respond([slot.info["messages"] for slot in running], tool_env(running[0].env).tool_schemas)
+                    turns = _respond(self.batch, running)
             for slot, turn in zip(running, turns, strict=True):
                 slot.usage.update(turn.usage)
                 metrics = None
@@ -216,6 +216,29 @@ class SteppingRunner:
         slot.reset_seed, options = reset_arguments(slot.key, self.seed)
         slot.observation, slot.info = slot.env.reset(seed=slot.reset_seed, options=options)
         slot.total, slot.usage, slot.rewards = 0.0, Counter(), []
+
+
+def _respond(batch: BatchPolicy, running: list[_Slot]) -> list[Turn]:
+    """The batch policy's turns for the ``running`` slots, one batch per tool set: each conversation is answered
+    with its env's tools now (a team's are the ticket holder's)."""
+    by_tools: dict[int, tuple[list[dict[str, Any]], list[int]]] = {}
+    for index, slot in enumerate(running):
+        tools = tool_schemas(slot.env)
+        by_tools.setdefault(id(tools), (tools, []))[1].append(index)
+    turns: list[Turn | None] = [None] * len(running)
+    for tools, indices in by_tools.values():
+        for index, turn in zip(indices, batch.respond([running[i].info["messages"] for i in indices], tools), strict=True):
+            turns[index] = turn
+    return turns  # type: ignore[return-value]
+
+
+def tool_schemas(env: gym.Env) -> list[dict[str, Any]]:
+    """The tools a language model may call in ``env`` now (OpenAI function-calling schemas): a tool-use env's, or
+    a team adapter's for the ticket holder."""
+    schemas = getattr(env.unwrapped, "tool_schemas", None)
+    if not isinstance(schemas, list):
+        raise TypeError(f"expected an AgentGym tool-use environment, got {type(env.unwrapped).__name__}")
+    return schemas
 
 
 def _act(slot: _Slot) -> Turn:

@@ -132,6 +132,10 @@ class ToolTeamParallelEnv(ParallelEnv):
         """The OpenAI function-calling schemas of the tools ``agent`` holds (handoff included)."""
         return [tool.schema() for tool in self.scenario.tools if tool.name in self.scenario.holdings[agent]]
 
+    def header(self, agent: str) -> str:
+        """The line that opens ``agent``'s observation while it holds the ticket: who it is and its tools."""
+        return self._headers[agent]
+
     def holds_tools(self, agent: str) -> np.ndarray:
         """Boolean per tool (in ``tool_names`` order): whether ``agent`` holds it."""
         return self._tool_rows[agent].copy()

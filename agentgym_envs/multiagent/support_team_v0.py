@@ -93,6 +93,14 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     mode has no mask (a `Text` space's mask is a character mask, which says nothing about tool
     calls), as in the single-agent contract. `TeamTokenIds` gives token ids instead of text.
 
+    **The single-agent adapter** (`gym.make("AgentGym/SupportTeam-v1")`, every level's id too):
+    each step is the ticket holder's call, for one network trained with parameter sharing
+    (`observation="tokens"` or `"features"`, structured actions); with `action_mode="text"` its
+    observation is the holder's text, its `info["messages"]` the conversation with the holder's
+    header at the end of the system message, and its `tool_schemas` the holder's tools: one
+    language model plays every agent in turn
+    (`agentgym eval AgentGym/SupportTeam-L0-v1 --policy hf --model DIR`).
+
     ## Rewards
 
     **Rewards** (the customer-support `RewardConfig`, `reward_config=` overrides it): each agent
@@ -200,13 +208,17 @@ def parallel_env(**kwargs: Any) -> SupportTeamParallelEnv:
     return SupportTeamParallelEnv(**kwargs)
 
 
-def single_agent_env(context_len: int = 256, entity_len: int = 12, observation: str = "tokens", **kwargs: Any) -> gym.Env:
+def single_agent_env(context_len: int = 256, entity_len: int = 12, observation: str | None = None, **kwargs: Any) -> gym.Env:
     """The team as one gymnasium env for parameter-shared training, registered as
     ``AgentGym/SupportTeam-v1`` (and ``-v0``): each step is the ticket holder's call
-    (:class:`~agentgym_envs.multiagent.wrappers.ActiveAgentEnv`). The observation: ``"tokens"``,
-    ``[agent_id, *token ids]`` (through :class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens`);
-    ``"features"``, the features vector with the holder's one-hot. ``kwargs`` (``mask_repeats``
+    (:class:`~agentgym_envs.multiagent.wrappers.ActiveAgentEnv`). The observation: ``"tokens"``
+    (the default in structured mode), ``[agent_id, *token ids]`` (through
+    :class:`~agentgym_envs.multiagent.wrappers.AgentIdTokens`); ``"features"``, the features vector
+    with the holder's one-hot; ``"text"`` (the default and the only one with ``action_mode="text"``),
+    the holder's text, for one language model playing every agent. ``kwargs`` (``mask_repeats``
     among them) go to :func:`parallel_env`."""
+    if observation is None:
+        observation = "text" if kwargs.get("action_mode") == "text" else "tokens"
     active = ActiveAgentEnv(parallel_env(**kwargs), context_len=context_len, entity_len=entity_len, observation=observation)
     return AgentIdTokens(active) if observation == "tokens" else active
 

@@ -1,6 +1,6 @@
 """Numbers for neural team policies: token-id observations for every agent, and the adapter
 that presents the team to a single-agent learner with one shared network (parameter sharing),
-with token ids or the features vector.
+with token ids or the features vector, or to one language model playing every agent in turn.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from agentgym_envs.wrappers.tokens import PAD_ID, check_token_layout, episode_to
 from .features import TeamFeatureEncoder
 from .policies import team_env
 
-OBSERVATIONS = ("tokens", "features")
+OBSERVATIONS = ("tokens", "features", "text")
 
 
 class TeamTokenIds(BaseParallelWrapper):
@@ -91,6 +91,12 @@ class ActiveAgentEnv(gym.Env):
     tools the next agent does not hold); at the end ``metrics`` (the team's metrics, as the
     single-agent env) and ``agent_metrics`` (per agent).
 
+    ``"text"`` (a team in ``action_mode="text"``): one language model plays every agent in turn,
+    as one network does in the other views. The observation is the holder's text (its header,
+    then the shared episode), the action a text tool call; ``info["messages"]`` is the team
+    conversation as the holder reads it (the system message ends with the holder's header: who it
+    is, which tools it holds) and :attr:`tool_schemas` the tools it holds. No masks.
+
     Public attributes for trainers: the token layout (``context_len``, ``entity_len``,
     ``max_entities``), ``tool_arities`` (arguments per tool), ``flat_capacity`` and
     ``training_reward`` (the scenario's, as :class:`~agentgym_envs.core.ToolUseEnv` has them).
@@ -103,23 +109,30 @@ class ActiveAgentEnv(gym.Env):
 
     def __init__(self, team: ParallelEnv, context_len: int = 256, entity_len: int = 12, observation: str = "tokens") -> None:
         self.base = team_env(team)
-        if self.base.action_mode != "structured":
-            raise ValueError("ActiveAgentEnv needs a team env with action_mode='structured'")
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+        self.text = observation == "text"
+        if self.text != (self.base.action_mode == "text"):
+            raise ValueError(f"observation={observation!r} needs a team env with action_mode="
+                             f"{'text' if self.text else 'structured'}")
         self.features = TeamFeatureEncoder(self.base) if observation == "features" else None
-        self.team = TeamTokenIds(team, context_len, entity_len) if self.features is None else team
+        self.team = TeamTokenIds(team, context_len, entity_len) if observation == "tokens" else team
         self.agents = list(self.base.possible_agents)
+        self._schemas = {agent: self.base.tool_schemas(agent) for agent in self.agents}
         self.context_len, self.entity_len = context_len, entity_len
         self.max_entities = self.base.scenario.max_entities
         self.flat_capacity = self.base.scenario.flat_capacity
         self.tool_arities = [len(tool.args) for tool in self.base.scenario.tools]
         self.training_reward = dict(self.base.scenario.training_rewards)
-        if self.features is None:
+        if self.text:
+            self.observation_space = team.observation_space(self.agents[0])["text"]
+            self.action_space = team.action_space(self.agents[0])
+        elif self.features is None:
             self.observation_space = spaces.Dict({"tokens": self.team.token_space, "agent_id": spaces.Discrete(len(self.agents))})
         else:
             self.observation_space = self.features.space
-        self.action_space = spaces.MultiDiscrete(self.base.nvec)
+        if not self.text:
+            self.action_space = spaces.MultiDiscrete(self.base.nvec)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -143,6 +156,11 @@ class ActiveAgentEnv(gym.Env):
         return np.concatenate(self.base.action_mask(self.base.holder)).astype(bool)
 
     @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI function-calling schemas of the tools the ticket holder holds (handoff included)."""
+        return self._schemas[self.base.holder]
+
+    @property
     def episode(self) -> Episode | None:
         """The team's shared episode."""
         return self.base.episode
@@ -157,6 +175,8 @@ class ActiveAgentEnv(gym.Env):
         return tools & held, argument & held[:, None, None]
 
     def _observation(self, observations: dict[str, dict[str, Any]], holder: str) -> Any:
+        if self.text:
+            return observations[holder]["text"]
         if self.features is None:
             return {"tokens": observations[holder]["observation"], "agent_id": self.agents.index(holder)}
         episode, report = self.base.episode, self.base.last_report
@@ -166,10 +186,21 @@ class ActiveAgentEnv(gym.Env):
     def _info(self, info: dict[str, Any], holder: str) -> dict[str, Any]:
         episode = self.base.episode
         assert episode is not None
+        if self.text:
+            info.update(next_agent=holder, messages=self._holders_view(info["messages"], holder))
+            return info
         argument = episode.argument_mask().copy()
         argument[~self.base.holds_tools(holder)] = False
         info.update(next_agent=holder, action_mask=self.action_masks(), argument_mask=argument)
         return info
+
+
+    def _holders_view(self, messages: list[dict[str, Any]], holder: str) -> list[dict[str, Any]]:
+        """The team conversation with the holder's header at the end of the system message."""
+        header = self.base.header(holder)
+        if messages and messages[0]["role"] == "system":
+            return [{**messages[0], "content": f"{messages[0]['content']}\n\n{header}"}, *messages[1:]]
+        return [{"role": "system", "content": header}, *messages]
 
 
 class AgentIdTokens(gym.ObservationWrapper):

@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from .runner import Job
 
 FORMS = "[NAME=]hf:PATH or [NAME=]openai:MODEL@BASE_URL"
-# families whose levels a language model cannot play as the trained rows do
-NOT_COMPARABLE = {"support_team": "a multi-agent team: no single-model text policy plays it"}
 # the task source of each tau2 family's trained rows (a language model plays every real task in order unless told)
 TASK_SOURCES = {"tau2_retail": ["--source", "generated"], "tau2_airline": ["--source", "generated"],
                 "tau2_telecom": ["--source", "real", "--seeded"]}
@@ -202,8 +200,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def llm_cells(args: argparse.Namespace, preset: Preset, families: Sequence[str]) -> list[LLMCell]:
     """The language-model rows ``args`` ask for: each model on every level of ``families`` (the
-    preset's ladder; every family's ladder plays a model's text mode but :data:`NOT_COMPARABLE`'s,
-    which are skipped with the reason printed), then on ``--llm-ids``."""
+    preset's ladder, each family's text mode: the support team's through its single-agent adapter, the model
+    playing every agent in turn, as the trained rows' one network does), then on ``--llm-ids``."""
     policies = [LLMPolicy.parse(text) for text in args.llm]
     if not policies:
         return []
@@ -212,11 +210,7 @@ def llm_cells(args: argparse.Namespace, preset: Preset, families: Sequence[str])
     episodes = args.llm_episodes or preset.eval_episodes
     if episodes < 1 or args.llm_max_tokens < 1 or args.llm_concurrency < 1:
         raise ValueError("--llm-episodes, --llm-max-tokens and --llm-concurrency must be at least 1")
-    for family in families:
-        if family in NOT_COMPARABLE:
-            print(f"suite: no language-model rows on {family}: {NOT_COMPARABLE[family]}")
-    ids = [(f, i) for f in families if f not in NOT_COMPARABLE
-           for i in (level_ids(f) if preset.levels == "all" else level_ids(f)[:1])]
+    ids = [(f, i) for f in families for i in (level_ids(f) if preset.levels == "all" else level_ids(f)[:1])]
     ids += [(family_of(i, families), i) for i in args.llm_ids]
     check_labels(policies, preset)
     cells = []

@@ -132,15 +132,25 @@ def test_new_weights_in_the_same_directory_change_the_settings_hash(llm_rows, mi
     assert all(after[i] != before[i] for i in before)
 
 
-def test_families_a_model_cannot_play_as_the_trained_rows_are_skipped_with_the_reason(llm_rows, micro_model, capsys):
+def test_a_model_has_rows_on_every_familys_levels_the_team_included(llm_rows, micro_model):
     args = argparse.Namespace(llm=[f"hf:{micro_model}"], llm_ids=[], llm_episodes=3, llm_max_tokens=8, llm_concurrency=1)
     plan = importlib.import_module("benchmarks.suite_lib.plan")
     cells = llm_rows.llm_cells(args, plan.PRESETS["full"], ["tau2_telecom", "support_team", "tau2_retail"])
-    assert {c.env for c in cells} == {"tau2_retail", "tau2_telecom"} and len(cells) == 8
+    assert {c.env for c in cells} == {"tau2_retail", "tau2_telecom", "support_team"} and len(cells) == 14
     assert {c.eval_episodes for c in cells} == {3}
     assert all("--source generated" in c.command("cpu") for c in cells if c.env == "tau2_retail")
     assert all("--source real --seeded" in c.command("cpu") for c in cells if c.env == "tau2_telecom")
-    assert "no language-model rows on support_team" in capsys.readouterr().out
+    assert any(c.command("cpu").startswith("agentgym eval AgentGym/SupportTeam-L0-v1 --policy hf") for c in cells)
+
+
+def test_a_model_plays_the_support_team_as_every_agent_in_turn(micro_model, tmp_path):
+    output = tmp_path / "team.jsonl"
+    assert agentgym(["eval", "AgentGym/SupportTeam-L0-v1", "--policy", "hf", "--model", str(micro_model), "--device", "cpu",
+                     "--split", "test", "--episodes", "2", "--seed", "0", "--temperature", "0", "--max-tokens", "8",
+                     "--concurrency", "2", "--no-store", "--output", str(output)]) == 0
+    records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    episodes = [record for record in records if "task" in record]  # after the file's config line
+    assert len(episodes) == 2 and all(e["error"] is None and e["unit_id"] for e in episodes)
 
 
 @pytest.mark.parametrize("spec, message", [

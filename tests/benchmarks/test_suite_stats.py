@@ -80,26 +80,18 @@ def test_the_replicates_aggregates_are_rliables(stats):
         [metrics.probability_of_improvement(a, b) for a, b in zip(x, y)])
 
 
-def test_language_models_are_compared_over_the_families_a_single_model_plays(stats):
+def test_an_algorithm_without_runs_on_every_family_is_compared_per_family_only(stats):
     report = importlib.import_module("benchmarks.suite_report")
     plays = {"customer_support": ("ppo", "llm-tiny"), "math": ("ppo", "llm-tiny"), "support_team": ("ppo",)}
     rows = [{**row, "env": family} for family, algorithms in plays.items()
             for algorithm in algorithms for row in episodes(algorithm, 2, {"u0": [1, 0], "u1": [1, 1]})]
     outcomes = stats.Outcomes.from_episodes(rows)
     compared = report.comparisons(outcomes, ["ppo", "llm-tiny"], list(plays), reps=50)
-    assert list(compared) == ["all", "single-agent", *plays]
+    assert list(compared) == ["all", *plays]
     assert set(compared["all"].aggregates) == {"ppo"}
-    assert set(compared["single-agent"].aggregates) == {"ppo", "llm-tiny"}
-    assert report.widest(compared) == ("single-agent", compared["single-agent"])
+    assert set(compared["math"].aggregates) == {"ppo", "llm-tiny"}
     table = report.iqm_table(compared, ["ppo", "llm-tiny"], outcomes)
     assert "llm-tiny in all (2 of 3 levels)" in table[-1]
-    assert any(line.startswith("single-agent: every family but support_team") for line in table)
-
-
-def test_a_single_agent_scope_of_one_family_is_left_to_that_familys_row(stats):
-    report = importlib.import_module("benchmarks.suite_report")
-    assert list(report.scopes(["math", "support_team"])) == ["all", "math", "support_team"]
-    assert list(report.scopes(["math", "coding"])) == ["all", "math", "coding"]
 
 
 def test_an_interval_bound_near_zero_shows_its_sign(stats):

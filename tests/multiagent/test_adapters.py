@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import warnings
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from agentgym_envs.core.agent import expert_action
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import ExpertTeam
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv, TeamTokenIds
@@ -35,9 +37,39 @@ def test_adapter_passes_the_gymnasium_env_checker():
         check_env(adapter(), skip_render_check=True)
 
 
-def test_adapter_rejects_text_mode():
-    with pytest.raises(ValueError, match="structured"):
+def test_adapter_refuses_an_observation_that_does_not_fit_the_teams_action_mode():
+    with pytest.raises(ValueError, match="action_mode=structured"):
         adapter(action_mode="text")
+    with pytest.raises(ValueError, match="action_mode=text"):
+        ActiveAgentEnv(support_team_v0.parallel_env(), observation="text")
+
+
+def test_in_text_mode_one_language_model_plays_every_agent_with_the_holders_view_and_tools():
+    env = gym.make("AgentGym/SupportTeam-L0-v1", action_mode="text", split="test")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped, skip_render_check=True)
+    team = env.unwrapped.base
+    for seed in range(5):
+        observation, info = env.reset(seed=seed)
+        done, acting = False, []
+        while not done:
+            holder = team.holder
+            assert observation.startswith(team.header(holder)) and info["messages"][0]["role"] == "system"
+            assert info["messages"][0]["content"].endswith(team.header(holder))
+            names = [schema["function"]["name"] for schema in env.unwrapped.tool_schemas]
+            assert names == [t for t in team.tool_names if t in team.scenario.holdings[holder]]
+            observation, reward, terminated, truncated, info = env.step(expert_action(team.episode, "text"))
+            acting.append(info["agent"])
+            done = terminated or truncated
+        assert info["metrics"]["success"] == 1.0 and len(set(acting)) == 2
+
+
+def test_in_text_mode_a_call_of_a_tool_the_holder_lacks_is_an_error_result():
+    env = gym.make("AgentGym/SupportTeam-L0-v1", action_mode="text")
+    env.reset(seed=0)
+    _, _, terminated, truncated, info = env.step('{"name": "send_reset_link", "arguments": {"user_id": "u1"}}')
+    assert "not available to this agent" in info["error"] and not (terminated or truncated)
 
 
 def test_adapter_presents_the_holder_with_its_agent_id_and_masks_and_the_expert_solves_tickets():

@@ -55,7 +55,9 @@ def test_the_default_observation_is_still_agent_id_and_token_ids():
     observation, _ = env.reset(seed=0)
     assert observation.dtype == np.int64 and observation[0] == 0
     with pytest.raises(ValueError, match="observation must be one of"):
-        gym.make(L0, observation="text")
+        gym.make(L0, observation="pixels")
+    with pytest.raises(ValueError, match="action_mode=text"):
+        gym.make(L0, observation="text")  # the text view is a language model's: text actions
 
 
 def test_features_end_with_the_holders_one_hot_and_the_expert_team_solves_every_ticket():
