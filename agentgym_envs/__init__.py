@@ -113,8 +113,8 @@ for _entry in ENVIRONMENTS:
         register(id=_entry.env_id, entry_point=_entry.entry_point,
                  kwargs=_version_kwargs(_entry.stem, 0))
 
-# The PettingZoo support team as one single-agent env (one network acting for every agent),
-# for trainers; the team itself is made with ``agentgym_envs.multiagent.support_team_v0``.
+# The PettingZoo support team as one single-agent env (one network or language model acting for every
+# agent in turn); the team itself is made with ``agentgym_envs.multiagent.support_team_v0``.
 if "AgentGym/SupportTeam-v0" not in registry:
     register(id="AgentGym/SupportTeam-v0", entry_point="agentgym_envs.multiagent.support_team_v0:single_agent_env",
              kwargs=_version_kwargs("SupportTeam", 0))

@@ -108,7 +108,8 @@ def best_trained(group_of: dict[str, list[dict[str, str]]], seeds: int) -> tuple
     """The highest mean test success over the trained algorithms with every seed on a level (``group_of``: the
     level's runs by algorithm), and the algorithm's name; None where none has every seed yet."""
     return max(((float(np.mean([float(r["test_success"]) for r in group])), algorithm)
-                for algorithm, group in group_of.items() if not evaluated_only(group[0]) and len(group) >= seeds),
+                for algorithm, group in group_of.items()
+                if not evaluated_only(group[0]) and len({r["seed"] for r in group}) >= seeds),
                default=None)
 
 

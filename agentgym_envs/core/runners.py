@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 import threading
 import zlib
 from collections import Counter, deque
@@ -188,8 +189,7 @@ class SteppingRunner:
             if self.batch is None:
                 turns = [_act(slot) for slot in running]
             else:
-                with tracing.conversations([slot.env for slot in running]):  # each LLM span under its episode's
-                    turns = _respond(self.batch, running)
+                turns = _respond(self.batch, running)
             for slot, turn in zip(running, turns, strict=True):
                 slot.usage.update(turn.usage)
                 metrics = None
@@ -219,17 +219,18 @@ class SteppingRunner:
 
 
 def _respond(batch: BatchPolicy, running: list[_Slot]) -> list[Turn]:
-    """The batch policy's turns for the ``running`` slots, one batch per tool set: each conversation is answered
-    with its env's tools now (a team's are the ticket holder's)."""
-    by_tools: dict[int, tuple[list[dict[str, Any]], list[int]]] = {}
+    """The batch policy's turns for the ``running`` slots, in order: one batch per tool set (each conversation is
+    answered with its env's tools now; a team's are the ticket holder's), each LLM span under its episode's."""
+    groups: dict[str, tuple[list[dict[str, Any]], list[int]]] = {}
     for index, slot in enumerate(running):
         tools = tool_schemas(slot.env)
-        by_tools.setdefault(id(tools), (tools, []))[1].append(index)
-    turns: list[Turn | None] = [None] * len(running)
-    for tools, indices in by_tools.values():
-        for index, turn in zip(indices, batch.respond([running[i].info["messages"] for i in indices], tools), strict=True):
-            turns[index] = turn
-    return turns  # type: ignore[return-value]
+        groups.setdefault(json.dumps(tools, sort_keys=True), (tools, []))[1].append(index)
+    turns: dict[int, Turn] = {}
+    for tools, indices in groups.values():
+        with tracing.conversations([running[i].env for i in indices]):
+            answered = batch.respond([running[i].info["messages"] for i in indices], tools)
+        turns.update(zip(indices, answered, strict=True))
+    return [turns[index] for index in range(len(running))]
 
 
 def tool_schemas(env: gym.Env) -> list[dict[str, Any]]:

@@ -81,7 +81,7 @@ class ActiveAgentEnv(gym.Env):
     the single-agent features vector of the shared episode, then the holder's one-hot
     (:class:`~agentgym_envs.multiagent.features.TeamFeatureEncoder`), for SB3's ``MlpPolicy``
     through :class:`~agentgym_envs.wrappers.FlatDiscreteAction`. Action: the team's
-    ``MultiDiscrete`` (structured mode only). :meth:`action_masks` gives the holder's masks
+    ``MultiDiscrete`` (a text tool call in text mode, below). :meth:`action_masks` gives the holder's masks
     flat, in MaskablePPO's layout; :meth:`call_masks` the tools it holds (with the team env's
     ``mask_repeats``, less the calls already made) and their rows.
 
@@ -95,7 +95,8 @@ class ActiveAgentEnv(gym.Env):
     as one network does in the other views. The observation is the holder's text (its header,
     then the shared episode), the action a text tool call; ``info["messages"]`` is the team
     conversation as the holder reads it (the system message ends with the holder's header: who it
-    is, which tools it holds) and :attr:`tool_schemas` the tools it holds. No masks.
+    is, which tools it holds) and :attr:`tool_schemas` the tools it holds. No masks. A recorded
+    episode keeps the view of its last holder (its header and tools).
 
     Public attributes for trainers: the token layout (``context_len``, ``entity_len``,
     ``max_entities``), ``tool_arities`` (arguments per tool), ``flat_capacity`` and
@@ -193,7 +194,6 @@ class ActiveAgentEnv(gym.Env):
         argument[~self.base.holds_tools(holder)] = False
         info.update(next_agent=holder, action_mask=self.action_masks(), argument_mask=argument)
         return info
-
 
     def _holders_view(self, messages: list[dict[str, Any]], holder: str) -> list[dict[str, Any]]:
         """The team conversation with the holder's header at the end of the system message."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import gymnasium as gym
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agentgym_envs.core.agent import expert_action
+from agentgym_envs.core.agent import Turn, expert_action
+from agentgym_envs.evaluation import evaluate
 from agentgym_envs.multiagent import support_team_v0
 from agentgym_envs.multiagent.policies import ExpertTeam
 from agentgym_envs.multiagent.wrappers import ActiveAgentEnv, TeamTokenIds
@@ -122,3 +124,28 @@ def test_maskable_ppo_trains_one_shared_network_on_the_adapter():
     observation, _ = env.reset(seed=0)
     action, _ = model.predict(observation, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[action[0]], "the predicted tool must be one the holder holds"
+
+
+class HandingOff:
+    """A batch policy that hands each ticket on (the first conversation of a batch to billing, the others to
+    accounts) and records, per call, each conversation's holder and the tools it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[tuple[str, tuple[str, ...]]]] = []
+
+    def respond(self, conversations, tools):
+        names = tuple(schema["function"]["name"] for schema in tools)
+        holders = [conversation[0]["content"].rsplit("AGENT ", 1)[1].split(":")[0] for conversation in conversations]
+        self.calls.append([(holder, names) for holder in holders])
+        return [Turn(action=json.dumps({"name": "handoff", "arguments": {"to": "billing" if i == 0 else "accounts"}}))
+                for i in range(len(conversations))]
+
+
+def test_a_batch_policy_is_asked_once_per_tool_set_with_each_holders_tools():
+    policy = HandingOff()
+    evaluate("AgentGym/SupportTeam-L0-v1", policy, episodes=3, concurrency=3, action_mode="text")
+    team = support_team_v0.parallel_env()
+    held = {agent: tuple(schema["function"]["name"] for schema in team.tool_schemas(agent)) for agent in team.possible_agents}
+    assert policy.calls[0] == [("triage", held["triage"])] * 3  # every ticket starts with triage: one batch
+    assert [len(call) for call in policy.calls[1:3]] == [1, 2]  # then billing's ticket and accounts' two, apart
+    assert all(tools == held[holder] for call in policy.calls for holder, tools in call)
