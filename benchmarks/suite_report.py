@@ -115,7 +115,8 @@ def best_trained(group_of: dict[str, list[dict[str, str]]], seeds: int) -> tuple
 
 def ladder_lines(rows: list[dict[str, str]], seeds: int) -> list[str]:
     """Per family, each step up its ladder where both levels have a trained algorithm with every seed: the best
-    one's mean test success on each and whether it fell by at most :data:`LADDER_FALL`."""
+    trained mean test success on each level (:func:`best_trained`, whichever algorithm holds it there: the frontier,
+    not one algorithm's own fall) and whether it fell by at most :data:`LADDER_FALL`."""
     groups = grouped(rows)
     lines = []
     for env in dict.fromkeys(r["env"] for r in rows):
@@ -353,8 +354,10 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
                          {p: d for p, d in comparison.differences.items() if set(p) <= set(present)}, comparison.improvement)
         lines += [f"- {family}: " + ("; ".join(sub.orderings()) or "fewer than two trained algorithms")]
     lines += ["", "## The ladder", "",
-              "Between adjacent levels the best trained algorithm's mean test success (over its seeds; only algorithms "
-              f"with all {preset.seeds} seeds count) should fall by at most {LADDER_FALL}. The ceiling is the one the "
+              "Between adjacent levels the best trained test success should fall by at most "
+              f"{LADDER_FALL}: on each level the highest mean test success (over seeds) of a trained algorithm with "
+              f"all {preset.seeds} seeds there, whichever algorithm it is (the two levels' may differ; each is named). "
+              "The ceiling is the one the "
               "algorithms have: the scripted expert's success through the trainers' flat actions, level by level, is "
               "on [admissible_actions.md](admissible_actions.md).", "", *ladder_lines(rows, preset.seeds)]
     lines += ["", "## Per level", "", "Test and train success, env steps to the target and seconds per run, level by level: "

@@ -242,6 +242,18 @@ def tool_schemas(env: gym.Env) -> list[dict[str, Any]]:
     return schemas
 
 
+def episode_tool_schemas(env: gym.Env) -> list[dict[str, Any]]:
+    """The tools ``env`` offers for a whole episode, for an integration that gives a model one tool list per episode
+    (TRL's tool methods, verl's and SkyRL's prompts, an OpenEnv session). ``ValueError`` for an env whose tools
+    change within an episode (``tools_follow_holder``: the support team's single-agent adapter, whose tools are the
+    ticket holder's): ``agentgym eval`` and the suite's runners play it, asking for the tools every turn."""
+    if getattr(env.unwrapped, "tools_follow_holder", False):
+        raise ValueError(f"{type(env.unwrapped).__name__}'s tools change within an episode (they are the ticket "
+                         "holder's), so it cannot be given one tool list per episode: play it with `agentgym eval`, "
+                         "whose runners ask for the tools every turn")
+    return tool_schemas(env)
+
+
 def _act(slot: _Slot) -> Turn:
     """The agent's action, its LLM calls (if any) under the episode's span."""
     with tracing.within_episode(slot.env):

@@ -18,6 +18,7 @@ import gymnasium as gym
 from agentgym_envs import resolve_env_id
 from agentgym_envs.core.agent import expert_action
 from agentgym_envs.core.parsing import compact_json
+from agentgym_envs.core.runners import episode_tool_schemas
 
 
 def canonical_id(env: str) -> str:
@@ -58,6 +59,11 @@ class TextEpisode:
         self.env_id = canonical_id(env)
         self.split = split
         self.env = gym.make(self.env_id, split=split, **{**make_kwargs, "action_mode": "text"})
+        try:
+            episode_tool_schemas(self.env)  # one tool list per episode: an env whose tools change is refused now
+        except ValueError:
+            self.env.close()
+            raise
         self.episode_return = 0.0
         self.turns = 0
         self.ended = True
@@ -68,7 +74,7 @@ class TextEpisode:
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The env's tools as OpenAI function-calling schemas."""
-        return list(self.env.unwrapped.tool_schemas)
+        return list(episode_tool_schemas(self.env))
 
     def reset(self, seed: int, task_id: str | None = None) -> list[dict[str, Any]]:
         """Start the task ``seed`` draws; its opening messages (system, then the request). A

@@ -51,6 +51,8 @@ from typing import Any, ClassVar, Literal, Union
 
 import gymnasium as gym
 
+from agentgym_envs.core.runners import episode_tool_schemas
+
 from .episode import canonical_id, chat_message
 
 ONE_LINE = re.compile(r"\s*\n+\s*")
@@ -213,7 +215,7 @@ def environment_class(env: str, split: str = "train", base_url: str | None = Non
     else:
         probe = make_text_env(env_id, split, make_kwargs)
         try:
-            schemas = list(probe.unwrapped.tool_schemas)
+            schemas = list(episode_tool_schemas(probe))
         finally:
             probe.close()
     methods = {tool.__name__: tool for tool in map(tool_method, schemas)}

@@ -156,9 +156,16 @@ class ActiveAgentEnv(gym.Env):
         """The holder's per-dimension masks, concatenated (bool), as MaskablePPO reads them."""
         return np.concatenate(self.base.action_mask(self.base.holder)).astype(bool)
 
+    tools_follow_holder = True
+    """The tools (:attr:`tool_schemas`) change within an episode: integrations that fix one tool list per episode
+    (:func:`~agentgym_envs.core.runners.episode_tool_schemas`) refuse this env."""
+
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """The OpenAI function-calling schemas of the tools the ticket holder holds (handoff included)."""
+        """The OpenAI function-calling schemas of the tools the ticket holder holds (handoff included); there is
+        no holder before :meth:`reset`."""
+        if self.base.episode is None:
+            raise RuntimeError("reset() first: the tools are the ticket holder's, and no ticket is held yet")
         return self._schemas[self.base.holder]
 
     @property

@@ -74,6 +74,33 @@ def test_in_text_mode_a_call_of_a_tool_the_holder_lacks_is_an_error_result():
     assert "not available to this agent" in info["error"] and not (terminated or truncated)
 
 
+def test_in_text_mode_the_tools_before_a_reset_are_a_clear_error():
+    env = gym.make("AgentGym/SupportTeam-L0-v1", action_mode="text")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.unwrapped.tool_schemas
+    env.reset(seed=0)
+    assert env.unwrapped.tool_schemas
+
+
+def test_integrations_that_fix_one_tool_list_per_episode_refuse_the_team():
+    from agentgym_envs.external_trainers.episode import TextEpisode
+    from agentgym_envs.external_trainers.trl_env import environment_class
+
+    with pytest.raises(ValueError, match="ticket holder"):
+        environment_class("AgentGym/SupportTeam-L0-v1")
+    with pytest.raises(ValueError, match="ticket holder"):
+        TextEpisode("AgentGym/SupportTeam-L0-v1")
+    assert TextEpisode("AgentGym/CustomerSupport-L0-v1").tool_schemas  # a single agent's tools are the episode's
+
+
+def test_an_openenv_session_refuses_the_team_when_it_opens():
+    pytest.importorskip("openenv", reason="the serve extra (openenv) is not installed")
+    from agentgym_envs.external_trainers.openenv.sessions import AgentGymEnvironment, BadReset, ServeConfig
+
+    with pytest.raises(BadReset, match="ticket holder"):
+        AgentGymEnvironment(ServeConfig("AgentGym/SupportTeam-L0-v1"))
+
+
 def test_adapter_presents_the_holder_with_its_agent_id_and_masks_and_the_expert_solves_tickets():
     env = adapter()
     expert = ExpertTeam(env.team)

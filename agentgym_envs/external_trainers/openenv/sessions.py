@@ -21,6 +21,7 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
+from ...core.runners import episode_tool_schemas
 from ...levels import family
 from .models import AgentGymAction, AgentGymObservation, AgentGymState
 
@@ -180,10 +181,15 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
     def make(self, split: str) -> gym.Env:
         if split not in self._envs:
             try:
-                self._envs[split] = gym.make(self.config.env_id, split=split, action_mode="text",
-                                             **self.config.make_kwargs)
+                env = gym.make(self.config.env_id, split=split, action_mode="text", **self.config.make_kwargs)
             except (ValueError, KeyError) as exc:
                 raise BadReset(f"cannot make {self.config.env_id} on split {split!r}: {exc}") from None
+            try:
+                episode_tool_schemas(env)  # a reset hands out one tool list per episode
+            except ValueError as exc:
+                env.close()
+                raise BadReset(f"cannot serve {self.config.env_id}: {exc}") from None
+            self._envs[split] = env
         return self._envs[split]
 
     def _check_open(self) -> None:
@@ -214,7 +220,7 @@ class AgentGymEnvironment(Environment[AgentGymAction, AgentGymObservation, Agent
         self._env, self._ended, self._started = env, False, True
         self._episode = {"episode_id": episode_id, "task_id": info["task_id"], "split": split or self.config.split}
         self._steps, self._return = 0, 0.0
-        return payload_of(text=observation, messages=info["messages"], tool_schemas=env.unwrapped.tool_schemas,
+        return payload_of(text=observation, messages=info["messages"], tool_schemas=episode_tool_schemas(env),
                           info=self._info(info))
 
     def step_payload(self, action: AgentGymAction) -> dict[str, Any]:
