@@ -77,7 +77,7 @@ def test_in_text_mode_a_call_of_a_tool_the_holder_lacks_is_an_error_result():
 def test_in_text_mode_the_tools_before_a_reset_are_a_clear_error():
     env = gym.make("AgentGym/SupportTeam-L0-v1", action_mode="text")
     with pytest.raises(RuntimeError, match="reset"):
-        env.unwrapped.tool_schemas
+        _ = env.unwrapped.tool_schemas
     env.reset(seed=0)
     assert env.unwrapped.tool_schemas
 
