@@ -1,13 +1,18 @@
 """One sitting of a table: run the planned cells that have no row with their settings hash, here or
 on Ray, and write each run's row, curve and episodes as it finishes (so that the next sitting
-resumes where this one stopped). The suite's own table and a user's algorithm's share it."""
+resumes where this one stopped), merged under a lock into what the files hold then: sittings of one table
+side by side on this machine (say, a language model's rows beside trained rows) keep each other's rows. The
+suite's own table and a user's algorithm's share it."""
 
 from __future__ import annotations
 
+import fcntl
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.tuning import commit, is_dirty
 
@@ -54,6 +59,27 @@ class TableFiles:
     def episode_rows(self) -> list[dict[str, str]]:
         return read_family_files(self.episodes, "*.csv.gz")
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the table's lock (``.<name>.lock`` beside it): one writer at a time among the sittings of this
+        machine."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / f".{self.name}.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def record(self, key: tuple[str, str, str, int], done: dict[str, Any]) -> None:
+        """Write one finished run's row, curve points and episodes in place of the key's, into what the files hold
+        now (under the lock): sittings of the same table side by side keep each other's rows."""
+        with self.locked():
+            write_rows(self.table, FIELDS, replace_run(self.rows(), key, [done["row"]]))
+            write_curves(self.curves, replace_run(self.curve_points(), key, done["curves"]))
+            write_family_files(self.episodes, ".csv.gz", EPISODE_FIELDS, replace_run(self.episode_rows(), key,
+                                                                                     done["episodes"]))
+
 
 Launch = Callable[[list[Job]], Iterator[tuple[Job, Outcome]]]
 
@@ -72,8 +98,9 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
     (at most ``max_runs``), run directories under ``runs/<name>``; ``imports``: modules every run
     imports first (they register its algorithm). A sitting at a commit also runs again the rows run
     from a tree with uncommitted changes (commit ``...-dirty``): their recorded commit does not
-    reproduce them. The number of runs that failed."""
-    rows, curves, episodes = files.rows(), files.curve_points(), files.episode_rows()
+    reproduce them. Each finished run is written at once (:meth:`TableFiles.record`). The number of runs that
+    failed."""
+    rows = files.rows()
     run_root, revision = str((runs / files.name).resolve()), commit()
     kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows
             if is_dirty(revision) or not is_dirty(r["commit"])}
@@ -89,12 +116,7 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
             failures += 1
             print(f"  {job.cell.name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
-        rows = replace_run(rows, job.cell.key, [done["row"]])
-        curves = replace_run(curves, job.cell.key, done["curves"])
-        episodes = replace_run(episodes, job.cell.key, done["episodes"])
-        write_rows(files.table, FIELDS, rows)
-        write_curves(files.curves, curves)
-        write_family_files(files.episodes, ".csv.gz", EPISODE_FIELDS, episodes)
+        files.record(job.cell.key, done)
         row = done["row"]
         print(f"  {job.cell.name} test success {row['test_success']}, {row['wall_train_s']} s training + "
               f"{row['wall_eval_s']} s evaluation", flush=True)

@@ -121,6 +121,35 @@ def test_a_rows_command_reproduces_its_test_success(smoke_sitting, tmp_path):
     assert json.loads(result.read_text())["test_metrics"]["success"] == pytest.approx(float(row["test_success"]))
 
 
+def test_sittings_of_one_table_side_by_side_keep_each_others_rows(plan, store, smoke_sitting, tmp_path):
+    from benchmarks.suite_lib.sitting import TableFiles, sit
+
+    shutil.copytree(smoke_sitting / "results", tmp_path / "results")
+    files = TableFiles(tmp_path / "results", "suite_smoke")
+    mine = next(c for c in plan.cells(plan.PRESETS["smoke"], ["customer_support"]) if c.algorithm == "ppo")
+    theirs = ("customer_support", "L0", "another-sitting", 0)
+
+    def finished(key: tuple) -> dict:  # mine's run, as the run of ``key``
+        def of(records: list[dict]) -> list[dict]:
+            return [{**r, "algorithm": key[2], "seed": key[3]} for r in records if store.row_key(r) == mine.key]
+
+        return {"row": of(files.rows())[0], "curves": of(files.curve_points()), "episodes": of(files.episode_rows())}
+
+    done, other = finished(mine.key), finished(theirs)
+    store.write_rows(files.table, store.FIELDS, [r for r in files.rows() if store.row_key(r) != mine.key])
+
+    def launch(jobs):  # while this sitting's run goes on, another sitting of the table finishes one of its own
+        files.record(theirs, other)
+        for job in jobs:
+            yield job, lambda: done
+
+    assert sit([mine], files, tmp_path / "runs", "cpu", launch) == 0
+    keys = [store.row_key(r) for r in files.rows()]
+    assert mine.key in keys and theirs in keys and len(keys) == len(set(keys))
+    assert {store.row_key(e) for e in files.episode_rows()} >= {mine.key, theirs}
+    assert {store.row_key(p) for p in files.curve_points()} >= {mine.key, theirs}
+
+
 def test_a_second_sitting_runs_nothing_when_the_settings_are_unchanged(suite, smoke_sitting, capsys, tmp_path):
     shutil.copytree(smoke_sitting / "results", tmp_path / "results")
     assert suite.main(smoke(tmp_path)) == 0
