@@ -99,7 +99,10 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     observation is the holder's text, its `info["messages"]` the conversation with the holder's
     header at the end of the system message, and its `tool_schemas` the holder's tools: one
     language model plays every agent in turn
-    (`agentgym eval AgentGym/SupportTeam-L0-v1 --policy hf --model DIR`).
+    (`agentgym eval AgentGym/SupportTeam-L0-v1 --policy hf --model DIR`). Its tools change within an
+    episode, so the integrations that give a model one tool list per episode (TRL's environment classes,
+    verl's and SkyRL's agent loops, an OpenEnv session) refuse it with a clear error; `agentgym eval` and
+    the suite's runners ask for the tools every turn.
 
     ## Rewards
 
