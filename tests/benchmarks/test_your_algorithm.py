@@ -17,7 +17,6 @@ import pytest
 from benchmarks.suite_lib.store import EPISODE_FIELDS, read_family_files, read_rows
 
 pytest.importorskip("optuna")
-pytestmark = pytest.mark.xdist_group("ray")
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = "benchmarks.examples.reinforce"

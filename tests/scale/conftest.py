@@ -1,8 +1,7 @@
 """One local Ray (2 CPUs, no dashboard, a small object store) shared by the tests of this
 folder, started and shut down by the session. Its start is retried for up to two minutes on a
 loaded machine (:func:`agentgym_envs.scale.init_ray`), and takes one try on an idle one. With
-pytest-xdist, each module marks its tests ``xdist_group("ray")``, so that they run in one worker
-(``--dist loadgroup``)."""
+pytest-xdist (``--dist loadfile``), each worker that runs a module of this folder starts its own."""
 
 from __future__ import annotations
 

@@ -18,7 +18,6 @@ from agentgym_envs.evaluation import ReferenceSpec, episode_records
 from agentgym_envs.observe import store as store_module
 from agentgym_envs.observe.store import RunRecorder, RunStore
 
-pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"
 
 

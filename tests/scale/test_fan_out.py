@@ -13,7 +13,6 @@ from agentgym_envs.evaluation import POLICIES
 from agentgym_envs.evaluation.results import summarize
 from agentgym_envs.scale import SeededEpisodes, fan_out
 
-pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"
 
 

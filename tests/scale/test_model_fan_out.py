@@ -14,7 +14,6 @@ from agentgym_envs.evaluation import ModelSpec, evaluate
 
 pytest.importorskip("openai")
 pytest.importorskip("transformers")
-pytestmark = pytest.mark.xdist_group("ray")
 MATH = "AgentGym/Math-v0"
 BUDGET = {"episodes": 2, "trials": 2, "concurrency": 2, "seed": 3, "action_mode": "text", "max_turns": 2}
 

@@ -6,7 +6,6 @@ import functools
 import json
 
 import gymnasium as gym
-import pytest
 
 from agentgym_envs.cli import _eval_on_ray, build_parser, main
 from agentgym_envs.evaluation import POLICIES
@@ -14,7 +13,6 @@ from agentgym_envs.evaluation.results import summarize
 from agentgym_envs.scale import RayVectorEnv, SeededEpisodes
 from trainers.run import make_vector_env
 
-pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v1"
 TINY = ["--set", "num_envs=2", "--set", "num_steps=16", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2",
         "--set", "ff_dim=32", "--set", "eval_every_steps=0", "--no-progress", "--eval-episodes", "2"]

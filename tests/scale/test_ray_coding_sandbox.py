@@ -6,13 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import gymnasium as gym
-import pytest
 
 import agentgym_envs
 from agentgym_envs.scale import RayVectorEnv
 from agentgym_envs.scenarios.coding.sandbox import Job
 
-pytestmark = pytest.mark.xdist_group("ray")
 PROBE = f"""
 import errno, json, os, socket
 try:

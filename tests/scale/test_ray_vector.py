@@ -17,7 +17,6 @@ import agentgym_envs  # noqa: F401  (registers the env ids)
 from agentgym_envs.evaluation.vector_random import masked_random_actions
 from agentgym_envs.scale import RayVectorEnv
 
-pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"
 
 

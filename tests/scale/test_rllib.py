@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("ray.rllib", reason="RLlib is not installed here: `make test-rllib` runs this test")
 from agentgym_envs.scale.rllib import bag_of_tokens_env, ppo_config  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("ray")
 CS = "AgentGym/CustomerSupport-v0"
 
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-import pytest
-
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 def test_scale_out_rows_goals_and_projection(benchmark_script):
     scale_out = benchmark_script("scale_out")

@@ -3,10 +3,6 @@ the rows as the tasks finish, and a second sitting finds nothing left to run."""
 
 from __future__ import annotations
 
-import pytest
-
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 def test_the_suites_runs_fan_out_on_ray_and_the_driver_writes_their_rows(tmp_path, capsys):
     from benchmarks import suite

@@ -12,7 +12,6 @@ import pytest
 from benchmarks.suite_lib import plan
 
 pytest.importorskip("optuna")
-pytestmark = pytest.mark.xdist_group("ray")
 
 ROOT = Path(__file__).resolve().parents[2]
 

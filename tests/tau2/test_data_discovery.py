@@ -85,6 +85,7 @@ def test_the_installed_wheel_layout_runs_an_environment(data_dir, tmp_path, monk
         domains.joinpath(domain).rmdir()
     copy_domains(data_dir, domains)
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "tau2", raising=False)  # found anew, whatever an earlier test imported
     env = gym.make("AgentGym/Tau2Airline-v0", source="real", split="train")
     observation, _ = env.reset(seed=0)
     assert "POLICY" in observation and env.unwrapped.scenario.data_dir == str(domains)
