@@ -134,9 +134,9 @@ def serve_model():
     return serve
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(micro_model):
-    """``transformers serve`` pinned to the micro model (:func:`serve`); its ``/v1`` URL."""
+    """``transformers serve`` pinned to the micro model (:func:`serve`), one per test process; its ``/v1`` URL."""
     with serve(micro_model) as url:
         yield url
 
@@ -244,10 +244,10 @@ class Phoenix(NamedTuple):
             time.sleep(1.0)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def phoenix(tmp_path_factory) -> Iterator[Phoenix]:
-    """``phoenix serve`` on 127.0.0.1 with a fresh working directory. Stopped with its whole
-    process group."""
+    """``phoenix serve`` on 127.0.0.1 with a fresh working directory, one per test process (the tests
+    read back only their own traces). Stopped with its whole process group."""
     executable = phoenix_executable()
     if executable is None:
         pytest.skip("Arize Phoenix is not installed (make test builds .venv-phoenix)")
