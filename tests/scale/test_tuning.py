@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,24 @@ def load_tuning():
     return module
 
 
-def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_path):
+def search_argv(tmp_path: Path, storage: str = "ray") -> list[str]:
+    """A two-trial search of our PPO on one level, its Ray folder ``tmp_path/storage``, its record in ``tmp_path/tuned``."""
+    return ["--algos", "ppo", "--trials", "2", "--levels", "AgentGym/CustomerSupport-L0-v1", "--steps", "512",
+            "--episodes", "4", "--storage", str(tmp_path / storage), "--out", str(tmp_path / "tuned"), "--concurrent", "1"]
+
+
+@pytest.fixture(scope="module")
+def finished_search(tmp_path_factory) -> Path:
+    """The folder of one finished search (:func:`search_argv`): a test that changes it works on a copy."""
+    tmp_path = tmp_path_factory.mktemp("search")
+    assert load_tuning().main(search_argv(tmp_path)) == 0
+    return tmp_path
+
+
+def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(finished_search, tmp_path):
     tuning = load_tuning()
-    argv = ["--algos", "ppo", "--trials", "2", "--levels", "AgentGym/CustomerSupport-L0-v1", "--steps", "512",
-            "--episodes", "4", "--storage", str(tmp_path / "ray"), "--out", str(tmp_path / "tuned"), "--concurrent", "1"]
-    assert tuning.main(argv) == 0
+    shutil.copytree(finished_search, tmp_path, dirs_exist_ok=True)
+    argv = search_argv(tmp_path)
     record = json.loads((tmp_path / "tuned" / "ppo.json").read_text())
     assert record["trials"] == 2 and record["levels"] == ["AgentGym/CustomerSupport-L0-v1"]
     assert set(tuning.search_spaces()["ppo"]) <= set(record["settings"]) and record["settings"]["observation"] == "features"
@@ -45,22 +59,17 @@ def test_a_search_freezes_its_best_validation_trial_and_resumes_finished(tmp_pat
     assert plan.frozen_settings("ppo", tmp_path / "tuned") == record["settings"]  # what the table trains with
 
 
-def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only_new_missing_trials(tmp_path):
+def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only_new_missing_trials(finished_search,
+                                                                                                   tmp_path):
     tuning = load_tuning()
-
-    def argv(storage):
-        return ["--algos", "ppo", "--trials", "2", "--levels", "AgentGym/CustomerSupport-L0-v1", "--steps", "512",
-                "--episodes", "4", "--storage", str(tmp_path / storage), "--out", str(tmp_path / "tuned"),
-                "--concurrent", "1"]
-
-    assert tuning.main(argv("ray")) == 0
+    shutil.copytree(finished_search / "tuned", tmp_path / "tuned")
     journal = tmp_path / "tuned" / "ppo_trials.csv"
     first, _ = tuning.read_trials(tmp_path / "tuned", "ppo")
     assert first["commit"] == tuning.commit() and first["trial_id"] and first["cpu_s"] > 0
     # the machine is gone with Ray's folder and the search's last trial; the journal was kept
     (tmp_path / "tuned" / "ppo.json").unlink()
     journal.write_text("\n".join(journal.read_text().splitlines()[:2]) + "\n")
-    assert tuning.main(argv("ray-after")) == 0
+    assert tuning.main(search_argv(tmp_path, "ray-after")) == 0
     assert len(list((tmp_path / "ray-after" / "ppo_runs").iterdir())) == 1  # only the missing trial ran
     rows = tuning.read_trials(tmp_path / "tuned", "ppo")
     assert len(rows) == 2 and rows[0] == first and rows[1]["trial_id"] != first["trial_id"]
