@@ -12,10 +12,12 @@ spirit of rl-zoo3's samplers), the same number of trials for every algorithm. Th
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
 tuning set and budget, and the commits), which the suite's tuned rows train with on every level.
 ``<algo>_trials.csv`` beside it is the search's journal: each trial writes its row (settings, scores, Ray's trial
-id, the commit it ran at, its CPU seconds: those of its last sitting where Ray restored it) there as it finishes, so a
-search outlives the machine it ran on once that file is kept. A search resumes from Ray Tune's folder under
-``--storage`` (default ``runs/tuning``, not committed) where it is still there, its unfinished trials included;
-else from the journal: Optuna is told the recorded trials' scores and proposes only the trials still missing. A
+id, the commit it ran at, its CPU seconds summed over its levels) there as it finishes, and ``<algo>_levels.csv``
+each level's score as a trial scores it, so a search outlives the machine it ran on, losing only the levels in
+training, once both files are kept. A search resumes from Ray Tune's folder under ``--storage`` (default
+``runs/tuning``, not committed) where it is still there, its unfinished trials included; else from the journals:
+the trials cut short run first with their settings, training only the levels they had not scored, then Optuna is
+told the recorded trials' scores and proposes only the trials still missing. A
 finished search is not run again, and one resumed with other trials, levels, steps, episodes, search space or fixed
 settings is refused (``<algo>.search.json`` records what it is, beside the journal and in Ray's folder).
 
@@ -110,41 +112,54 @@ def import_modules(modules: Sequence[str]) -> None:
         importlib.import_module(module)
 
 
-def validation_score(algo: str, settings: dict[str, Any], levels: Sequence[str], steps: int, episodes: int,
-                     run_root: Path, seed: int = 0) -> dict[str, float]:
-    """Train ``algo`` with ``settings`` on each level (one seed, no final evaluation), then the greedy
-    policy's success on ``episodes`` validation episodes of each; ``METRIC``: their mean."""
+def level_score(algo: str, settings: dict[str, Any], env_id: str, steps: int, episodes: int, run_root: Path,
+                seed: int = 0) -> float:
+    """Train ``algo`` with ``settings`` on ``env_id`` (one seed, no final evaluation; a run ``run_root`` holds
+    resumes), then the greedy policy's success on ``episodes`` episodes of its validation split."""
     from trainers.lifecycle import ALGORITHMS, load_trained_policy, train
     from trainers.run import TrainRequest, evaluate_policy
 
-    scores: dict[str, float] = {}
-    for env_id in levels:
-        request = TrainRequest(env_id, algo, seed, steps, run_root=str(run_root), eval_episodes=0, resume=True,
-                               progress=False, record=False, overrides={**FIXED.get(algo, {}), **settings})
-        result = train(request)
-        policy = load_trained_policy(Path(result.run_dir) / ALGORITHMS[algo].checkpoint_name)
-        scores[env_id] = float(evaluate_policy(policy, "validation", episodes)["success"])
-    scores[METRIC] = sum(scores[env_id] for env_id in levels) / len(levels)
-    return scores
+    request = TrainRequest(env_id, algo, seed, steps, run_root=str(run_root), eval_episodes=0, resume=True,
+                           progress=False, record=False, overrides={**FIXED.get(algo, {}), **settings})
+    result = train(request)
+    policy = load_trained_policy(Path(result.run_dir) / ALGORITHMS[algo].checkpoint_name)
+    return float(evaluate_policy(policy, "validation", episodes)["success"])
 
 
 def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, storage: Path, journal: Path,
                    imports: Sequence[str] = ()) -> Callable[[dict], dict]:
-    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation scores, also written
-    to the search's journal in the ``journal`` folder (``imports``: modules the trial's process imports first,
-    where ``algo`` is registered)."""
+    """The Ray Tune trainable of ``algo``'s search: a trial's settings -> its validation score on each level and
+    ``METRIC``, their mean. Each level's score is written to the level journal in the ``journal`` folder as it
+    is known, and the trial's row to the search's journal there when all are (``imports``: modules the trial's
+    process imports first, where ``algo`` is registered). A level that the level journal already scores for
+    the same settings (a trial of an earlier sitting, cut short) is not trained again."""
     def trial(settings: dict[str, Any]) -> dict[str, float]:
         from ray import tune
 
         import_modules(imports)
         trial_id = tune.get_context().get_trial_id()
         run_root = storage / f"{algo}_runs" / trial_id  # a restored trial resumes its runs
-        started = time.process_time()  # the trial's own CPU seconds: neither the machine's load nor a pause counts
-        scores = validation_score(algo, settings, levels, steps, episodes, run_root)
-        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(), "cpu_s": round(time.process_time() - started, 1),
-                                     **{f"settings/{key}": value for key, value in settings.items()}, **scores})
+        known = {row["level"]: row for row in read_rows(levels_path(journal, algo)) if searched(row) == settings}
+        scores, cpu_s = {}, 0.0
+        for env_id in levels:
+            if env_id not in known:
+                started = time.process_time()  # the level's own CPU seconds: neither the machine's load nor a pause counts
+                score = level_score(algo, settings, env_id, steps, episodes, run_root)
+                known[env_id] = {"trial_id": trial_id, "commit": commit(), "level": env_id, "score": score,
+                                 "cpu_s": round(time.process_time() - started, 1), **settings_columns(settings)}
+                record_row(levels_path(journal, algo), known[env_id], key=("trial_id", "level"))
+            scores[env_id] = known[env_id]["score"]
+            cpu_s += known[env_id]["cpu_s"] or 0.0
+        scores[METRIC] = sum(scores[env_id] for env_id in levels) / len(levels)
+        record_row(trials_path(journal, algo), {"trial_id": trial_id, "commit": commit(), "cpu_s": round(cpu_s, 1),
+                                                **settings_columns(settings), **scores}, key=("trial_id",))
         return scores
     return trial
+
+
+def settings_columns(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` as a journal row's ``settings/`` columns (:func:`searched` reads them back)."""
+    return {f"settings/{key}": value for key, value in settings.items()}
 
 
 def trials_path(folder: Path, algo: str) -> Path:
@@ -152,11 +167,21 @@ def trials_path(folder: Path, algo: str) -> Path:
     return folder / f"{algo}_trials.csv"
 
 
+def levels_path(folder: Path, algo: str) -> Path:
+    """``algo``'s level journal in ``folder``: one row per level a trial has scored (its trial id, commit, level,
+    score, CPU seconds and settings), so that a trial cut short with the machine that ran it keeps its levels."""
+    return folder / f"{algo}_levels.csv"
+
+
 def read_trials(folder: Path, algo: str) -> list[dict[str, Any]]:
-    """The rows of ``algo``'s journal (none where it has no file), each value as the search gave it: settings as
-    JSON values where they parse (numbers), else strings; scores and seconds as floats; trial id and commit as
-    strings; None in a column a row was written without (``cpu_s`` before it was recorded)."""
-    path = trials_path(folder, algo)
+    """The rows of ``algo``'s journal (see :func:`read_rows`)."""
+    return read_rows(trials_path(folder, algo))
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a journal file (none where it has no file), each value as the search gave it: settings as
+    JSON values where they parse (numbers), else strings; scores and seconds as floats; trial id, commit and
+    level as strings; None in a column a row was written without (``cpu_s`` before it was recorded)."""
     if not path.exists():
         return []
     with open(path, newline="") as handle:
@@ -164,10 +189,10 @@ def read_trials(folder: Path, algo: str) -> list[dict[str, Any]]:
 
 
 def parsed_cell(column: str, text: str) -> Any:
-    """One journal cell back as its value (see :func:`read_trials`)."""
+    """One journal cell back as its value (see :func:`read_rows`)."""
     if text in ("", None):
         return None
-    if column in ("trial_id", "commit"):
+    if column in ("trial_id", "commit", "level"):
         return text
     if not column.startswith("settings/"):
         return float(text)
@@ -178,31 +203,41 @@ def parsed_cell(column: str, text: str) -> Any:
 
 
 def record_trial(folder: Path, algo: str, row: dict[str, Any]) -> None:
-    """Add ``row`` to ``algo``'s journal, unless a row of its trial id is there (a restored trial that ran again).
-    Trials finish in several processes: the folder is locked while the file is rewritten, and it is replaced
-    whole, so a reader never sees half a row."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = os.open(folder, os.O_RDONLY)
+    """Add ``row`` to ``algo``'s journal, unless a row of its trial id is there (a restored trial that ran again)."""
+    record_row(trials_path(folder, algo), row, key=("trial_id",))
+
+
+def record_row(path: Path, row: dict[str, Any], key: Sequence[str]) -> None:
+    """Add ``row`` to the journal file ``path``, unless a row with the same ``key`` columns is there. Trials
+    finish in several processes: the folder is locked while the file is rewritten, and it is replaced whole
+    (written to a temporary file first; columns: every key of any row, sorted), so a reader never sees half a row."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = os.open(path.parent, os.O_RDONLY)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        rows = read_trials(folder, algo)
-        if any(recorded.get("trial_id") == row["trial_id"] for recorded in rows):
+        rows = read_rows(path)
+        if any(all(recorded.get(column) == row[column] for column in key) for recorded in rows):
             return
-        write_trials(folder, algo, [*rows, row])
+        partial = path.with_suffix(".csv.partial")
+        with open(partial, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=sorted({column for each in [*rows, row] for column in each}))
+            writer.writeheader()
+            writer.writerows([*rows, row])
+        os.replace(partial, path)
     finally:
         os.close(lock)  # releases the lock
 
 
-def write_trials(folder: Path, algo: str, rows: list[dict[str, Any]]) -> None:
-    """``algo``'s journal holding ``rows`` (columns: every key of any row, sorted), written to a temporary file
-    that then replaces it."""
-    path = trials_path(folder, algo)
-    partial = path.with_suffix(".csv.partial")
-    with open(partial, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=sorted({key for row in rows for key in row}))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(partial, path)
+def unfinished_settings(folder: Path, algo: str) -> list[dict[str, Any]]:
+    """The settings of trials that scored some levels in ``folder``'s level journal but have no row in the
+    search's journal (cut short with the machine that ran them), in the order they were started."""
+    finished = [searched(row) for row in read_trials(folder, algo)]
+    unfinished: list[dict[str, Any]] = []
+    for row in read_rows(levels_path(folder, algo)):
+        settings = searched(row)
+        if settings not in finished and settings not in unfinished:
+            unfinished.append(settings)
+    return unfinished
 
 
 def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, episodes: int, storage: Path,
@@ -210,6 +245,7 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
     """Run (or resume) ``algo``'s search, its journal in ``out``: the frozen record of its best trial (the one
     ``out`` holds already where the search was finished before)."""
     from ray import tune
+    from ray.tune.search import BasicVariantGenerator
     from ray.tune.search.optuna import OptunaSearch
 
     storage = storage.resolve()
@@ -231,14 +267,22 @@ def tune_algorithm(algo: str, trials: int, levels: Sequence[str], steps: int, ep
         trainable = tune.with_resources(trial_function(algo, levels, steps, episodes, storage, out, imports), {"cpu": 1})
         if tune.Tuner.can_restore(str(storage / algo)):  # Ray's folder, unfinished trials included
             tune.Tuner.restore(str(storage / algo), trainable, resume_errored=True).fit()
-        else:  # the journal's trials, told to Optuna: only the missing ones run
-            searcher = OptunaSearch(metric=METRIC, mode="max", seed=sitting_seed(len(recorded)),
-                                    points_to_evaluate=[searched(row) for row in recorded] or None,
-                                    evaluated_rewards=[row[METRIC] for row in recorded] or None)
-            tune.Tuner(trainable, param_space=search_space(algo),
-                       tune_config=tune.TuneConfig(search_alg=searcher, num_samples=trials - len(recorded),
-                                                   max_concurrent_trials=concurrent),
-                       run_config=tune.RunConfig(name=algo, storage_path=str(storage))).fit()
+        else:  # from the journals: the trials cut short first (their scored levels are not trained again)
+            unfinished = unfinished_settings(out, algo)[:trials - len(recorded)]
+            if unfinished:
+                tune.Tuner(trainable, param_space=search_space(algo),
+                           tune_config=tune.TuneConfig(search_alg=BasicVariantGenerator(points_to_evaluate=unfinished),
+                                                       num_samples=len(unfinished), max_concurrent_trials=concurrent),
+                           run_config=tune.RunConfig(name=f"{algo}-unfinished", storage_path=str(storage))).fit()
+                recorded = read_trials(out, algo)
+            if len(recorded) < trials:  # then Optuna, told every finished trial: only the missing ones run
+                searcher = OptunaSearch(metric=METRIC, mode="max", seed=sitting_seed(len(recorded)),
+                                        points_to_evaluate=[searched(row) for row in recorded] or None,
+                                        evaluated_rewards=[row[METRIC] for row in recorded] or None)
+                tune.Tuner(trainable, param_space=search_space(algo),
+                           tune_config=tune.TuneConfig(search_alg=searcher, num_samples=trials - len(recorded),
+                                                       max_concurrent_trials=concurrent),
+                           run_config=tune.RunConfig(name=algo, storage_path=str(storage))).fit()
     rows = read_trials(out, algo)[:trials]
     if len(rows) < trials:
         raise RuntimeError(f"{algo}: {len(rows)} of {trials} trials finished; run the command again to resume")

@@ -66,9 +66,10 @@ def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only
     journal = tmp_path / "tuned" / "ppo_trials.csv"
     first, _ = tuning.read_trials(tmp_path / "tuned", "ppo")
     assert first["commit"] == tuning.commit() and first["trial_id"] and first["cpu_s"] > 0
-    # the machine is gone with Ray's folder and the search's last trial; the journal was kept
+    # the machine is gone with Ray's folder and the search's last trial, before it scored a level; the journals were kept
     (tmp_path / "tuned" / "ppo.json").unlink()
-    journal.write_text("\n".join(journal.read_text().splitlines()[:2]) + "\n")
+    for kept in (journal, tmp_path / "tuned" / "ppo_levels.csv"):
+        kept.write_text("\n".join(kept.read_text().splitlines()[:2]) + "\n")
     assert tuning.main(search_argv(tmp_path, "ray-after")) == 0
     assert len(list((tmp_path / "ray-after" / "ppo_runs").iterdir())) == 1  # only the missing trial ran
     rows = tuning.read_trials(tmp_path / "tuned", "ppo")
@@ -77,6 +78,29 @@ def test_a_search_whose_ray_folder_is_lost_resumes_from_its_journal_running_only
     record = json.loads((tmp_path / "tuned" / "ppo.json").read_text())
     best = max(rows, key=lambda row: row["validation_success"])
     assert record["trials"] == 2 and record["settings"] == {"observation": "features", **tuning.searched(best)}
+
+
+def test_a_trial_cut_short_with_its_machine_runs_first_next_sitting_training_only_the_levels_it_had_not_scored(tmp_path):
+    tuning = load_tuning()
+    scored, missing = "AgentGym/CustomerSupport-L0-v1", "AgentGym/Math-L0-v1"
+    settings = {"learning_rate": 0.003, "num_steps": 64, "num_minibatches": 2, "update_epochs": 2, "ent_coef": 0.01,
+                "gamma": 0.99, "gae_lambda": 0.95, "clip_coef": 0.2}
+    assert set(settings) == set(tuning.search_spaces()["ppo"])
+    # an earlier sitting's trial scored its first level, then the machine was gone
+    tuning.record_row(tuning.levels_path(tmp_path / "tuned", "ppo"),
+                      {"trial_id": "gone", "commit": "c", "level": scored, "score": 0.25, "cpu_s": 100.0,
+                       **tuning.settings_columns(settings)}, key=("trial_id", "level"))
+    argv = ["--algos", "ppo", "--trials", "1", "--levels", scored, missing, "--steps", "512", "--episodes", "4",
+            "--storage", str(tmp_path / "ray"), "--out", str(tmp_path / "tuned"), "--concurrent", "1"]
+    assert tuning.main(argv) == 0
+    [row] = tuning.read_trials(tmp_path / "tuned", "ppo")
+    assert tuning.searched(row) == settings and row["trial_id"] != "gone"
+    assert row[scored] == 0.25 and row["validation_success"] == (0.25 + row[missing]) / 2
+    [trial_runs] = (tmp_path / "ray" / "ppo_runs").iterdir()
+    assert [run.name for run in trial_runs.iterdir()] == ["Math-L0-v1__ppo__seed0"]  # the scored level was not trained
+    levels = tuning.read_rows(tuning.levels_path(tmp_path / "tuned", "ppo"))
+    assert [(level["trial_id"], level["level"]) for level in levels] == [("gone", scored), (row["trial_id"], missing)]
+    assert row["cpu_s"] == round(100.0 + levels[1]["cpu_s"], 1)  # summed over both sittings
 
 
 def test_a_journal_keeps_one_row_per_trial_and_reads_its_values_back(tmp_path):
