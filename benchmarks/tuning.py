@@ -12,12 +12,13 @@ spirit of rl-zoo3's samplers), the same number of trials for every algorithm. Th
 The best trial's settings are frozen in ``benchmarks/tuned/<algo>.json`` (with its score, the trial count, the
 tuning set and budget, and the commits), which the suite's tuned rows train with on every level.
 ``<algo>_trials.csv`` beside it is the search's journal: each trial writes its row (settings, scores, Ray's trial
-id, the commit it ran at, its CPU seconds summed over its levels) there as it finishes, and ``<algo>_levels.csv``
-each level's score as a trial scores it, so a search outlives the machine it ran on, losing only the levels in
-training, once both files are kept. A search resumes from Ray Tune's folder under ``--storage`` (default
-``runs/tuning``, not committed) where it is still there, its unfinished trials included; else from the journals:
-the trials cut short run first with their settings, training only the levels they had not scored, then Optuna is
-told the recorded trials' scores and proposes only the trials still missing. A
+id, the commit it ran at, its CPU seconds summed over its levels: a level's last sitting's where Ray restored it
+mid-way) there as it finishes, and ``<algo>_levels.csv`` each level's score as a trial scores it, so a search
+outlives the machine it ran on, losing only the levels in training, once both files are kept. A search resumes
+from Ray Tune's folder under ``--storage`` (default ``runs/tuning``, not committed) where it is still there, its
+unfinished trials included; else from the journals: the trials cut short run first with their settings, training
+only the levels they had not scored, then Optuna is told the recorded trials' scores and proposes only the trials
+still missing. A
 finished search is not run again, and one resumed with other trials, levels, steps, episodes, search space or fixed
 settings is refused (``<algo>.search.json`` records what it is, beside the journal and in Ray's folder).
 
