@@ -231,7 +231,7 @@ def record_row(path: Path, row: dict[str, Any], key: Sequence[str]) -> None:
 
 def unfinished_settings(folder: Path, algo: str) -> list[dict[str, Any]]:
     """The settings of trials that scored some levels in ``folder``'s level journal but have no row in the
-    search's journal (cut short with the machine that ran them), in the order they were started."""
+    search's journal (cut short with the machine that ran them), in the order they first scored a level."""
     finished = [searched(row) for row in read_trials(folder, algo)]
     unfinished: list[dict[str, Any]] = []
     for row in read_rows(levels_path(folder, algo)):
