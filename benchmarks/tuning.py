@@ -374,6 +374,20 @@ def write_frozen(record: dict[str, Any], folder: Path) -> Path:
     return path
 
 
+def check_levels(levels: Sequence[str]) -> None:
+    """Make each tuning level once, so that one that cannot be made (an unknown id, tau2 data not installed)
+    stops the search before any trial trains, with the env's own error."""
+    import gymnasium as gym
+
+    import agentgym_envs  # noqa: F401  (registers the envs)
+
+    for env_id in levels:
+        try:
+            gym.make(env_id).close()
+        except Exception as exc:  # any failure to make it: the search cannot score this level
+            raise SystemExit(f"tuning level {env_id} cannot be made: {type(exc).__name__}: {exc}") from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algos", nargs="+", required=True, help="algorithms to tune (trainers' names, or a user's "
@@ -404,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             search_space(algo)
     except ValueError as exc:
         raise SystemExit(str(exc)) from exc
+    check_levels(args.levels)
     owned = not ray.is_initialized()  # a Ray this process joined before (a test's) stays up
     init_ray(args.address, None if args.address else args.concurrent)
     try:

@@ -103,6 +103,14 @@ def test_a_trial_cut_short_with_its_machine_runs_first_next_sitting_training_onl
     assert row["cpu_s"] == round(100.0 + levels[1]["cpu_s"], 1)  # summed over both sittings
 
 
+def test_a_search_with_a_level_that_cannot_be_made_stops_before_any_trial(tmp_path):
+    argv = ["--algos", "ppo", "--levels", "AgentGym/CustomerSupport-L0-v1", "AgentGym/NoSuchLevel-v1",
+            "--storage", str(tmp_path / "ray"), "--out", str(tmp_path / "tuned")]
+    with pytest.raises(SystemExit, match="tuning level AgentGym/NoSuchLevel-v1 cannot be made: .*NoSuchLevel"):
+        load_tuning().main(argv)
+    assert not (tmp_path / "ray").exists() and not (tmp_path / "tuned").exists()
+
+
 def test_a_journal_keeps_one_row_per_trial_and_reads_its_values_back(tmp_path):
     tuning = load_tuning()
     row = {"trial_id": "a1", "commit": "abc", "settings/learning_rate": 0.003, "settings/num_steps": 64,
