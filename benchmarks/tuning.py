@@ -152,8 +152,8 @@ def trial_function(algo: str, levels: Sequence[str], steps: int, episodes: int, 
             scores[env_id] = known[env_id]["score"]
             cpu_s += known[env_id]["cpu_s"] or 0.0
         scores[METRIC] = sum(scores[env_id] for env_id in levels) / len(levels)
-        record_row(trials_path(journal, algo), {"trial_id": trial_id, "commit": commit(), "cpu_s": round(cpu_s, 1),
-                                                **settings_columns(settings), **scores}, key=("trial_id",))
+        record_trial(journal, algo, {"trial_id": trial_id, "commit": commit(), "cpu_s": round(cpu_s, 1),
+                                     **settings_columns(settings), **scores})
         return scores
     return trial
 
