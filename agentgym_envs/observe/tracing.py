@@ -128,7 +128,8 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
                           NonRecordingSpan=trace.NonRecordingSpan, current_span=trace.get_current_span,
                           current_context=context.get_current, Status=trace.Status, StatusCode=trace.StatusCode,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
-    _state.provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() at exit: episodes end first
+    # shutdown() at exit: episodes end first
+    _state.provider = TracerProvider(resource=resource, shutdown_on_exit=False, id_generator=_private_ids())
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
     try:
         _state.processor = ProcessSpanProcessor(endpoint, protocol, resource.attributes,
@@ -170,6 +171,22 @@ def shutdown() -> None:
 
 
 atexit.register(shutdown)
+
+
+def _private_ids() -> Any:
+    """An OpenTelemetry id generator drawing from :attr:`_State.ids`, as episodes do. The SDK's own
+    draws from ``random``, the stream a user's code (and SB3's ``set_random_seed``) seeds: two runs
+    after the same seed would share a trace id, and each span would shift the user's stream."""
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+    class PrivateIds(RandomIdGenerator):
+        def generate_span_id(self) -> int:
+            return _state.ids.getrandbits(64) or 1
+
+        def generate_trace_id(self) -> int:
+            return _state.ids.getrandbits(128) or 1
+
+    return PrivateIds()
 
 
 @contextlib.contextmanager

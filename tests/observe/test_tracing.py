@@ -166,6 +166,22 @@ def test_an_episode_is_the_child_of_the_span_current_at_its_reset_and_else_a_tra
         env.close()
 
 
+def test_run_spans_after_the_same_random_seed_get_their_own_trace_and_leave_random_as_it_was(phoenix):
+    import random
+
+    url, _ = phoenix
+    random.seed(0)
+    untraced = [random.random() for _ in range(3)]
+    traces = []
+    with tracing.session(f"{url}/v1/traces"):
+        for _ in range(2):  # as two runs seeded alike (SB3's set_random_seed seeds random)
+            random.seed(0)
+            with tracing.run_span("train", {}) as span:
+                traces.append(tracing.span_ids(span)[0])
+            assert [random.random() for _ in range(3)] == untraced
+    assert traces[0] != traces[1]
+
+
 def test_a_running_episode_hands_its_tool_calls_over_in_batches_and_at_flush(phoenix, monkeypatch):
     import gymnasium as gym
 
