@@ -14,6 +14,7 @@ from trainers.policy import (
     Categorical,
     MLPPolicy,
     MultiCategorical,
+    inverse_transform_draw,
     masked_categorical,
 )
 from trainers.ppo import ROLLOUT_INFO_KEYS
@@ -24,19 +25,33 @@ CS = "AgentGym/CustomerSupport-v0"
 
 
 @pytest.mark.parametrize("n", [2, 11, 32])
-def test_categorical_draws_and_scores_as_torch_distributions_categorical(n):
+def test_categorical_scores_as_torch_distributions_categorical(n):
     logits = torch.randn(64, n, requires_grad=True)
     ours, torchs = Categorical(logits), torch.distributions.Categorical(logits=logits)
-    torch.manual_seed(7)
     sample = ours.sample()
-    torch.manual_seed(7)
-    assert torch.equal(sample, torchs.sample())
     assert torch.equal(ours.log_prob(sample), torchs.log_prob(sample))
     assert torch.equal(ours.entropy(), torchs.entropy())
     assert torch.equal(ours.mode(), torchs.mode)
     ours_grad, = torch.autograd.grad(ours.log_prob(sample).sum() + ours.entropy().sum(), logits)
     torchs_grad, = torch.autograd.grad(torchs.log_prob(sample).sum() + torchs.entropy().sum(), logits)
     assert torch.equal(ours_grad, torchs_grad)
+
+
+def test_categorical_draws_each_action_by_its_probability_and_never_a_masked_one():
+    torch.manual_seed(0)
+    logits = torch.randn(1, 9728)
+    mask = torch.zeros(1, 9728, dtype=torch.bool)
+    mask[0, [3, 700, 701, 5000, 9726]] = True  # tau2's size, the last action masked
+    draws = masked_categorical(logits.expand(40000, -1), mask.expand(40000, -1)).sample()
+    frequencies = torch.bincount(draws, minlength=9728) / len(draws)
+    assert set(draws.tolist()) == {3, 700, 701, 5000, 9726}
+    assert torch.allclose(frequencies, masked_categorical(logits, mask).probs[0], atol=0.01)
+
+
+def test_a_draw_rounded_up_to_the_total_takes_the_last_action_of_positive_probability(monkeypatch):
+    probs = torch.tensor([[0.0, 0.5, 0.5, 0.0, 0.0], [0.25, 0.0, 0.0, 0.0, 0.75]])
+    monkeypatch.setattr(torch, "rand", lambda size, **kwargs: torch.ones(size, **kwargs))  # u at the total
+    assert inverse_transform_draw(probs).tolist() == [2, 4]
 
 
 @pytest.mark.parametrize(("scale", "dtype"), [(1.0, torch.float32), (60.0, torch.float32), (500.0, torch.float64)])

@@ -96,7 +96,7 @@ def test_kl_to_reference_is_zero_for_equal_weights_and_its_gradient_pulls_toward
     with torch.no_grad():
         for parameter in policy.parameters():
             parameter.add_(0.3 * torch.randn_like(parameter))
-    optimizer = torch.optim.SGD(policy.parameters(), lr=0.05)
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.01)  # small enough not to overshoot, whatever the draw
     kls = []
     for _ in range(3):
         _, logprob, _, _ = policy.get_action_and_value(obs, masks, action)

@@ -137,7 +137,8 @@ class RetailTaskGenerator:
             calls.append(("cancel_pending_order", {"order_id": oid, "reason": reason}))
             return Solved(kind, f"You want to cancel your pending order {oid} because {why}.", known, instructions, facts, calls)
         if kind == "modify_address":
-            address = rng.choice([a for a in self._split_addresses[self._split(user.user_id)] if a != self._address(order)] or [None])
+            current = self._address(order)
+            address = rng.choice([a for a in self._split_addresses[self._split(user.user_id)] if a != current] or [None])
             if address is None:
                 return None
             facts = replace(facts, new_address=address)
