@@ -4,6 +4,7 @@ command that made it, and the folder kept small (history lives in git)."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
@@ -24,6 +25,10 @@ LONG_ALLOWED = {
     # the superseded protocol's full table: one row per run (436), kept as it was (its page, suite.md,
     # holds a row per level and a column per algorithm: within a page)
     "suite_v0/suite.csv",
+    # the suite's record, read by machines: one row per run (1,645 planned) with its provenance, and one
+    # learning curve per run of a family; their page is suite.md and its per-level pages
+    "suite.csv",
+    "suite_curves/*.csv",
 }
 NO_COMMAND_ALLOWED = {
     # the summary of findings: each one links the page, headed by its command, that holds its figures
@@ -39,7 +44,7 @@ def name(path: Path) -> str:
 
 @pytest.mark.parametrize("path", TEXT_FILES, ids=name)
 def test_no_result_file_is_longer_than_a_page(path):
-    if name(path) in LONG_ALLOWED:
+    if any(fnmatch.fnmatch(name(path), pattern) for pattern in LONG_ALLOWED):
         pytest.skip("exempt: " + name(path))
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{name(path)} has {lines} lines: keep the current figures, git keeps the rest"
@@ -64,7 +69,7 @@ def test_the_folder_stays_small():
 
 
 def test_the_exemptions_name_existing_files():
-    assert {RESULTS / n for n in LONG_ALLOWED | NO_COMMAND_ALLOWED} <= set(FILES)
+    assert all(any(fnmatch.fnmatch(name(path), pattern) for path in FILES) for pattern in LONG_ALLOWED | NO_COMMAND_ALLOWED)
 
 
 def test_every_benchmark_script_is_listed_with_its_command():
