@@ -128,8 +128,8 @@ def configure(endpoint: str | None = None, protocol: str | None = None, service_
                           NonRecordingSpan=trace.NonRecordingSpan, current_span=trace.get_current_span,
                           current_context=context.get_current, Status=trace.Status, StatusCode=trace.StatusCode,
                           SAMPLED=trace.TraceFlags(trace.TraceFlags.SAMPLED))
-    # shutdown() at exit: episodes end first
-    _state.provider = TracerProvider(resource=resource, shutdown_on_exit=False, id_generator=_private_ids())
+    _state.provider = TracerProvider(resource=resource, id_generator=_private_ids(),
+                                     shutdown_on_exit=False)  # shutdown() at exit: episodes end first
     timeout_set = any(os.environ.get(f"OTEL_EXPORTER_OTLP_{kind}TIMEOUT") for kind in ("TRACES_", ""))
     try:
         _state.processor = ProcessSpanProcessor(endpoint, protocol, resource.attributes,
