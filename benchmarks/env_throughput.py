@@ -49,8 +49,8 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_envs
+from agentgym_envs.core import tokens
 from agentgym_envs.core.features import bag_entries, hashed_words
-from agentgym_envs.core.tokens import token_array
 from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 from agentgym_envs.scenarios.coding import SHARED_CACHE
 from agentgym_envs.wrappers import FlatDiscreteAction, TokenIdsObservation
@@ -239,7 +239,8 @@ def measure_trainers(env_id: str, steps: int, rounds: int, cartpole: gym.Env) ->
 def forget_texts() -> None:
     """Empty the caches of tokenized and hashed texts, so that each side of a comparison on the same
     steps pays for its own texts (the second would otherwise find the first's)."""
-    for cached in (token_array, hashed_words, bag_entries):
+    tokens.clear_caches()
+    for cached in (hashed_words, bag_entries):
         cached.cache_clear()
 
 

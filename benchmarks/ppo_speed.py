@@ -50,7 +50,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agentgym_envs.core.tokens import token_array
+from agentgym_envs.core import tokens as core_tokens
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction, tokens
 from trainers.lifecycle import train
 from trainers.ppo import Config
@@ -67,7 +67,7 @@ RUN_COST_SECTION = "## What a suite run costs"  # written by run_cost.py
 
 def empty_token_caches() -> None:
     """Forget every tokenized text, so that a trainer pays for tokenizing its own episodes."""
-    token_array.cache_clear()
+    core_tokens.clear_caches()
     tokens.clear_caches()
 
 

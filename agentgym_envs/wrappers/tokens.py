@@ -129,7 +129,7 @@ def _buckets(text: str, dim: int) -> np.ndarray:
 
 def clear_caches() -> None:
     """Forget every segment tokenized so far (its ids, entity rows and hash buckets; the
-    tokenizer's own cache, :func:`~agentgym_envs.core.tokens.token_array`, is apart), so that what runs next
+    tokenizer's own caches are apart: :func:`agentgym_envs.core.tokens.clear_caches`), so that what runs next
     pays for tokenizing its own texts."""
     for cached in (_ids, _row_ids, _buckets):
         cached.cache_clear()
