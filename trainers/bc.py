@@ -35,6 +35,7 @@ from agentgym_envs.wrappers import FlatDiscreteAction
 from . import augment, checkpoints
 from .policy import Masks, TokenPolicyFields
 from .run import Run, Trained
+from .sparse_rows import SparseRows
 from .torch_policy import env_factory, initial_policy, trained_policy
 
 
@@ -70,10 +71,11 @@ def admitted(action: Any, info: dict[str, Any]) -> bool:
         argument is None or all(argument[tool, slot, int(row)] for slot, row in enumerate(action[1:])))
 
 
-def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]:
-    """``steps`` expert steps on ``env`` (episodes seeded ``seed * 10**6 + n``), as arrays
-    ``obs``, ``action_mask``, ``action``, and where the env gives them ``argument_mask`` and
-    ``task_len`` (how many leading context ids are the task prompt). Through a
+def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray | SparseRows]:
+    """``steps`` expert steps on ``env`` (episodes seeded ``seed * 10**6 + n``): ``obs``,
+    ``action_mask`` and, where the env gives them, ``argument_mask`` as :class:`SparseRows`
+    (mostly zeros), ``action`` and, where the env gives it, ``task_len`` (how many leading context
+    ids are the task prompt) as arrays. Through a
     ``FlatDiscreteAction`` the expert's calls are recorded as flat actions (a call the layout
     cannot express ends the recording of its episode). A call the masks rule out (a tau2 expert
     repeats reads that ``mask_repeats`` masks) is played but not recorded: a policy cannot take
@@ -81,7 +83,7 @@ def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]
     expert = scripted_expert(env)
     flat = find_wrapper(env, FlatDiscreteAction)
     keys = {"obs": None, "action_mask": "action_mask", "argument_mask": "argument_mask", "task_len": "task_tokens"}
-    columns: dict[str, list[Any]] = {"action": []}
+    columns: dict[str, Any] = {"action": []}
     episode = 0
     while len(columns["action"]) < steps:
         observation, info = env.reset(seed=seed * 10**6 + episode)
@@ -94,13 +96,14 @@ def expert_dataset(env: gym.Env, steps: int, seed: int) -> dict[str, np.ndarray]
                 columns["action"].append(np.asarray(action))
                 for column, key in keys.items():
                     if key is None or key in info:
-                        columns.setdefault(column, []).append(np.asarray(observation if key is None else info[key]))
+                        columns.setdefault(column, [] if column == "task_len" else SparseRows()).append(
+                            np.asarray(observation if key is None else info[key]))
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         episode += 1
         if episode == 100 and not columns["action"]:
             raise ValueError("the env's masks rule out every call of the expert's first 100 episodes: nothing to clone")
-    return {key: np.stack(values) for key, values in columns.items()}
+    return {key: np.stack(values) if isinstance(values, list) else values for key, values in columns.items()}
 
 
 def scripted_expert(env: gym.Env) -> Callable[[Any, dict[str, Any]], Any]:
@@ -134,8 +137,14 @@ def train(run: Run) -> Trained:
     env = env_factory(run, "train", True, config.context_len, config.entity_len, config.observation,
                       action_capacity=config.action_capacity)()
     started = time.time()
-    data = {key: torch.as_tensor(value, device=device) for key, value in expert_dataset(env, run.total_steps, run.seed).items()}
+    dataset = expert_dataset(env, run.total_steps, run.seed)
     collect_seconds = time.time() - started
+
+    def batch(key: str, rows: torch.Tensor) -> torch.Tensor:
+        """The dataset's ``key`` at ``rows``, dense, on the device."""
+        column = dataset[key]
+        return torch.as_tensor(column[rows.cpu().numpy()], device=device)
+
     policy = initial_policy(run, env, config.token_config(), device)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
     first_epoch, curve, train_seconds = 1, [], collect_seconds
@@ -147,7 +156,7 @@ def train(run: Run) -> Trained:
         print(f"resumed from {run.checkpoint_path} after epoch {state['epoch']}")
     writer = run.writer
     writer.add_scalar("charts/SPS", run.total_steps / collect_seconds, 0)
-    size = len(data["action"])
+    size = len(dataset["action"])
     bar = run.progress_bar(config.epochs, initial=first_epoch - 1, unit="epoch")
     for epoch in range(first_epoch, config.epochs + 1):
         epoch_started = time.time()
@@ -155,9 +164,10 @@ def train(run: Run) -> Trained:
         losses, hits = [], []
         for start in range(0, size, config.batch_size):
             mb = order[start : start + config.batch_size]
-            masks = Masks(data["action_mask"][mb], data["argument_mask"][mb] if "argument_mask" in data else None)
-            obs = config.perturb(data["obs"][mb], data["task_len"][mb]) if "task_len" in data else data["obs"][mb]
-            _, logprob, _, _ = policy.get_action_and_value(obs, masks, data["action"][mb])
+            masks = Masks(batch("action_mask", mb), batch("argument_mask", mb) if "argument_mask" in dataset else None)
+            observed, actions = batch("obs", mb), batch("action", mb)
+            obs = config.perturb(observed, batch("task_len", mb)) if "task_len" in dataset else observed
+            _, logprob, _, _ = policy.get_action_and_value(obs, masks, actions)
             loss = -logprob.mean()
             optimizer.zero_grad()
             loss.backward()
@@ -166,8 +176,8 @@ def train(run: Run) -> Trained:
             losses.append(loss.item())
             if not hits:  # greedy accuracy on the epoch's first minibatch (cheap progress signal)
                 with torch.no_grad():
-                    greedy, *_ = policy.get_action_and_value(data["obs"][mb], masks, deterministic=True)
-                same = greedy == data["action"][mb]
+                    greedy, *_ = policy.get_action_and_value(observed, masks, deterministic=True)
+                same = greedy == actions
                 hits.append((same.all(-1) if same.ndim > 1 else same).float().mean().item())
         train_seconds += time.time() - epoch_started
         # BC's env steps are the recorded expert steps: one curve point, the latest evaluated epoch's (greedy

@@ -75,7 +75,7 @@ def test_bc_records_only_expert_calls_the_masks_admit(tmp_path, env_id):
     """Tau2Retail's expert repeats reads, which ``mask_repeats`` masks: played, not recorded."""
     _, data = expert_data(tmp_path, env_id, 60)
     assert len(data["action"]) == 60
-    assert data["action_mask"][np.arange(60), data["action"]].all()
+    assert np.asarray(data["action_mask"])[np.arange(60), data["action"]].all()
 
 
 def test_bc_clones_the_expert_teams_handoffs_on_the_support_team(tmp_path):
