@@ -316,9 +316,10 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
     tuning = (f" now, and {later} more once {', '.join(waiting)} are tuned (`python benchmarks/tuning.py --algos "
               f"{' '.join(waiting)}`; {tuning_progress(waiting)})") if later else ""
     left = (f" The {planned - len(runs)} runs left" + (f" and the {later} of the algorithms not tuned yet" if later else "")
-            + f": about {estimated_hours(preset, runs, superseded):.0f} hours on this machine (estimated at the seconds "
-            "per env step of the same family, level and algorithm in this table, else in the superseded one, else of "
-            "the family's other levels; full budgets).") if len(runs) < planned + later else ""
+            + f": about {estimated_hours(preset, runs, superseded):.0f} hours of runs on this machine (estimated at the "
+            "seconds per env step of the same family, level and algorithm in this table, else in the superseded one, "
+            "else of the family's other levels; full budgets). A run takes one core, so on n cores (`--workers n`) "
+            "the wall time is about 1/n of that.") if len(runs) < planned + later else ""
     left += f" Language-model rows: {models} (each with its `agentgym eval` command)." if models else ""
     lines = [
         f"# Benchmark suite ({preset_name})", "",
@@ -326,7 +327,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         f"on Ray); this page and its figures: `python -m benchmarks.suite_report --preset {preset_name}`, from the "
         "committed files alone.", "",
         f"Runs: {len(runs)} of the {planned} the preset plans{tuning}, {hours:.2f} hours of training and evaluation in "
-        f"all, at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
+        f"all (summed over runs), at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
         "command that reproduces it (a trained or reference row's `agentgym train`, a language model's `agentgym eval`), "
         "its settings hash, the versions of torch, SB3 and gymnasium, and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
