@@ -5,7 +5,7 @@ them; arguments the caller passes win) and a registered id, ``AgentGym/<Family>-
 Levels count up from 0, the easiest; ``<Family>-v<n>`` itself is the top of each ladder.
 A family's version ``n`` (the env argument ``version=n``) fixes its tasks and splits, as
 Gymnasium versions envs: ``-v0`` (train and test splits) stays registered as it was, ``-v1``
-adds a validation split and at least 20 test units per level. Plain names
+adds a validation split and at least 20 test units per level, ``-v2`` (retail) re-cuts a ladder. Plain names
 (``customer_support``) mean a family's latest version.
 This module is pure data: the env classes read it, it imports none of them.
 """
@@ -86,6 +86,10 @@ _RETAIL_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
      {"kinds": ("cancel", "modify_address", "modify_payment", "return"), "solo": True}),
     ("all-solo", "all six kinds (+ item changes and exchanges, with product reads); solo", {"solo": True}),
 ]
+# -v2 adds a rung between cancelling alone and the four one-write kinds: every one-write kind but the payment change
+_RETAIL_RUNGS_V2 = [_RETAIL_RUNGS[0], (
+    "cancel-address-return-solo", "cancel, address change or return: one write after 3 reads (no payment change); solo",
+    {"kinds": ("cancel", "modify_address", "return"), "solo": True}), *_RETAIL_RUNGS[1:]]
 _AIRLINE_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
     ("cancel-solo", "cancelling a reservation (3 reference calls, one write); the ticket up front (solo)",
      {"kinds": ("cancel",), "solo": True}),
@@ -157,6 +161,9 @@ FAMILIES: tuple[Family, ...] = (
     ], version=1),
     _ladder("SupportTeam", "support_team", "all five kinds, no category line", 14, _SUPPORT_RUNGS_V1,
             turns_arg="max_cycles", version=1),
+    # version 2: a graded rung where the ladder fell by more than 0.35; tasks, splits and spaces as at version 1
+    _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40,
+            _RETAIL_RUNGS_V2, version=2),
 )
 LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
 

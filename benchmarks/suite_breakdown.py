@@ -35,16 +35,24 @@ def test_episodes(family: str, level: str, algorithm: str, suite: str = "suite")
     return episodes
 
 
-def kinds_of(family: str, level: str) -> Callable[[dict[str, str]], str]:
+def env_id_of(family: str, level: str, algorithm: str, suite: str = "suite") -> str:
+    """The env id the cell's rows ran on (a retired table's level is its own version's)."""
+    ids = {row["env_id"] for row in read_rows(RESULTS / f"{suite}.csv")
+           if (row["env"], row["level"], row["algorithm"]) == (family, level, algorithm)}
+    if len(ids) != 1:
+        raise SystemExit(f"{algorithm} on {family} {level} in {suite}.csv ran on {sorted(ids) or 'no env'}: one env id expected")
+    return ids.pop()
+
+
+def kinds_of(env_id: str) -> Callable[[dict[str, str]], str]:
     """An episode's group under ``--by kind``: its task's kind (:func:`benchmarks.success_by_kind.task_kind`),
-    read from the level's env reset on the episode's task."""
+    read from the env ``env_id`` reset on the episode's task."""
     import gymnasium as gym
 
-    from agentgym_envs import levels  # registers the envs too
+    import agentgym_envs  # noqa: F401  (registers the envs)
     from benchmarks.success_by_kind import task_kind
 
-    ladder = levels.family(family)
-    env = gym.make(ladder.levels[int(level[1:])].env_id if level.startswith("L") else ladder.env_id, split="test")
+    env = gym.make(env_id, split="test")
     kinds: dict[str, str] = {}
 
     def group(episode: dict[str, str]) -> str:
@@ -69,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     episodes = test_episodes(args.family, args.level, args.algorithm, args.suite)
     groups: dict[str, Callable[[dict[str, str]], str]] = {
         "unit": lambda episode: episode["unit_id"], "stem": lambda episode: episode["unit_id"].split("#", 1)[0]}
-    group = kinds_of(args.family, args.level) if args.by == "kind" else groups[args.by]
+    group = kinds_of(env_id_of(args.family, args.level, args.algorithm, args.suite)) if args.by == "kind" else groups[args.by]
     outcomes: dict[str, list[float]] = defaultdict(list)
     for episode in episodes:
         outcomes[group(episode)].append(float(episode["success"]))

@@ -249,19 +249,23 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[
     return figures
 
 
-def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list[dict[str, str]]) -> float:
+def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list[dict[str, str]],
+                    retired: Sequence[dict[str, str]] = ()) -> float:
     """Hours the preset's runs without a row would take at the pace of the rows of the same family,
-    level and algorithm (this table's, else the superseded protocol's, whose times count a resumed
-    run's last sitting only): seconds per env step at full budgets (early stopping only shortens
-    them); an evaluated reference's own seconds."""
+    level and algorithm (this table's, else its retired rows' (a level of the version before), else the
+    superseded protocol's, whose times count a resumed run's last sitting only): seconds per env step at
+    full budgets (early stopping only shortens them); an evaluated reference's own seconds."""
     def paces(table: list[dict[str, str]], seconds: Callable[[dict[str, str]], float]) -> dict[tuple[str, ...], tuple[float, float]]:
         runs: dict[tuple[str, ...], list[tuple[float, float]]] = {}
         for row in table:
             runs.setdefault((row["env"], row["level"], row["algorithm"]), []).append((seconds(row), float(row["env_steps"])))
         return {key: tuple(np.mean(values, axis=0)) for key, values in runs.items()}
 
-    pace = {**paces(superseded, lambda r: float(r["wall_s"])),
-            **paces(rows, lambda r: float(r["wall_train_s"]) + float(r["wall_eval_s"]))}
+    def own_seconds(row: dict[str, str]) -> float:
+        return float(row["wall_train_s"]) + float(row["wall_eval_s"])
+
+    pace = {**paces(superseded, lambda r: float(r["wall_s"])), **paces(list(retired), own_seconds),
+            **paces(rows, own_seconds)}
     family_pace: dict[tuple[str, ...], list[float]] = {}  # seconds per env step over a family's levels
     for (env, _, algorithm), (seconds, steps) in pace.items():
         family_pace.setdefault((env, algorithm), []).append(seconds / steps if steps else 0.0)
@@ -304,8 +308,18 @@ def project_model_caveat(rows: list[dict[str, str]]) -> str:
     return PROJECT_MODEL_CAVEAT.format(names=", ".join(names)) if names else ""
 
 
+def retired_text(retired: list[dict[str, str]], name: str) -> str:
+    """The page's sentence on the runs of levels a later version re-cut (none: ``""``)."""
+    if not retired:
+        return ""
+    ids = ", ".join(sorted({r["env_id"].split("/", 1)[-1] for r in retired}))
+    return (f" {len(retired)} rows of levels that a later version re-cut ({ids}) left this page for "
+            f"[{name}_retired.csv]({name}_retired.csv), with their curves and episodes (`python -m benchmarks.suite_retire`).")
+
+
 def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: dict[str, Comparison], figures: list[str],
-             preset_name: str, preset: Preset, name: str, reps: int, outcomes: Outcomes) -> str:
+             preset_name: str, preset: Preset, name: str, reps: int, outcomes: Outcomes,
+             retired: Sequence[dict[str, str]] = ()) -> str:
     families = list(preset.families or FAMILIES)
     planned = len(cells(preset, families))
     waiting, later = untuned(preset), len(cells(preset, families, untuned_too=True)) - planned
@@ -316,7 +330,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
     tuning = (f" now, and {later} more once {', '.join(waiting)} are tuned (`python benchmarks/tuning.py --algos "
               f"{' '.join(waiting)}`; {tuning_progress(waiting)})") if later else ""
     left = (f" The {planned - len(runs)} runs left" + (f" and the {later} of the algorithms not tuned yet" if later else "")
-            + f": about {estimated_hours(preset, runs, superseded):.0f} hours of runs on this machine (estimated at the "
+            + f": about {estimated_hours(preset, runs, superseded, retired):.0f} hours of runs on this machine (estimated at the "
             "seconds per env step of the same family, level and algorithm in this table, else in the superseded one, "
             "else of the family's other levels; full budgets). A run takes one core, so on n cores (`--workers n`) "
             "the wall time is about 1/n of that.") if len(runs) < planned + later else ""
@@ -331,7 +345,7 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         "command that reproduces it (a trained or reference row's `agentgym train`, a language model's `agentgym eval`), "
         "its settings hash, the versions of torch, SB3 and gymnasium, and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
-        "episodes (task, unit, success, return, turns, invalid calls).", "",
+        "episodes (task, unit, success, return, turns, invalid calls)." + retired_text(list(retired), name), "",
         f"Protocol: each trained run {preset.budget_text()}, settings {settings_text(preset)}; a learning-curve point every "
         f"{preset.curve_every:,} env steps for every algorithm ({preset.curve_episodes} validation episodes; taken "
         "where an update ends at or after each grid step: the policy after that many steps); a run "
@@ -387,7 +401,9 @@ def report(preset_name: str, folder: Path, reps: int = 2000) -> Path:
     stats = comparisons(outcomes, algorithms, list(dict.fromkeys(r["env"] for r in rows)), reps) if rows else {}
     figures = plot_figures(outcomes, curves, widest(stats), folder, name, reps) if stats else []
     page = folder / f"{name}.md"
-    page.write_text(markdown(rows, curves, stats, figures, preset_name, preset, name, reps, outcomes), encoding="utf-8")
+    retired = read_rows(folder / f"{name}_retired.csv")
+    page.write_text(markdown(rows, curves, stats, figures, preset_name, preset, name, reps, outcomes, retired),
+                    encoding="utf-8")
     write_level_pages(rows, curves, preset, folder / f"{name}_levels", page.name,
                       f"python -m benchmarks.suite_report --preset {preset_name}")
     return page
@@ -398,6 +414,10 @@ def write_level_pages(rows: list[dict[str, str]], curves: list[dict[str, str]], 
     """One page per family in ``folder``: its tables level by level (the main page links them)."""
     folder.mkdir(parents=True, exist_ok=True)
     groups = grouped(rows)
+    families = {r["env"] for r in rows}
+    for stale in folder.glob("*.md"):  # a family whose rows all left the table (retired) has no page
+        if stale.stem not in families:
+            stale.unlink()
     for env in dict.fromkeys(r["env"] for r in rows):
         text = [f"# {env}, level by level", "", f"Command: `{command}`, from the suite's files (the runs and their "
                 f"protocol: [{main_page}](../{main_page})).", "",

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agentgym_envs.docs import documented, page
-from agentgym_envs.levels import family, levels_table
+from agentgym_envs.levels import FAMILIES, family, levels_table
 from agentgym_envs.scenarios.tau2 import get_domain
 from agentgym_envs.scenarios.tau2.env import Tau2AirlineEnv, Tau2RetailEnv
 from agentgym_envs.scenarios.tau2.scenario import VALIDATION_EVERY, tasks_within
@@ -21,7 +21,8 @@ from agentgym_envs.scenarios.tau2.scenario import VALIDATION_EVERY, tasks_within
 from .conftest import DATA_DIR, require_data
 
 V1_SPLITS = ("train", "validation", "test")
-GENERATED_IDS = [env_id for name in ("tau2_retail", "tau2_airline") for env_id in family(name, 1).ids()]
+GENERATED_IDS = [env_id for fam in FAMILIES if fam.name in ("tau2_retail", "tau2_airline") and fam.version >= 1
+                 for env_id in fam.ids()]
 # sha256 of tasks train-0..49 and test-0..49 of each -v0 top (id, instructions, reference calls), and of
 # telecom's train and test task ids, as -v0 held them before -v1 existed
 V0_CONTENT = {"retail": "46270fb04133e061bf6701e40ac2550dd4fb13ca179f5402562485f176fb9c69",
@@ -126,23 +127,47 @@ def test_info_names_the_user_of_a_generated_task_and_the_id_of_a_real_one():
     assert real["unit_id"] == env.unwrapped.episode.task.id
 
 
-@pytest.mark.parametrize("env_class", [Tau2RetailEnv, Tau2AirlineEnv])
-@pytest.mark.parametrize("version", [2, "1", True, None])
-def test_a_bad_version_is_a_clear_error(env_class, version):
-    with pytest.raises(ValueError, match=r"version must be one of \[0, 1\]"):
+@pytest.mark.parametrize(("env_class", "versions"), [(Tau2RetailEnv, "0, 1, 2"), (Tau2AirlineEnv, "0, 1")])
+@pytest.mark.parametrize("version", [3, "1", True])
+def test_a_bad_version_is_a_clear_error(env_class, versions, version):
+    with pytest.raises(ValueError, match=rf"version must be one of \[{versions}\]"):
         env_class(data_dir=DATA_DIR, version=version)
 
 
-def test_v1_numbers_512_flat_calls_a_tool_and_v0_keeps_64():
-    assert make("AgentGym/Tau2Airline-L1-v1").unwrapped.flat_capacity == 512
-    assert make("AgentGym/Tau2Retail-v1").unwrapped.flat_capacity == 512
+@pytest.mark.parametrize(("env_class", "latest"), [(Tau2RetailEnv, 2), (Tau2AirlineEnv, 1)])
+def test_an_env_made_without_a_version_is_its_familys_latest(env_class, latest):
+    require_data(DATA_DIR / "retail" / "db.json")
+    assert env_class(data_dir=DATA_DIR).version == latest
+
+
+@pytest.mark.parametrize("env_id", ["AgentGym/Tau2Airline-L1-v1", "AgentGym/Tau2Retail-v1", "AgentGym/Tau2Retail-L1-v2"])
+def test_from_v1_on_512_flat_calls_a_tool(env_id):
+    assert make(env_id).unwrapped.flat_capacity == 512
+
+
+def test_v0_keeps_64_flat_calls_a_tool():
     assert make("AgentGym/Tau2Airline-L1-v0").unwrapped.flat_capacity == 64
 
 
 @pytest.mark.parametrize("name", ["tau2_retail", "tau2_airline", "tau2_telecom"])
 def test_env_page_holds_the_levels_table_of_each_version(name):
     text = page(documented(name))
-    assert levels_table(name, 0) in text and levels_table(name, 1) in text
+    versions = [fam.version for fam in FAMILIES if fam.name == name]
+    assert len(versions) >= 2 and all(levels_table(name, version) in text for version in versions)
+
+
+def test_retail_v2_adds_a_rung_without_the_payment_change_and_keeps_v1s_levels_above_it():
+    kinds = {env_id: make(env_id).unwrapped.scenario.kinds for env_id in
+             ("AgentGym/Tau2Retail-L1-v2", "AgentGym/Tau2Retail-L2-v2", "AgentGym/Tau2Retail-L1-v1")}
+    assert set(kinds["AgentGym/Tau2Retail-L1-v2"]) == {"cancel", "modify_address", "return"}
+    assert kinds["AgentGym/Tau2Retail-L2-v2"] == kinds["AgentGym/Tau2Retail-L1-v1"]
+
+
+@pytest.mark.parametrize(("v2", "v1"), [("L0-v2", "L0-v1"), ("L2-v2", "L1-v1"), ("L3-v2", "L2-v1"), ("v2", "v1")])
+def test_retail_v2_levels_hold_the_tasks_of_their_v1_counterparts(v2, v1):
+    tasks = [make(f"AgentGym/Tau2Retail-{env}").unwrapped.tasks for env in (v2, v1)]
+    ids = [f"{split}-{i}" for split in V1_SPLITS for i in range(10)]
+    assert [content(tasks[0].get(i)) for i in ids] == [content(tasks[1].get(i)) for i in ids]
 
 
 def test_a_task_files_tasks_are_their_own_units(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names, check_number, check_path, check_text
-from agentgym_envs.levels import check_version, with_level
+from agentgym_envs.levels import check_version, latest_version, with_level
 
 from .airline.scenario import Tau2AirlineScenario
 from .retail.scenario import Tau2RetailScenario
@@ -140,11 +140,21 @@ class Tau2Env(ToolUseEnv):
 
     ## Levels
 
-    `level=k` (or the id `AgentGym/Tau2Retail-L<k>-v1`, `AgentGym/Tau2Airline-L<k>-v1`, and
-    `-v0` for version 0) sets `kinds` and `solo` on the generated tasks as below; arguments
+    `level=k` (or the id `AgentGym/Tau2Retail-L<k>-v2`, `AgentGym/Tau2Airline-L<k>-v1`, and
+    the same with an earlier version) sets `kinds` and `solo` on the generated tasks as below; arguments
     given explicitly override the level's (the levels select generated tasks: with
     `source="real"` give `max_actions` instead of a level). Tools and spaces are the top's at
     every level.
+
+    Retail, v2 (a rung between cancelling alone and the four one-write kinds):
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (cancel-solo) | `AgentGym/Tau2Retail-L0-v2` | cancelling a pending order (4 reference calls, one write); the ticket up front (solo) | 40 |
+    | 1 (cancel-address-return-solo) | `AgentGym/Tau2Retail-L1-v2` | cancel, address change or return: one write after 3 reads (no payment change); solo | 40 |
+    | 2 (one-write-solo) | `AgentGym/Tau2Retail-L2-v2` | cancel, address or payment change, return: one write after 3 reads; solo | 40 |
+    | 3 (all-solo) | `AgentGym/Tau2Retail-L3-v2` | all six kinds (+ item changes and exchanges, with product reads); solo | 40 |
+    | v2 | `AgentGym/Tau2Retail-v2` | generated tasks of all six kinds, in conversation with the customer | 40 |
 
     Retail, v1:
 
@@ -195,8 +205,8 @@ class Tau2Env(ToolUseEnv):
 
     | level | split unit | train | validation | test |
     | --- | --- | --- | --- | --- |
-    | Tau2Retail-L0-v1 | user | 180 | 40 | 54 |
-    | Tau2Retail-L1-v1, -L2-v1, -v1 | user | 265 | 56 | 85 |
+    | Tau2Retail-L0-v2 (-L0-v1) | user | 180 | 40 | 54 |
+    | Tau2Retail-L1-v2, -L2-v2, -L3-v2, -v2 (-L1-v1, -L2-v1, -v1) | user | 265 | 56 | 85 |
     | Tau2Airline-L0-v1 | user | 265 | 35 | 76 |
     | Tau2Airline-L1-v1 | user | 269 | 38 | 78 |
     | Tau2Airline-L2-v1 | user | 295 | 43 | 85 |
@@ -209,6 +219,10 @@ class Tau2Env(ToolUseEnv):
 
     ## Version History
 
+    - v2 (retail; airline's latest is v1): a rung between cancelling alone (L0) and the four
+      one-write kinds: cancel, address change or return (L1), where v1's ladder fell from 1.00
+      to 0.57 for the best trained algorithm (benchmarks/results/suite_ladder.md); v1's L1 and
+      L2 are L2 and L3; the tasks, splits, spaces and top are v1's.
     - v1: a validation split, disjoint from train and test in users (generated) or tasks (real,
       carved from upstream's train split); the test split keeps `-v0`'s users and tasks; airline
       gains a rung (cancel or compensation) between L0 and the three one-write kinds; the
@@ -247,11 +261,11 @@ class Tau2Env(ToolUseEnv):
         kinds: Sequence[str] | None = None,
         max_actions: int | None = None,
         level: int | None = None,
-        version: int = 1,
+        version: int | None = None,
         **kwargs: Any,
     ) -> None:
         name = self.scenario_class.name
-        version = check_version(name, version)
+        version = check_version(name, latest_version(name) if version is None else version)
         check_llm_settings(user_model=user_model, user_base_url=user_base_url, user_api_key=user_api_key,
                            nl_judge_model=nl_judge_model, nl_judge_base_url=nl_judge_base_url,
                            nl_judge_api_key=nl_judge_api_key, user_temperature=user_temperature,
