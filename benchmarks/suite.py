@@ -4,6 +4,7 @@
     python -m benchmarks.suite --preset quick     # each family's easiest level, 1 seed
     python -m benchmarks.suite --preset full      # every level, every algorithm, 5 seeds (run it over sittings)
     python -m benchmarks.suite --preset full --ray --workers 2       # the runs as Ray tasks on a local Ray
+    python -m benchmarks.suite --preset full --envs coding --levels L1 --algos sb3-maskable-ppo  # one cell's seeds
     python -m benchmarks.suite --preset full --address auto          # ... on the Ray cluster this machine joined
     python -m benchmarks.suite --preset full --llm hf:models/agentgym-tiny --algos llm-agentgym-tiny  # a model's rows
     python -m benchmarks.suite --preset full --llm mine=openai:MODEL@http://127.0.0.1:8000/v1 --algos mine
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--preset", choices=list(PRESETS), default="quick")
     parser.add_argument("--envs", nargs="+", help="families (default: the preset's, else all)")
     parser.add_argument("--algos", nargs="+", help="only these algorithms of the preset")
+    parser.add_argument("--levels", nargs="+", help="only these levels of each family (L0, L1, ..., or v1 for a top)")
     parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", default="benchmarks/results")
@@ -66,12 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         print(f"suite: algorithm(s) {unknown} are not in the {args.preset} preset", file=sys.stderr)
         return 2
+    absent = [level for level in args.levels or () if level not in {c.level for c in plan}]
+    if absent:
+        print(f"suite: level(s) {absent} are in none of the families {families}", file=sys.stderr)
+        return 2
     waiting = [a for a in untuned(preset) if not args.algos or a in args.algos]
     if waiting:
         print(f"suite: {waiting} not tuned yet, left out (python benchmarks/tuning.py --algos {' '.join(waiting)})",
               file=sys.stderr)
     out = Path(args.out)
-    planned = [c for c in plan if not args.algos or c.algorithm in args.algos]
+    planned = [c for c in plan if (not args.algos or c.algorithm in args.algos) and (not args.levels or c.level in args.levels)]
     failures = sit(planned, TableFiles(out, name), Path(args.runs), args.device,
                    launcher(args.ray, args.address, args.workers), args.max_runs)
     if TableFiles(out, name).rows():

@@ -272,6 +272,19 @@ def test_an_algorithm_outside_the_preset_is_a_clear_error(suite, tmp_path, capsy
     assert "algorithm(s) ['nope'] are not in the smoke preset" in capsys.readouterr().err
 
 
+def test_levels_select_those_levels_of_every_family_named(suite, tmp_path, monkeypatch):
+    planned = []
+    monkeypatch.setattr(suite, "sit", lambda cells, *args, **kwargs: planned.extend(cells) or 0)
+    argv = ["--preset", "full", "--envs", "coding", "math", "--algos", "ppo", "--out", str(tmp_path)]
+    assert suite.main([*argv, "--levels", "L1", "v1"]) == 0
+    assert {(c.env, c.level) for c in planned} == {("coding", "L1"), ("coding", "v1"), ("math", "L1"), ("math", "v1")}
+
+
+def test_a_level_no_family_has_is_a_clear_error(suite, tmp_path, capsys):
+    assert suite.main(smoke(tmp_path, "--levels", "L7")) == 2
+    assert "level(s) ['L7'] are in none of the families" in capsys.readouterr().err
+
+
 def test_the_full_preset_trains_each_algorithm_with_its_frozen_settings_and_leaves_out_the_untuned(plan, monkeypatch,
                                                                                                    tmp_path):
     frozen = {"observation": "features", "learning_rate": 0.0007, "num_steps": 64}
