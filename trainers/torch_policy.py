@@ -40,6 +40,8 @@ MASK_KEYS = ("action_mask", "argument_mask")
 FEATURES_ACTIONS = {"layout": "admissible"}
 FEATURES_MASK_REPEATS = True
 TRAINER_INFO_KEYS = (*MASK_KEYS, "metrics", "task_id", "task_tokens")
+# an evaluation's env keeps the task's unit too: the results file records it, and the benchmark resamples it
+EVALUATION_INFO_KEYS = (*TRAINER_INFO_KEYS, "unit_id")
 
 
 class TrainerInfo(gym.Wrapper):
@@ -275,7 +277,7 @@ class TorchPolicy:
         spec = self.network.spec
         base = functools.partial(make_env, self.env_id, split, self.env_kwargs)
         return network_env(base, spec.get("context_len", 0), spec.get("entity_len", 0), self.observation,
-                           action_capacity=self.action_capacity)
+                           EVALUATION_INFO_KEYS, self.action_capacity)
 
     def agent(self, env: gym.Env) -> GreedyAgent:
         return GreedyAgent(self.network, self.device)

@@ -89,6 +89,16 @@ def test_every_algorithm_curves_on_the_same_grid_and_every_final_episode_is_kept
     assert sum(int(e["success"]) for e in test) / 20 == pytest.approx(float(row["test_success"]))
 
 
+def test_every_algorithms_episodes_name_the_unit_the_env_gives_their_task(store, smoke_sitting):
+    episodes = store.read_family_files(smoke_sitting / "results" / "suite_smoke_episodes", "*.csv.gz")
+    units: dict[tuple[str, str], set[str]] = {}
+    for episode in episodes:
+        units.setdefault((episode["split"], episode["task_id"]), set()).add(episode["unit_id"])
+    assert {e["algorithm"] for e in episodes} == {"ppo", "sb3-maskable-ppo", "random", "expert"}
+    assert all(len(named) == 1 for named in units.values())  # the same unit, whichever algorithm played the task
+    assert all(e["unit_id"] != e["task_id"] for e in episodes)  # a ticket's unit is its phrasing template
+
+
 def test_the_page_opens_with_the_rliable_figures_and_the_iqm_table(smoke_sitting):
     results = smoke_sitting / "results"
     page = (results / "suite_smoke.md").read_text(encoding="utf-8")
