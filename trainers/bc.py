@@ -167,8 +167,7 @@ def train(run: Run) -> Trained:
             masks = Masks(batch("action_mask", mb), batch("argument_mask", mb) if "argument_mask" in dataset else None)
             observed, actions = batch("obs", mb), batch("action", mb)
             obs = config.perturb(observed, batch("task_len", mb)) if "task_len" in dataset else observed
-            _, logprob, _, _ = policy.get_action_and_value(obs, masks, actions)
-            loss = -logprob.mean()
+            loss = -policy.log_prob(obs, masks, actions).mean()
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)

@@ -258,15 +258,26 @@ class MLPPolicy(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The actor's logits and the critic's value estimates of a ``[batch, obs_dim]`` observation."""
+        obs, used = self._inputs(obs)
+        return self._through(self.actor, obs, used), self._through(self.critic, obs, used).squeeze(-1)
+
+    @staticmethod
+    def _inputs(obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``obs`` as floats, and for a wide batch only its columns not zero in every row, with their indices
+        (None: every column)."""
         obs = obs.float()
         if obs.dim() != 2 or obs.shape[1] < SPARSE_INPUT_DIM or obs.shape[0] < SPARSE_MIN_ROWS:
-            return apply_layers(self.actor, obs), apply_layers(self.critic, obs).squeeze(-1)
-        actor_in, critic_in = self.actor[0], self.critic[0]
-        used = obs.abs().sum(0).nonzero().squeeze(1)  # the columns not zero in every row (NaN and inf count as used)
-        obs = obs.index_select(1, used)
-        actor_hidden = F.linear(obs, actor_in.weight.index_select(1, used), actor_in.bias)
-        critic_hidden = F.linear(obs, critic_in.weight.index_select(1, used), critic_in.bias)
-        return apply_layers(self.actor[1:], actor_hidden), apply_layers(self.critic[1:], critic_hidden).squeeze(-1)
+            return obs, None
+        used = obs.abs().sum(0).nonzero().squeeze(1)  # NaN and inf count as used
+        return obs.index_select(1, used), used
+
+    @staticmethod
+    def _through(layers: nn.Sequential, obs: torch.Tensor, used: torch.Tensor | None) -> torch.Tensor:
+        """``layers`` applied to inputs :meth:`_inputs` gave: the first through the ``used`` columns' weights."""
+        if used is None:
+            return apply_layers(layers, obs)
+        first = layers[0]
+        return apply_layers(layers[1:], F.linear(obs, first.weight.index_select(1, used), first.bias))
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return apply_layers(self.critic, obs.float()).squeeze(-1)
@@ -287,6 +298,14 @@ class MLPPolicy(nn.Module):
         if action is None:
             action = self.dimensions.sample(log_probs, deterministic)
         return action, self.dimensions.log_prob(log_probs, action), self.dimensions.entropy(log_probs), value
+
+    def log_prob(self, obs: torch.Tensor, masks: Masks | None, action: torch.Tensor) -> torch.Tensor:
+        """The log-probability of ``action`` (what behaviour cloning fits), from the actor alone: the values and
+        gradients of :meth:`get_action_and_value`'s, without the critic's forward pass or the entropy."""
+        logits = self._through(self.actor, *self._inputs(obs))
+        if self.discrete:
+            return (Categorical(logits=logits) if masks is None else masked_categorical(logits, masks.action)).log_prob(action)
+        return self.dimensions.log_prob(self.dimensions.log_probs(logits), action)
 
 
 def apply_layers(layers: nn.Sequential, hidden: torch.Tensor) -> torch.Tensor:
@@ -449,6 +468,10 @@ class TokenPolicy(nn.Module):
             slots.append(slot)
         value = self.value_head(cls).squeeze(-1)
         return torch.stack([tool, *slots], 1), log_prob, entropy, value
+
+    def log_prob(self, obs: torch.Tensor, masks: Masks, action: torch.Tensor) -> torch.Tensor:
+        """The log-probability of ``action`` (what behaviour cloning fits)."""
+        return self.get_action_and_value(obs, masks, action)[1]
 
 
 def build_policy(spec: dict[str, Any]) -> nn.Module:

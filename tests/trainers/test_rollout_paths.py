@@ -9,6 +9,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from trainers.policy import (
     MASKED,
+    Masks,
     SPARSE_INPUT_DIM,
     SPARSE_MIN_ROWS,
     Categorical,
@@ -126,6 +127,31 @@ def test_the_mlp_skips_all_zero_columns_of_a_wide_batch_with_the_full_products_o
     full = outputs_and_gradients(lambda x: (policy.actor(x), policy.critic(x).squeeze(-1)))
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(compact, full))
     assert not torch.equal(compact[2], torch.zeros_like(compact[2]))  # the critic's first-layer weights got gradients
+
+
+@pytest.mark.parametrize("n_actions", [704, [11, 32, 32]])
+@pytest.mark.parametrize("rows", [8, SPARSE_MIN_ROWS])  # the full product, and a wide batch's used columns
+def test_an_actions_log_prob_alone_has_the_values_and_gradients_of_the_full_forward_pass(n_actions, rows):
+    torch.manual_seed(0)
+    policy = MLPPolicy(SPARSE_INPUT_DIM + 44, n_actions)
+    obs = torch.rand(rows, SPARSE_INPUT_DIM + 44) * (torch.rand(1, SPARSE_INPUT_DIM + 44) < 0.3)
+    discrete = isinstance(n_actions, int)
+    masks = Masks(torch.rand(rows, n_actions) < 0.1, None) if discrete else None
+    if discrete:
+        masks.action[:, 0] = True
+        actions = torch.stack([torch.multinomial(row.float(), 1)[0] for row in masks.action])
+    else:
+        actions = torch.stack([torch.randint(0, n, (rows,)) for n in n_actions], -1)
+
+    def value_and_gradients(log_prob):
+        policy.zero_grad()
+        value = log_prob()
+        value.mean().backward()
+        return [value] + [p.grad for p in policy.actor.parameters()]
+
+    alone = value_and_gradients(lambda: policy.log_prob(obs, masks, actions))
+    full = value_and_gradients(lambda: policy.get_action_and_value(obs, masks, actions)[1])
+    assert all(torch.equal(a, b) for a, b in zip(alone, full, strict=True))
 
 
 def test_the_bag_of_tokens_env_leaves_the_masks_out_of_info_and_token_ids_keep_them():
