@@ -9,10 +9,10 @@ from torch.utils.tensorboard import SummaryWriter
 
 from trainers.policy import (
     MASKED,
-    Masks,
     SPARSE_INPUT_DIM,
     SPARSE_MIN_ROWS,
     Categorical,
+    Masks,
     MLPPolicy,
     MultiCategorical,
     inverse_transform_draw,
