@@ -6,6 +6,9 @@ Both share one interface (CleanRL's ``get_action_and_value``)::
 
 ``action=None`` samples (or takes the argmax with ``deterministic=True``); a given action is
 scored instead (the PPO update). ``masks`` is a :class:`Masks` for tool-use envs, None otherwise.
+Where only one output is wanted, ``policy.log_prob(obs, masks, action)`` (behaviour cloning, a KL
+reference) and ``policy.greedy_action(obs, masks)`` (an evaluation) give it with the same values
+and gradients, the MLP from its actor alone.
 
 The token policy reads the :class:`~agentgym_envs.wrappers.TokenIdsObservation` layout
 (``context_len`` context ids, then ``max_entities`` rows of ``entity_len`` ids, ``PAD_ID``
@@ -290,7 +293,7 @@ class MLPPolicy(nn.Module):
                              deterministic: bool = False):
         logits, value = self(obs)
         if self.discrete:
-            dist = Categorical(logits=logits) if masks is None else masked_categorical(logits, masks.action)
+            dist = self._categorical(logits, masks)
             if action is None:
                 action = dist.mode() if deterministic else dist.sample()
             return action, dist.log_prob(action), dist.entropy(), value
@@ -304,8 +307,20 @@ class MLPPolicy(nn.Module):
         gradients of :meth:`get_action_and_value`'s, without the critic's forward pass or the entropy."""
         logits = self._through(self.actor, *self._inputs(obs))
         if self.discrete:
-            return (Categorical(logits=logits) if masks is None else masked_categorical(logits, masks.action)).log_prob(action)
+            return self._categorical(logits, masks).log_prob(action)
         return self.dimensions.log_prob(self.dimensions.log_probs(logits), action)
+
+    def greedy_action(self, obs: torch.Tensor, masks: Masks | None = None) -> torch.Tensor:
+        """The likeliest action (what an evaluation plays), from the actor alone: :meth:`get_action_and_value`'s
+        with ``deterministic=True``."""
+        logits = self._through(self.actor, *self._inputs(obs))
+        if self.discrete:
+            return self._categorical(logits, masks).mode()
+        return self.dimensions.sample(self.dimensions.log_probs(logits), deterministic=True)
+
+    @staticmethod
+    def _categorical(logits: torch.Tensor, masks: Masks | None) -> Categorical:
+        return Categorical(logits=logits) if masks is None else masked_categorical(logits, masks.action)
 
 
 def apply_layers(layers: nn.Sequential, hidden: torch.Tensor) -> torch.Tensor:
@@ -472,6 +487,10 @@ class TokenPolicy(nn.Module):
     def log_prob(self, obs: torch.Tensor, masks: Masks, action: torch.Tensor) -> torch.Tensor:
         """The log-probability of ``action`` (what behaviour cloning fits)."""
         return self.get_action_and_value(obs, masks, action)[1]
+
+    def greedy_action(self, obs: torch.Tensor, masks: Masks) -> torch.Tensor:
+        """The likeliest action (what an evaluation plays)."""
+        return self.get_action_and_value(obs, masks, deterministic=True)[0]
 
 
 def build_policy(spec: dict[str, Any]) -> nn.Module:

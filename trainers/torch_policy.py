@@ -172,7 +172,7 @@ def kl_to_reference(reference: nn.Module, obs: torch.Tensor, masks: Masks | None
     on the sampled ``actions`` whose log-probability under the trained policy is ``logprob``
     (non-negative, unbiased; Schulman's "Approximating KL divergence")."""
     with torch.no_grad():
-        _, ref_logprob, _, _ = reference.get_action_and_value(obs, masks, actions)
+        ref_logprob = reference.log_prob(obs, masks, actions)
     log_ratio = ref_logprob - logprob
     return (log_ratio.exp() - log_ratio - 1).mean()
 
@@ -257,8 +257,7 @@ class GreedyAgent:
     @torch.no_grad()
     def __call__(self, observation: Any, info: dict[str, Any]) -> Any:
         obs = torch.as_tensor(np.asarray(observation)[None], device=self.device)
-        action, *_ = self.policy.get_action_and_value(obs, batch_masks(info, self.device), deterministic=True)
-        action = action[0].cpu().numpy()
+        action = self.policy.greedy_action(obs, batch_masks(info, self.device))[0].cpu().numpy()
         return int(action) if action.ndim == 0 else action
 
 

@@ -154,6 +154,15 @@ def test_an_actions_log_prob_alone_has_the_values_and_gradients_of_the_full_forw
     assert all(torch.equal(a, b) for a, b in zip(alone, full, strict=True))
 
 
+@pytest.mark.parametrize("n_actions", [704, [11, 32, 32]])
+def test_the_greedy_action_from_the_actor_alone_is_the_full_forward_passs(n_actions):
+    torch.manual_seed(1)
+    policy = MLPPolicy(40, n_actions)
+    obs = torch.rand(16, 40)
+    masks = Masks(torch.rand(16, n_actions) < 0.1, None) if isinstance(n_actions, int) else None
+    assert torch.equal(policy.greedy_action(obs, masks), policy.get_action_and_value(obs, masks, deterministic=True)[0])
+
+
 def test_the_bag_of_tokens_env_leaves_the_masks_out_of_info_and_token_ids_keep_them():
     base = lambda: make_env(CS, "train", {})  # noqa: E731
     _, bag_info = network_env(base, 64, 8, "bag").reset(seed=0)
