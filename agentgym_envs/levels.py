@@ -40,7 +40,8 @@ class Level:
 @dataclass(frozen=True)
 class Family:
     """An env family's ladder at one ``version``: its id ``stem``, short ``name``, what the top
-    holds, the name and top value of its turn limit, and its levels (easiest first)."""
+    holds, the name and top value of its turn limit, and its levels (easiest first); ``content``: for a
+    version that only re-cuts its ladder, the earlier version whose tasks, splits and spaces it keeps."""
 
     stem: str
     name: str
@@ -49,6 +50,7 @@ class Family:
     turns: int
     levels: tuple[Level, ...]
     version: int = 0
+    content: int | None = None  # the version whose tasks, splits and spaces this one keeps (None: its own)
 
     @property
     def env_id(self) -> str:
@@ -59,10 +61,10 @@ class Family:
 
 
 def _ladder(stem: str, name: str, top: str, turns: int, rungs: list[tuple[str, str, dict[str, Any]]],
-            turns_arg: str = "max_turns", version: int = 0) -> Family:
+            turns_arg: str = "max_turns", version: int = 0, content: int | None = None) -> Family:
     levels = tuple(Level(stem, i, short, text, MappingProxyType(kwargs), version)
                    for i, (short, text, kwargs) in enumerate(rungs))
-    return Family(stem, name, top, turns_arg, turns, levels, version)
+    return Family(stem, name, top, turns_arg, turns, levels, version, content)
 
 
 _HINT = "; a `Category:` line in the ticket"
@@ -163,7 +165,7 @@ FAMILIES: tuple[Family, ...] = (
             turns_arg="max_cycles", version=1),
     # version 2: a graded rung where the ladder fell by more than 0.35; tasks, splits and spaces as at version 1
     _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40,
-            _RETAIL_RUNGS_V2, version=2),
+            _RETAIL_RUNGS_V2, version=2, content=1),
 )
 LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
 
@@ -213,6 +215,13 @@ def check_version(name: str, version: Any) -> int:
     if isinstance(version, bool) or version not in versions:
         raise ValueError(f"version must be one of {versions} for {name}, got {version!r}")
     return int(version)
+
+
+def content_version(name: str, version: int) -> int:
+    """The version whose tasks, splits and spaces ``version`` of family ``name`` holds: its own, or for a
+    version that only re-cut its ladder, the earlier one it keeps (what the env's scenario is built at)."""
+    fam = family(name, check_version(name, version))
+    return fam.version if fam.content is None else fam.content
 
 
 def with_level(name: str, level: int | None, given: Mapping[str, Any], version: int = 0) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agentgym_envs.docs import documented, page
-from agentgym_envs.levels import FAMILIES, family, levels_table
+from agentgym_envs.levels import FAMILIES, content_version, family, levels_table
 from agentgym_envs.scenarios.tau2 import get_domain
 from agentgym_envs.scenarios.tau2.env import Tau2AirlineEnv, Tau2RetailEnv
 from agentgym_envs.scenarios.tau2.scenario import VALIDATION_EVERY, tasks_within
@@ -154,6 +154,12 @@ def test_env_page_holds_the_levels_table_of_each_version(name):
     text = page(documented(name))
     versions = [fam.version for fam in FAMILIES if fam.name == name]
     assert len(versions) >= 2 and all(levels_table(name, version) in text for version in versions)
+
+
+def test_retail_v2_builds_its_scenario_on_v1s_tasks_splits_and_spaces():
+    assert content_version("tau2_retail", 2) == 1 and content_version("tau2_airline", 1) == 1
+    env = make("AgentGym/Tau2Retail-L1-v2").unwrapped
+    assert (env.version, env.scenario.version) == (2, 1)
 
 
 def test_retail_v2_adds_a_rung_without_the_payment_change_and_keeps_v1s_levels_above_it():

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names, check_number, check_path, check_text
-from agentgym_envs.levels import check_version, latest_version, with_level
+from agentgym_envs.levels import check_version, content_version, latest_version, with_level
 
 from .airline.scenario import Tau2AirlineScenario
 from .retail.scenario import Tau2RetailScenario
@@ -294,7 +294,7 @@ class Tau2Env(ToolUseEnv):
                 nl_judge = NLJudge(ChatClient(nl_judge_model, nl_judge_base_url, nl_judge_api_key, **limits,
                                               request_options={"temperature": 0.0, **length}))
         scenario = self.scenario_class(data_dir, source, solo, tool_arguments, user_client, nl_judge, kinds, max_actions,
-                                       version)
+                                       content_version(name, version))
         scenario.check_data()
         super().__init__(scenario, **kwargs)
         self.level, self.version = level, version

@@ -76,7 +76,7 @@ class Tau2Scenario(Scenario):
     baseline_tokens = 20_000
     baseline_seconds = 600.0
     default_rewards = RewardConfig(mode="outcome")
-    flat_capacities: ClassVar[dict[int, int]] = {}  # flat_capacity from a version on, where it differs from v0's
+    flat_capacities: ClassVar[dict[int, int]] = {}  # flat_capacity by version, where it differs from v0's
     flat_holds_from: ClassVar[int | None] = None  # the version from which the flat layout holds rows back (flat_held)
     instructions = (
         "You are a customer-service agent. Follow the policy. Each turn, call one tool; talk to the "
@@ -106,8 +106,7 @@ class Tau2Scenario(Scenario):
         if max_actions is not None and source != "real":
             raise ValueError(f"max_actions selects real tasks (source='real'), got source={source!r}")
         self.kinds, self.max_actions, self.version = kinds, max_actions, version
-        since = max((v for v in self.flat_capacities if v <= version), default=None)
-        self.flat_capacity = type(self).flat_capacity if since is None else self.flat_capacities[since]
+        self.flat_capacity = self.flat_capacities.get(version, type(self).flat_capacity)
         self.flat_holds = self.flat_holds_from is not None and version >= self.flat_holds_from
         if version >= 1:  # a validation split beside train and test (see :func:`real_split`)
             self.splits = ("train", "validation", "test", "base")
