@@ -5,7 +5,7 @@ them; arguments the caller passes win) and a registered id, ``AgentGym/<Family>-
 Levels count up from 0, the easiest; ``<Family>-v<n>`` itself is the top of each ladder.
 A family's version ``n`` (the env argument ``version=n``) fixes its tasks and splits, as
 Gymnasium versions envs: ``-v0`` (train and test splits) stays registered as it was, ``-v1``
-adds a validation split and at least 20 test units per level, ``-v2`` (retail) re-cuts a ladder. Plain names
+adds a validation split and at least 20 test units per level, ``-v2`` (retail, coding) re-cuts a ladder. Plain names
 (``customer_support``) mean a family's latest version.
 This module is pure data: the env classes read it, it imports none of them.
 """
@@ -100,6 +100,17 @@ _AIRLINE_RUNGS: list[tuple[str, str, dict[str, Any]]] = [
     ("all-solo", "all five kinds (+ flight changes and bookings, with a flight search); solo", {"solo": True}),
 ]
 
+_CODING_RUNGS_V1: list[tuple[str, str, dict[str, Any]]] = [
+    ("easy-12", "easy problems; 12 programs, only the solution passes the visible examples",
+     {"difficulties": ("easy",), "programs": 12, "max_turns": 16}),
+    ("easy-medium-16", "easy and medium problems; 16 programs", {"difficulties": ("easy", "medium"), "programs": 16,
+                                                                 "max_turns": 20}),
+]
+# -v2 adds a rung between them: the medium problems with L0's 12 programs and turns
+_CODING_RUNGS_V2 = [_CODING_RUNGS_V1[0], (
+    "easy-medium-12", "easy and medium problems; 12 programs",
+    {"difficulties": ("easy", "medium"), "programs": 12, "max_turns": 16}), *_CODING_RUNGS_V1[1:]]
+
 FAMILIES: tuple[Family, ...] = (
     _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS),
     _ladder("Math", "math", "arithmetic expressions, range sums and word problems, 1/3 each", 10, [
@@ -140,12 +151,7 @@ FAMILIES: tuple[Family, ...] = (
     # version 1: a validation split, >= 20 test units a level, graded rungs
     _ladder("CustomerSupport", "customer_support", "all five kinds, no category line", 10, _SUPPORT_RUNGS_V1,
             version=1),
-    _ladder("Coding", "coding", "all tiers (easy, medium, hard); 20 programs", 24, [
-        ("easy-12", "easy problems; 12 programs, only the solution passes the visible examples",
-         {"difficulties": ("easy",), "programs": 12, "max_turns": 16}),
-        ("easy-medium-16", "easy and medium problems; 16 programs", {"difficulties": ("easy", "medium"), "programs": 16,
-                                                                     "max_turns": 20}),
-    ], version=1),
+    _ladder("Coding", "coding", "all tiers (easy, medium, hard); 20 programs", 24, _CODING_RUNGS_V1, version=1),
     _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40,
             _RETAIL_RUNGS, version=1),
     _ladder("Tau2Airline", "tau2_airline", "generated tasks of all five kinds, in conversation with the customer", 40, [
@@ -166,6 +172,7 @@ FAMILIES: tuple[Family, ...] = (
     # version 2: a graded rung where the ladder fell by more than 0.35; tasks, splits and spaces as at version 1
     _ladder("Tau2Retail", "tau2_retail", "generated tasks of all six kinds, in conversation with the customer", 40,
             _RETAIL_RUNGS_V2, version=2, content=1),
+    _ladder("Coding", "coding", "all tiers (easy, medium, hard); 20 programs", 24, _CODING_RUNGS_V2, version=2, content=1),
 )
 LEVELS: tuple[Level, ...] = tuple(level for family in FAMILIES for level in family.levels)
 

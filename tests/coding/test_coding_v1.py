@@ -1,6 +1,6 @@
 """Coding-v1: generated problems with hidden tests, three splits disjoint in problems and their
 families, at least 20 test problems per level, every wrong program caught by a visible example;
-and Coding-v0's tasks unchanged."""
+Coding-v2's re-cut ladder on v1's problems; and Coding-v0's tasks unchanged."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from agentgym_envs.wrappers import FlatDiscreteAction
 
 V1_IDS = family("coding", 1).ids()
 V0_IDS = family("coding", 0).ids()
+LATER_IDS = [env_id for version in (1, 2) for env_id in family("coding", version).ids()]  # v2 keeps v1's problems
 SPLITS = ("train", "validation", "test")
 # sha256 of the task ids and observations of seeds 0-49 of both v0 splits at every v0 level,
 # computed before v1 existed: v0 keeps its content.
@@ -49,7 +50,7 @@ def test_v0_levels_keep_their_task_ids_and_observations():
     assert digest.hexdigest() == V0_CONTENT
 
 
-@pytest.mark.parametrize("env_id", V1_IDS)
+@pytest.mark.parametrize("env_id", LATER_IDS)
 def test_v1_splits_share_no_problem_family_statement_solution_or_test(env_id):
     seen: list[dict[str, set]] = []
     for split in SPLITS:
@@ -67,14 +68,14 @@ def test_v1_splits_share_no_problem_family_statement_solution_or_test(env_id):
                 assert not values & second[key], (env_id, key)
 
 
-@pytest.mark.parametrize("env_id", V1_IDS)
+@pytest.mark.parametrize("env_id", LATER_IDS)
 def test_every_v1_level_has_twenty_test_and_ten_validation_problems(env_id):
     assert len({p.id for p in _problems(env_id, "test")}) >= 20
     assert len({p.id for p in _problems(env_id, "validation")}) >= 10
 
 
 def test_the_splits_table_of_the_docs_counts_each_v1_levels_problems():
-    for env_id in V1_IDS:
+    for env_id in LATER_IDS:
         counts = " | ".join(str(len(_problems(env_id, split))) for split in SPLITS)
         assert f"| `{env_id.split('/')[1]}` | coding problem | {counts} |" in CodingEnv.__doc__
 
@@ -86,10 +87,29 @@ def test_v0_has_no_validation_split_and_v1_keeps_v0s_test_problems():
     assert {p.id for p in _problems("AgentGym/Coding-v0", "test")} <= v1_test
 
 
-@pytest.mark.parametrize("version", [2, "1", True, -1])
+@pytest.mark.parametrize("version", [3, "1", True, -1])
 def test_a_bad_version_is_refused(version):
     with pytest.raises(ValueError, match="version must be one of"):
         gym.make("AgentGym/Coding-v1", version=version)
+
+
+def test_v2_adds_the_medium_problems_with_l0s_programs_between_v1s_levels():
+    made = {env_id: gym.make(f"AgentGym/Coding-{env_id}").unwrapped for env_id in ("L1-v2", "L2-v2", "L1-v1")}
+    assert (made["L1-v2"].scenario.programs, made["L1-v2"].max_turns) == (12, 16)
+    assert {p.id for p in made["L1-v2"].tasks.problems} == {p.id for p in made["L1-v1"].tasks.problems}
+    assert (made["L2-v2"].scenario.programs, made["L2-v2"].max_turns) == (16, 20)
+    assert (made["L1-v2"].version, made["L1-v2"].scenario.version) == (2, 1)
+    assert CodingEnv().version == 2  # the latest, as a short name means
+
+
+@pytest.mark.parametrize(("v2", "v1"), [("L0-v2", "L0-v1"), ("L2-v2", "L1-v1"), ("v2", "v1")])
+def test_v2_levels_hold_the_tasks_of_their_v1_counterparts(v2, v1):
+    observed = []
+    for env_id in (v2, v1):
+        env = gym.make(f"AgentGym/Coding-{env_id}", split="test")
+        observed.append([(info["task_id"], observation) for observation, info in (env.reset(seed=s) for s in range(10))])
+        env.close()
+    assert observed[0] == observed[1]
 
 
 def test_v0_arguments_are_refused_at_v1_and_programs_at_v0():

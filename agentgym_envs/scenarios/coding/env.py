@@ -7,7 +7,7 @@ from typing import Any
 
 from agentgym_envs.core import ToolUseEnv
 from agentgym_envs.core.arguments import check_bool, check_int, check_names
-from agentgym_envs.levels import check_version, with_level
+from agentgym_envs.levels import check_version, content_version, latest_version, with_level
 
 from .judge import CODING_LIMITS
 from .sandbox import SandboxLimits
@@ -98,7 +98,7 @@ class CodingEnv(ToolUseEnv):
     only: LiveCodeBench rows with `question_content`, `public_test_cases`,
     `private_test_cases`, or DeepCoder rows with `problem` and `tests`; errors name the line
     and field), `difficulties` (the built-in problems' tiers drawn from, default all), `level`
-    (see Levels), `version` (1, the default, or 0), `programs` (v1 only, default 20: the
+    (see Levels), `version` (2, the default, 1 or 0), `programs` (from v1, default 20: the
     programs a task offers; `subtle_candidates` and `distractors` are v0's), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
     `max_invalid_calls`, `history_turns`, `render_mode`.
 
@@ -112,6 +112,17 @@ class CodingEnv(ToolUseEnv):
     success >= 0.95, tool reliability >= 0.90, cost reduction >= 0.30, time savings >= 0.80.
 
     ## Levels
+
+    Version 2 (`level=k`, or the id `AgentGym/Coding-L<k>-v2`) keeps version 1's problems, splits
+    and spaces and adds a rung between its two levels, where the best trained test success fell
+    from 0.99 to 0.63: the medium problems with L0's 12 programs and 16 turns.
+
+    | level | id | what it holds | max turns |
+    | --- | --- | --- | --- |
+    | 0 (easy-12) | `AgentGym/Coding-L0-v2` | easy problems; 12 programs, only the solution passes the visible examples | 16 |
+    | 1 (easy-medium-12) | `AgentGym/Coding-L1-v2` | easy and medium problems; 12 programs | 16 |
+    | 2 (easy-medium-16) | `AgentGym/Coding-L2-v2` | easy and medium problems; 16 programs | 20 |
+    | v2 | `AgentGym/Coding-v2` | all tiers (easy, medium, hard); 20 programs | 24 |
 
     Version 1 (`level=k`, or the id `AgentGym/Coding-L<k>-v1`): every rung has only wrong
     programs the examples catch, so "test until a program passes, submit it" solves every
@@ -127,7 +138,7 @@ class CodingEnv(ToolUseEnv):
     | 1 (easy-medium-16) | `AgentGym/Coding-L1-v1` | easy and medium problems; 16 programs | 20 |
     | v1 | `AgentGym/Coding-v1` | all tiers (easy, medium, hard); 20 programs | 24 |
 
-    Splits at v1 (unit: the coding problem, `info["unit_id"]`): the generated problems are
+    Splits at v1 and v2 (unit: the coding problem, `info["unit_id"]`): the generated problems are
     split by family (3 easy and 1 medium family test, 2 easy and 1 medium validation, 7
     train), so a test problem's statement, solution and tests, and its family's, are never
     seen in train or validation; the hand-written problems keep their `-v0` split. Problems
@@ -138,6 +149,10 @@ class CodingEnv(ToolUseEnv):
     | `Coding-L0-v1` | coding problem | 50 | 16 | 28 |
     | `Coding-L1-v1` | coding problem | 77 | 24 | 41 |
     | `Coding-v1` | coding problem | 86 | 24 | 45 |
+    | `Coding-L0-v2` | coding problem | 50 | 16 | 28 |
+    | `Coding-L1-v2` | coding problem | 77 | 24 | 41 |
+    | `Coding-L2-v2` | coding problem | 77 | 24 | 41 |
+    | `Coding-v2` | coding problem | 86 | 24 | 45 |
     | `Coding-L0-v0` | coding problem | 10 | - | 4 |
     | `Coding-L1-v0` | coding problem | 21 | - | 9 |
     | `Coding-v0` | coding problem | 30 | - | 13 |
@@ -169,6 +184,8 @@ class CodingEnv(ToolUseEnv):
       split (whole families); at least 20 test problems per level; every offered wrong
       program fails a visible example (`programs=` per task: 12, 16, 20 up the ladder);
       `info["unit_id"]` is the problem. `-v0` keeps its tasks.
+    - v2: a rung (easy and medium problems, 12 programs) between v1's L0 and L1, which become L0
+      and L2; the problems, splits, spaces and top are v1's.
     """
 
     def __init__(
@@ -182,11 +199,12 @@ class CodingEnv(ToolUseEnv):
         subtle_candidates: bool | None = None,
         distractors: int | None = None,
         level: int | None = None,
-        version: int = 1,
+        version: int | None = None,
         programs: int | None = None,
         **kwargs: Any,
     ) -> None:
-        self.version = check_version("coding", version)
+        self.version = check_version("coding", latest_version("coding") if version is None else version)
+        version = content_version("coding", self.version)  # the problems, splits and spaces built
         for name, switch in (("partial_credit", partial_credit), ("candidates", candidates), ("cache_results", cache_results)):
             check_bool(name, switch)
         check_bool("subtle_candidates", subtle_candidates, optional=True)
@@ -199,7 +217,7 @@ class CodingEnv(ToolUseEnv):
             raise ValueError("programs is an argument of version 1; at version 0 use distractors")
         given = {"difficulties": difficulties, "subtle_candidates": subtle_candidates, "distractors": distractors,
                  "programs": programs}
-        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}}, version)
+        kwargs = with_level("coding", level, {**kwargs, **{k: v for k, v in given.items() if v is not None}}, self.version)
         difficulties, programs = kwargs.pop("difficulties", None), kwargs.pop("programs", None)
         subtle_candidates, distractors = kwargs.pop("subtle_candidates", version == 0), kwargs.pop("distractors", 0)
         if kwargs.get("action_mode", "structured") == "structured":
