@@ -285,9 +285,10 @@ def test_an_algorithm_outside_the_preset_is_a_clear_error(suite, tmp_path, capsy
 def test_levels_select_those_levels_of_every_family_named(suite, tmp_path, monkeypatch):
     planned = []
     monkeypatch.setattr(suite, "sit", lambda cells, *args, **kwargs: planned.extend(cells) or 0)
-    argv = ["--preset", "full", "--envs", "coding", "math", "--algos", "ppo", "--out", str(tmp_path)]
+    argv = ["--preset", "full", "--envs", "customer_support", "math", "--algos", "ppo", "--out", str(tmp_path)]
     assert suite.main([*argv, "--levels", "L1", "v1"]) == 0
-    assert {(c.env, c.level) for c in planned} == {("coding", "L1"), ("coding", "v1"), ("math", "L1"), ("math", "v1")}
+    assert {(c.env, c.level) for c in planned} == {("customer_support", "L1"), ("customer_support", "v1"), ("math", "L1"),
+                                                   ("math", "v1")}
 
 
 def test_a_level_no_family_has_is_a_clear_error(suite, tmp_path, capsys):

@@ -136,7 +136,7 @@ def test_a_model_has_rows_on_every_familys_levels_the_team_included(llm_rows, mi
     args = argparse.Namespace(llm=[f"hf:{micro_model}"], llm_ids=[], llm_episodes=3, llm_max_tokens=8, llm_concurrency=1)
     plan = importlib.import_module("benchmarks.suite_lib.plan")
     cells = llm_rows.llm_cells(args, plan.PRESETS["full"], ["tau2_telecom", "support_team", "tau2_retail"])
-    assert {c.env for c in cells} == {"tau2_retail", "tau2_telecom", "support_team"} and len(cells) == 14
+    assert {c.env for c in cells} == {"tau2_retail", "tau2_telecom", "support_team"} and len(cells) == 15
     assert {c.eval_episodes for c in cells} == {3}
     assert all("--source generated" in c.command("cpu") for c in cells if c.env == "tau2_retail")
     assert all("--source real --seeded" in c.command("cpu") for c in cells if c.env == "tau2_telecom")
