@@ -1,7 +1,7 @@
 """The benchmark suite end to end on its smoke preset (CustomerSupport-L0, random, expert, ppo and
 MaskablePPO, 2 seeds, 3,072 env steps): rows with provenance, curves on one grid, every final
-episode kept, the page; a row's command reproduces it; an interrupted run resumes with its
-sittings summed; changed settings run a row again."""
+episode kept, the page; a row's command reproduces it, and the audit re-runs rows and finds a
+changed one; an interrupted run resumes with its sittings summed; changed settings run a row again."""
 
 from __future__ import annotations
 
@@ -129,6 +129,38 @@ def test_a_rows_command_reproduces_its_test_success(smoke_sitting, tmp_path):
     subprocess.run(words, cwd=tmp_path, check=True, capture_output=True, text=True)
     result, = tmp_path.glob("runs/reproduce/*/result.json")
     assert json.loads(result.read_text())["test_metrics"]["success"] == pytest.approx(float(row["test_success"]))
+
+
+def test_the_audit_reruns_rows_and_reports_the_one_whose_committed_episodes_changed(smoke_sitting, store, tmp_path):
+    from benchmarks import suite_audit
+
+    shutil.copytree(smoke_sitting / "results", tmp_path / "results")
+    episodes_file = tmp_path / "results" / "suite_smoke_episodes" / "customer_support.csv.gz"
+    episodes = store.read_rows(episodes_file)
+    changed = next(e for e in episodes if (e["algorithm"], e["seed"], e["split"]) == ("ppo", "1", "test"))
+    changed["turns"] = str(int(changed["turns"]) + 1)
+    store.write_rows(episodes_file, store.EPISODE_FIELDS, episodes)
+
+    code = suite_audit.main(["--table", "suite_smoke", "--out", str(tmp_path / "results"), "--here",
+                             "--rows", "customer_support:L0:random:0", "customer_support:L0:ppo:1"])
+
+    audit = {a["algorithm"]: a for a in store.read_rows(tmp_path / "results" / "suite_smoke_audit.csv")}
+    assert code == 1
+    assert (audit["random"]["equal"], audit["random"]["episodes_equal"]) == ("True", "True")
+    assert (audit["ppo"]["equal"], audit["ppo"]["episodes_equal"]) == ("False", "False")
+    assert audit["ppo"]["rerun_test_success"] == str(float(rows_of(smoke_sitting)["ppo", 1]["test_success"]))
+    assert "Equal: 1 of 2 rows" in (tmp_path / "results" / "suite_smoke_audit.md").read_text(encoding="utf-8")
+
+
+def test_the_audit_checks_a_commit_out_in_a_worktree_it_removes_afterwards(tmp_path):
+    from benchmarks.suite_audit import checkout
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    with checkout(head, tmp_path) as tree:
+        assert (tree / "pyproject.toml").read_bytes() == subprocess.run(
+            ["git", "show", "HEAD:pyproject.toml"], cwd=ROOT, capture_output=True, check=True).stdout
+    listed = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert not tree.exists() and str(tree) not in listed
 
 
 def test_sittings_of_one_table_side_by_side_keep_each_others_rows(plan, store, smoke_sitting, tmp_path):

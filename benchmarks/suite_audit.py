@@ -1,0 +1,169 @@
+"""Re-run committed rows of a suite table, each at the commit it records, and compare them.
+
+A reviewer's check that the table reproduces::
+
+    python -m benchmarks.suite_audit --sample 10 --max-seconds 120
+
+picks rows (a seeded sample of the trained and reference rows that took at most ``--max-seconds``,
+or the rows ``--rows`` names), checks each row's commit out into a temporary git worktree, runs the
+row's recorded ``agentgym train`` command against that tree (the installed dependencies: their
+versions are compared with the row's), and compares the re-run with the committed row: its test
+success and return, and its test episodes one by one (task, success, return, turns, invalid calls)
+against ``<table>_episodes/``. Writes ``<table>_audit.csv`` and ``<table>_audit.md``; exits 1 when
+a row differs. ``--here`` runs the rows against the working tree instead. Language-model rows are
+left out (their weights are not in the repository), and so are rows made from uncommitted changes
+(commit ``...-dirty``) unless ``--here``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import random
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from benchmarks.suite_lib.runner import VERSIONS, versions
+from benchmarks.suite_lib.store import KEY, latest_episodes, read_family_files, read_rows, row_key, write_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+AUDIT_FIELDS = (*KEY, "commit", "test_success", "rerun_test_success", "test_return", "rerun_test_return",
+                "episodes", "episodes_equal", "equal", "rerun_s")
+
+
+def auditable(rows: Sequence[dict[str, str]], max_seconds: float, here: bool = False) -> list[dict[str, str]]:
+    """The rows an audit can re-run within ``max_seconds`` of recorded time: an ``agentgym train`` command
+    and (unless they run against the working tree, ``here``) a commit, not uncommitted changes."""
+    return [row for row in rows if row["command"].startswith("agentgym train ")
+            and (here or not row["commit"].endswith("-dirty"))
+            and float(row["wall_train_s"] or 0) + float(row["wall_eval_s"] or 0) <= max_seconds]
+
+
+def chosen(rows: Sequence[dict[str, str]], names: Sequence[str], sample: int, seed: int) -> list[dict[str, str]]:
+    """The rows ``names`` gives (``env:level:algorithm:seed``), else a seeded sample of ``sample`` of them."""
+    if names:
+        by_name = {":".join(map(str, row_key(row))): row for row in rows}
+        unknown = [name for name in names if name not in by_name]
+        if unknown:
+            raise SystemExit(f"no auditable row {', '.join(unknown)} (env:level:algorithm:seed)")
+        return [by_name[name] for name in names]
+    return random.Random(seed).sample(list(rows), min(sample, len(rows)))
+
+
+@contextlib.contextmanager
+def checkout(commit: str, parent: Path) -> Iterator[Path]:
+    """The repository at ``commit`` in a temporary git worktree under ``parent``, removed afterwards."""
+    tree = parent / f"tree-{commit}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), commit], check=True)
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True)
+
+
+def rerun(row: dict[str, str], tree: Path, cwd: Path) -> tuple[dict, list[dict], float]:
+    """Run ``row``'s command with ``tree``'s code from ``cwd``: the result's test metrics, its test
+    episodes and the seconds it took."""
+    words = shlex.split(row["command"])
+    command = [sys.executable, "-m", "agentgym_envs.cli", *words[1:]]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{row['command']} failed ({done.returncode}): {done.stderr[-2000:]}")
+    result, = cwd.glob("runs/reproduce/**/result.json")
+    metrics = json.loads(result.read_text(encoding="utf-8"))["test_metrics"]
+    return metrics, latest_episodes(result.with_name("episodes_test.jsonl")), seconds
+
+
+Outcome = tuple[str, int, float, int, int]  # an episode's task id, success, return, turns and invalid calls
+
+
+def rerun_outcomes(records: list[dict]) -> list[Outcome]:
+    """The outcomes of a results file's episode records, as the suite commits them."""
+    return sorted((str(r.get("task_id") or r["task"]), int(bool(r["metrics"].get("success", 0))),
+                   round(float(r["return"]), 4), int(r["metrics"].get("turns", 0)),
+                   int(r["metrics"].get("invalid_calls", 0))) for r in records)
+
+
+def committed_outcomes(episodes: list[dict[str, str]], row: dict[str, str]) -> list[Outcome]:
+    """The outcomes of ``row``'s committed test episodes."""
+    return sorted((e["task_id"], int(e["success"]), float(e["return"]), int(e["turns"]), int(e["invalid_calls"]))
+                  for e in episodes if e["split"] == "test" and row_key(e) == row_key(row))
+
+
+def audit_row(row: dict[str, str], episodes: list[dict[str, str]], tree: Path, scratch: Path) -> dict[str, object]:
+    """Re-run one row in ``tree`` and compare it with its committed row and episodes."""
+    with tempfile.TemporaryDirectory(dir=scratch) as cwd:
+        metrics, records, seconds = rerun(row, tree, Path(cwd))
+    success, ret = round(float(metrics["success"]), 4), round(float(metrics["return"]), 4)
+    theirs = committed_outcomes(episodes, row)
+    same_episodes = rerun_outcomes(records) == theirs
+    equal = success == float(row["test_success"]) and ret == float(row["test_return"]) and same_episodes
+    return {**{k: row[k] for k in KEY}, "commit": row["commit"], "test_success": row["test_success"],
+            "rerun_test_success": success, "test_return": row["test_return"], "rerun_test_return": ret,
+            "episodes": len(theirs), "episodes_equal": same_episodes, "equal": equal, "rerun_s": round(seconds, 1)}
+
+
+def markdown(audited: list[dict[str, object]], rows: list[dict[str, str]], command: str, table: str,
+             here: bool = False) -> str:
+    now = versions()
+    recorded = {name: sorted({r[name] for r in rows}) for name in VERSIONS}
+    lines = [f"# Reproducing {table}.csv", "",
+             f"Command: `{command}`. Each row's recorded command was run against "
+             + ("this working tree" if here else "a git worktree of the commit it records") + ", with this machine's installed dependencies "
+             + ", ".join(f"{name} {now[name]} (the rows': {', '.join(recorded[name])})" for name in VERSIONS)
+             + f"; its test success, test return and test episodes (task, success, return, turns, invalid calls) "
+             f"were compared with the committed row and [{table}_episodes/]({table}_episodes). Equal: "
+             f"{sum(bool(a['equal']) for a in audited)} of {len(audited)} rows.", "",
+             "| env | level | algorithm | seed | commit | test success (row / re-run) | test return (row / re-run) "
+             "| test episodes equal | equal | re-run s |", "|-|-|-|-|-|-|-|-|-|-|"]
+    for a in audited:
+        lines.append(f"| {a['env']} | {a['level']} | {a['algorithm']} | {a['seed']} | {a['commit']} | "
+                     f"{a['test_success']} / {a['rerun_test_success']} | {a['test_return']} / {a['rerun_test_return']} | "
+                     f"{'yes' if a['episodes_equal'] else 'NO'} ({a['episodes']}) | {'yes' if a['equal'] else 'NO'} | "
+                     f"{a['rerun_s']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", default="suite", help="the table's name (suite, suite_retired, suite_smoke, ...)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results", help="the folder of the table")
+    parser.add_argument("--rows", nargs="*", default=[], metavar="ENV:LEVEL:ALGORITHM:SEED",
+                        help="the rows to re-run (default: a seeded sample)")
+    parser.add_argument("--sample", type=int, default=6, help="how many rows to sample")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
+    parser.add_argument("--max-seconds", type=float, default=120.0,
+                        help="sample only rows whose recorded training and evaluation took at most this long")
+    parser.add_argument("--here", action="store_true",
+                        help="run every row against this working tree, not a checkout of the commit it records")
+    args = parser.parse_args(argv)
+    rows = read_rows(args.out / f"{args.table}.csv")
+    candidates = auditable(rows, math.inf if args.rows else args.max_seconds, args.here)
+    picked = chosen(candidates, args.rows, args.sample, args.seed)
+    episodes = read_family_files(args.out / f"{args.table}_episodes", "*.csv.gz")
+    audited = []
+    with tempfile.TemporaryDirectory(prefix="suite_audit_") as scratch:
+        for commit in dict.fromkeys(row["commit"] for row in picked):
+            with contextlib.nullcontext(ROOT) if args.here else checkout(commit, Path(scratch)) as tree:
+                for row in (r for r in picked if r["commit"] == commit):
+                    audited.append(audit_row(row, episodes, tree, Path(scratch)))
+                    print(f"  [{':'.join(map(str, row_key(row)))}] equal: {audited[-1]['equal']}", flush=True)
+    write_rows(args.out / f"{args.table}_audit.csv", AUDIT_FIELDS, audited)
+    command = "python -m benchmarks.suite_audit " + shlex.join(sys.argv[1:] if argv is None else list(argv))
+    (args.out / f"{args.table}_audit.md").write_text(markdown(audited, rows, command.strip(), args.table, args.here), encoding="utf-8")
+    return 0 if all(a["equal"] for a in audited) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
