@@ -2,16 +2,18 @@
 
 A reviewer's check that the table reproduces::
 
+    python -m benchmarks.suite_audit --each --max-seconds 300   # the quickest row of every family and algorithm
     python -m benchmarks.suite_audit --sample 10 --max-seconds 120
 
-picks rows (a seeded sample of the trained and reference rows that took at most ``--max-seconds``,
-or the rows ``--rows`` names), checks each row's commit out into a temporary git worktree, runs the
-row's recorded ``agentgym train`` command against that tree (the installed dependencies: their
-versions are compared with the row's), and compares the re-run with the committed row: its test
-success and return, and its test episodes one by one (task, success, return, turns, invalid calls)
-against ``<table>_episodes/``. Writes ``<table>_audit.csv`` and ``<table>_audit.md``; exits 1 when
-a row differs. ``--here`` runs the rows against the working tree instead. Language-model rows are
-left out (their weights are not in the repository), and so are rows made from uncommitted changes
+picks rows (with ``--each`` the quickest trained or reference row of every family and algorithm
+among those that took at most ``--max-seconds``, else a seeded sample of them, or the rows
+``--rows`` names), checks each row's commit out into a temporary git worktree, runs the row's
+recorded ``agentgym train`` command against that tree (the installed dependencies: their versions
+are compared with the row's), and compares the re-run with the committed row: its test success and
+return, and its test episodes one by one (task, success, return, turns, invalid calls) against
+``<table>_episodes/``. Writes ``<table>_audit.csv`` and ``<table>_audit.md``; exits 1 when a row
+differs. ``--here`` runs the rows against the working tree instead. Language-model rows are left
+out (their weights are not in the repository), and so are rows made from uncommitted changes
 (commit ``...-dirty``) unless ``--here``.
 """
 
@@ -44,18 +46,29 @@ def auditable(rows: Sequence[dict[str, str]], max_seconds: float, here: bool = F
     and (unless they run against the working tree, ``here``) a commit, not uncommitted changes."""
     return [row for row in rows if row["command"].startswith("agentgym train ")
             and (here or not row["commit"].endswith("-dirty"))
-            and float(row["wall_train_s"] or 0) + float(row["wall_eval_s"] or 0) <= max_seconds]
+            and recorded_seconds(row) <= max_seconds]
 
 
-def chosen(rows: Sequence[dict[str, str]], names: Sequence[str], sample: int, seed: int) -> list[dict[str, str]]:
-    """The rows ``names`` gives (``env:level:algorithm:seed``), else a seeded sample of ``sample`` of them."""
+def chosen(rows: Sequence[dict[str, str]], names: Sequence[str], sample: int, seed: int,
+           each: bool = False) -> list[dict[str, str]]:
+    """The rows ``names`` gives (``env:level:algorithm:seed``); else with ``each`` the quickest row of
+    every family and algorithm (the least recorded seconds); else a seeded sample of ``sample``."""
     if names:
         by_name = {":".join(map(str, row_key(row))): row for row in rows}
         unknown = [name for name in names if name not in by_name]
         if unknown:
             raise SystemExit(f"no auditable row {', '.join(unknown)} (env:level:algorithm:seed)")
         return [by_name[name] for name in names]
+    if each:
+        quickest: dict[tuple[str, str], dict[str, str]] = {}
+        for row in sorted(rows, key=recorded_seconds):
+            quickest.setdefault((row["env"], row["algorithm"]), row)
+        return list(quickest.values())
     return random.Random(seed).sample(list(rows), min(sample, len(rows)))
+
+
+def recorded_seconds(row: dict[str, str]) -> float:
+    return float(row["wall_train_s"] or 0) + float(row["wall_eval_s"] or 0)
 
 
 @contextlib.contextmanager
@@ -142,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", nargs="*", default=[], metavar="ENV:LEVEL:ALGORITHM:SEED",
                         help="the rows to re-run (default: a seeded sample)")
     parser.add_argument("--sample", type=int, default=6, help="how many rows to sample")
+    parser.add_argument("--each", action="store_true",
+                        help="the quickest row of every family and algorithm instead of a sample")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--max-seconds", type=float, default=120.0,
                         help="sample only rows whose recorded training and evaluation took at most this long")
@@ -150,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = read_rows(args.out / f"{args.table}.csv")
     candidates = auditable(rows, math.inf if args.rows else args.max_seconds, args.here)
-    picked = chosen(candidates, args.rows, args.sample, args.seed)
+    picked = chosen(candidates, args.rows, args.sample, args.seed, args.each)
     episodes = read_family_files(args.out / f"{args.table}_episodes", "*.csv.gz")
     audited = []
     with tempfile.TemporaryDirectory(prefix="suite_audit_") as scratch:
