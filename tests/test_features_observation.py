@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -126,6 +128,22 @@ def test_features_kept_step_by_step_equal_a_fresh_encoding_of_the_same_state():
         fresh = encoder.reset(episode)  # rows and task from scratch; calls and results are history
         for part in ("task", "rows"):
             assert np.array_equal(fresh[encoder.slices[part]], obs[encoder.slices[part]])
+
+
+def test_an_env_restored_from_a_pickle_mid_episode_observes_as_the_original():
+    """A checkpoint pickles the envs mid-episode: rows a call reveals after the restore reach the vector."""
+    env = gym.make("AgentGym/Math-v1", observation="features")
+    env.reset(seed=1)
+    restored = pickle.loads(pickle.dumps(env))
+    expert, rows_before = ExpertPolicy(env.unwrapped), len(env.unwrapped.episode.entities.rows)
+    done = False
+    while not done:
+        action = expert(None, {})
+        obs, _, terminated, truncated, _ = env.step(action)
+        again, *_ = restored.step(action)
+        assert np.array_equal(obs, again)
+        done = terminated or truncated
+    assert len(env.unwrapped.episode.entities.rows) > rows_before
 
 
 def test_features_work_with_make_vec():

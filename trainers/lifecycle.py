@@ -428,6 +428,8 @@ def _train(request: TrainRequest, span: Any) -> TrainResult:
         budget = max(request.total_steps - warm.total_steps, 0) if warm else None
         run = start(request, overrides=overrides, total_steps=budget, clear=warm is None,
                     init_checkpoint=Path(warm.run_dir) / ALGORITHMS[entry.warm_start].checkpoint_name if warm else None)
+        close_killed_sitting(run.run_dir)
+        run.on_checkpoint = lambda: mark_sitting(run.run_dir, time.perf_counter() - started)
         print(f"{run.algo} on {run.env_id}, seed {run.seed}, {run.total_steps} env steps, device {run.device}; "
               f"run directory {run.run_dir}")
         with recorded(request, run, span) as recorder:
@@ -501,13 +503,38 @@ def warm_start(request: TrainRequest, stage: str) -> TrainResult:
     return finish(run, trained, 0, trained.train_seconds)
 
 
+def read_walls(run_dir: Path) -> dict[str, Any]:
+    """``<run_dir>/wall.json``: the seconds of training and of final evaluation summed over the run's
+    closed sittings, their count, and (``open_train_s``) the seconds of the sitting in progress at its
+    last checkpoint."""
+    path = run_dir / WALL_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"train_s": 0.0, "eval_s": 0.0, "sittings": 0}
+
+
+def closed_walls(walls: dict[str, Any]) -> dict[str, float]:
+    return {"train_s": walls["train_s"], "eval_s": walls["eval_s"], "sittings": walls["sittings"]}
+
+
+def close_killed_sitting(run_dir: Path) -> None:
+    """Count a sitting that was killed outright (SIGKILL, a lost Ray node: no ``finally`` ran) as closed,
+    with the seconds it had trained by its last checkpoint, before a resumed run's next sitting starts."""
+    walls = read_walls(run_dir)
+    if "open_train_s" in walls:
+        write_json_atomic(run_dir / WALL_FILE, {**closed_walls(walls), "train_s": walls["train_s"] + walls["open_train_s"],
+                                                "sittings": walls["sittings"] + 1})
+
+
+def mark_sitting(run_dir: Path, train_s: float) -> None:
+    """Record the sitting in progress: ``train_s`` seconds so far (written at each checkpoint)."""
+    write_json_atomic(run_dir / WALL_FILE, {**closed_walls(read_walls(run_dir)), "open_train_s": train_s})
+
+
 def add_sitting(run_dir: Path, train_s: float, eval_s: float) -> dict[str, float]:
     """Add one sitting's seconds of training and of final evaluation to the sums kept in
     ``<run_dir>/wall.json`` (a resumed run adds its sittings); the sums, with the sittings' count."""
-    path = run_dir / WALL_FILE
-    walls = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"train_s": 0.0, "eval_s": 0.0, "sittings": 0}
+    walls = closed_walls(read_walls(run_dir))
     walls = {"train_s": walls["train_s"] + train_s, "eval_s": walls["eval_s"] + eval_s, "sittings": walls["sittings"] + 1}
-    write_json_atomic(path, walls)
+    write_json_atomic(run_dir / WALL_FILE, walls)
     return walls
 
 

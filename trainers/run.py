@@ -276,6 +276,7 @@ class Run:
     curve_episodes: int | None = None  # episodes per curve point (None: the algorithm's own number)
     early_stop: float | None = None  # stop once the curve held this success for EARLY_STOP_POINTS points (None: never)
     curve_split: str = CURVE_SPLIT  # the split the learning curve reads (curve_split_for)
+    on_checkpoint: Callable[[], None] | None = None  # called once each checkpoint is written (the lifecycle's clock)
     _writer: Any = None
 
     @property
@@ -376,6 +377,8 @@ class Run:
     def save_checkpoint(self, payload: dict[str, Any]) -> None:
         """Write a torch checkpoint atomically (with ``algo`` and the env id added)."""
         entry_point("trainers.checkpoints:save")(self.checkpoint_path, {"algo": self.algo, "env_id": self.env_id, **payload})
+        if self.on_checkpoint is not None:
+            self.on_checkpoint()
 
 
 # ------------------------------------------------------------------ evaluation

@@ -12,6 +12,7 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -159,6 +160,17 @@ class FeatureEncoder:
         v[self._result] = hashed_words(report.result[: self._chars[1]], self.result_dim)
         self._write_rows(episode)
         return v.copy()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the rows block: a pickled view of the vector would come back a copy, and the
+        rows written into it after a checkpoint's restore would never reach the vector."""
+        state = self.__dict__.copy()
+        del state["_block"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._block = self._rows_block()
 
     def _rows_block(self) -> np.ndarray:
         """The ``rows`` part of the vector as ``[max_entities, row_width]`` (a view)."""

@@ -49,9 +49,10 @@ def assert_resume_reproduces(train_tiny, tmp_path: Path, monkeypatch, algo: str,
     assert resumed.test_metrics == full.test_metrics and resumed.curve == full.curve
 
 
-@pytest.mark.parametrize("augmentation", [{}, {"task_token_swap": 0.2, "task_token_dropout": 0.2}], ids=["plain", "augmented"])
-def test_resumed_ppo_run_reproduces_the_uninterrupted_run(train_tiny, tmp_path, tiny_ppo, monkeypatch, augmentation):
-    assert_resume_reproduces(train_tiny, tmp_path, monkeypatch, "ppo", 96, **tiny_ppo, **augmentation)
+@pytest.mark.parametrize("setting", [{}, {"task_token_swap": 0.2, "task_token_dropout": 0.2}, {"observation": "features"}],
+                         ids=["plain", "augmented", "features"])
+def test_resumed_ppo_run_reproduces_the_uninterrupted_run(train_tiny, tmp_path, tiny_ppo, monkeypatch, setting):
+    assert_resume_reproduces(train_tiny, tmp_path, monkeypatch, "ppo", 96, **tiny_ppo, **setting)
 
 
 def test_resumed_ppo_run_keeps_its_kl_reference(train_tiny, tmp_path, tiny_ppo, monkeypatch):

@@ -36,6 +36,31 @@ def test_an_early_stopped_run_stays_stopped_when_resumed_and_adds_its_sitting(tr
     assert json.loads((Path(again.run_dir) / "wall.json").read_text())["sittings"] == 2
 
 
+def test_a_sitting_killed_outright_counts_its_seconds_up_to_its_last_checkpoint(train_tiny, tiny_ppo, monkeypatch):
+    from trainers import checkpoints, lifecycle
+
+    class Killed(Exception):
+        pass
+
+    protocol = dict(reward_scale=1.0, **tiny_ppo)
+    marked = lifecycle.mark_sitting
+
+    def mark_then_die(*args):  # killed right after the first checkpoint
+        marked(*args)
+        raise Killed
+
+    with monkeypatch.context() as patch:  # killed outright: no ``finally`` closes the sitting
+        patch.setattr(lifecycle, "mark_sitting", mark_then_die)
+        patch.setattr(lifecycle, "add_sitting", lambda *args: {})
+        with pytest.raises(Killed):
+            train_tiny("ppo", 96, env="CartPole-v1", **protocol)
+    resumed = train_tiny("ppo", 96, env="CartPole-v1", resume=True, **protocol)
+    walls = json.loads((Path(resumed.run_dir) / "wall.json").read_text())
+    trained = checkpoints.load(Path(resumed.run_dir) / "checkpoint.pt")["train_seconds"]  # both sittings' training
+    assert walls["sittings"] == 2 and "open_train_s" not in walls
+    assert resumed.wall_train_s == walls["train_s"] >= trained > 0
+
+
 @pytest.mark.parametrize(("env", "split"), [("AgentGym/CustomerSupport-L0-v1", "validation"),
                                            ("AgentGym/CustomerSupport-v0", "test")])  # -v0 has no validation split
 def test_the_curve_reads_validation_where_there_is_one_and_the_final_evaluation_keeps_every_episode(
