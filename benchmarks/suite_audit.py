@@ -12,7 +12,8 @@ recorded ``agentgym train`` command against that tree (the installed dependencie
 are compared with the row's), and compares the re-run with the committed row: its test success and
 return, and its test episodes one by one (task, success, return, turns, invalid calls) against
 ``<table>_episodes/``. Writes ``<table>_audit.csv`` and ``<table>_audit.md``; exits 1 when a row
-differs. ``--here`` runs the rows against the working tree instead. Language-model rows are left
+differs. The files are written after every row; ``--resume`` keeps the rows they hold (same row, same
+commit) and re-runs the rest. ``--here`` runs the rows against the working tree instead. Language-model rows are left
 out (their weights are not in the repository), and so are rows made from uncommitted changes
 (commit ``...-dirty``) unless ``--here``.
 """
@@ -38,7 +39,7 @@ from benchmarks.suite_lib.store import KEY, latest_episodes, read_family_files, 
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT_FIELDS = (*KEY, "commit", "test_success", "rerun_test_success", "test_return", "rerun_test_return",
-                "episodes", "episodes_equal", "equal", "rerun_s")
+                "episodes", "episodes_equal", "equal", "rerun_s", "error")
 
 
 def auditable(rows: Sequence[dict[str, str]], max_seconds: float, here: bool = False) -> list[dict[str, str]]:
@@ -92,10 +93,17 @@ def rerun(row: dict[str, str], tree: Path, cwd: Path) -> tuple[dict, list[dict],
     done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"{row['command']} failed ({done.returncode}): {done.stderr[-2000:]}")
-    result, = cwd.glob("runs/reproduce/**/result.json")
+        raise RuntimeError(f"exit status {done.returncode}: {' '.join(done.stderr.split()[-40:])}")
+    result = cwd / run_directory(words) / "result.json"
     metrics = json.loads(result.read_text(encoding="utf-8"))["test_metrics"]
     return metrics, latest_episodes(result.with_name("episodes_test.jsonl")), seconds
+
+
+def run_directory(words: Sequence[str]) -> Path:
+    """The run directory an ``agentgym train`` command (split into words) writes, relative to its working
+    directory: ``<--run-dir>/<EnvName>__<algo>__seed<seed>``."""
+    option = {word: words[i + 1] for i, word in enumerate(words[:-1]) if word.startswith("--")}
+    return Path(option.get("--run-dir", "runs")) / f"{words[2].split('/')[-1]}__{option['--algo']}__seed{option.get('--seed', '0')}"
 
 
 Outcome = tuple[str, int, float, int, int]  # an episode's task id, success, return, turns and invalid calls
@@ -115,16 +123,27 @@ def committed_outcomes(episodes: list[dict[str, str]], row: dict[str, str]) -> l
 
 
 def audit_row(row: dict[str, str], episodes: list[dict[str, str]], tree: Path, scratch: Path) -> dict[str, object]:
-    """Re-run one row in ``tree`` and compare it with its committed row and episodes."""
-    with tempfile.TemporaryDirectory(dir=scratch) as cwd:
-        metrics, records, seconds = rerun(row, tree, Path(cwd))
-    success, ret = round(float(metrics["success"]), 4), round(float(metrics["return"]), 4)
+    """Re-run one row in ``tree`` and compare it with its committed row and episodes (a command that
+    fails is a row that differs, with the error's last words)."""
     theirs = committed_outcomes(episodes, row)
+    audit: dict[str, object] = {**{k: row[k] for k in KEY}, "commit": row["commit"], "test_success": row["test_success"],
+                                "test_return": row["test_return"], "episodes": len(theirs), "episodes_equal": False,
+                                "equal": False}
+    with tempfile.TemporaryDirectory(dir=scratch) as cwd:
+        try:
+            metrics, records, seconds = rerun(row, tree, Path(cwd))
+        except (RuntimeError, OSError, KeyError, ValueError) as error:
+            return {**audit, "error": str(error)[:300]}
+    success, ret = round(float(metrics["success"]), 4), round(float(metrics["return"]), 4)
     same_episodes = rerun_outcomes(records) == theirs
     equal = success == float(row["test_success"]) and ret == float(row["test_return"]) and same_episodes
-    return {**{k: row[k] for k in KEY}, "commit": row["commit"], "test_success": row["test_success"],
-            "rerun_test_success": success, "test_return": row["test_return"], "rerun_test_return": ret,
-            "episodes": len(theirs), "episodes_equal": same_episodes, "equal": equal, "rerun_s": round(seconds, 1)}
+    return {**audit, "rerun_test_success": success, "rerun_test_return": ret, "episodes_equal": same_episodes,
+            "equal": equal, "rerun_s": round(seconds, 1), "error": ""}
+
+
+def held(flag: object) -> bool:
+    """A yes/no of an audit row, as re-run (a bool) or read back from its CSV (text)."""
+    return str(flag) == "True"
 
 
 def markdown(audited: list[dict[str, object]], rows: list[dict[str, str]], command: str, table: str,
@@ -137,14 +156,14 @@ def markdown(audited: list[dict[str, object]], rows: list[dict[str, str]], comma
              + ", ".join(f"{name} {now[name]} (the rows': {', '.join(recorded[name])})" for name in VERSIONS)
              + f"; its test success, test return and test episodes (task, success, return, turns, invalid calls) "
              f"were compared with the committed row and [{table}_episodes/]({table}_episodes). Equal: "
-             f"{sum(bool(a['equal']) for a in audited)} of {len(audited)} rows.", "",
+             f"{sum(held(a['equal']) for a in audited)} of {len(audited)} rows.", "",
              "| env | level | algorithm | seed | commit | test success (row / re-run) | test return (row / re-run) "
              "| test episodes equal | equal | re-run s |", "|-|-|-|-|-|-|-|-|-|-|"]
     for a in audited:
         lines.append(f"| {a['env']} | {a['level']} | {a['algorithm']} | {a['seed']} | {a['commit']} | "
                      f"{a['test_success']} / {a['rerun_test_success']} | {a['test_return']} / {a['rerun_test_return']} | "
-                     f"{'yes' if a['episodes_equal'] else 'NO'} ({a['episodes']}) | {'yes' if a['equal'] else 'NO'} | "
-                     f"{a['rerun_s']} |")
+                     f"{'yes' if held(a['episodes_equal']) else 'NO'} ({a['episodes']}) | {'yes' if held(a['equal']) else 'NO'}"
+                     f"{' (' + str(a['error']) + ')' if a.get('error') else ''} | {a.get('rerun_s', '')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -162,23 +181,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="sample only rows whose recorded training and evaluation took at most this long")
     parser.add_argument("--here", action="store_true",
                         help="run every row against this working tree, not a checkout of the commit it records")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows the table's audit file already holds (same row, same commit) and re-run the rest")
     args = parser.parse_args(argv)
     rows = read_rows(args.out / f"{args.table}.csv")
     candidates = auditable(rows, math.inf if args.rows else args.max_seconds, args.here)
     picked = chosen(candidates, args.rows, args.sample, args.seed, args.each)
     episodes = read_family_files(args.out / f"{args.table}_episodes", "*.csv.gz")
-    audited = []
-    with tempfile.TemporaryDirectory(prefix="suite_audit_") as scratch:
-        for commit in dict.fromkeys(row["commit"] for row in picked):
-            with contextlib.nullcontext(ROOT) if args.here else checkout(commit, Path(scratch)) as tree:
-                for row in (r for r in picked if r["commit"] == commit):
-                    audited.append(audit_row(row, episodes, tree, Path(scratch)))
-                    print(f"  [{':'.join(map(str, row_key(row)))}] equal: {audited[-1]['equal']}", flush=True)
-    write_rows(args.out / f"{args.table}_audit.csv", AUDIT_FIELDS, audited)
+    audit_file = args.out / f"{args.table}_audit.csv"
     command = "python -m benchmarks.suite_audit " + shlex.join(sys.argv[1:] if argv is None else list(argv))
-    (args.out / f"{args.table}_audit.md").write_text(markdown(audited, rows, command.strip(), args.table, args.here), encoding="utf-8")
-    return 0 if all(a["equal"] for a in audited) else 1
+    current = {(row_key(r), r["commit"]) for r in picked}
+    audited = [a for a in read_rows(audit_file) if (row_key(a), a["commit"]) in current] if args.resume else []
+    done = {(row_key(a), a["commit"]) for a in audited}
 
+    def write() -> None:  # after every row: a killed audit keeps what it re-ran (--resume)
+        write_rows(audit_file, AUDIT_FIELDS, audited)
+        (args.out / f"{args.table}_audit.md").write_text(
+            markdown(audited, rows, command.strip(), args.table, args.here), encoding="utf-8")
+
+    todo = [r for r in picked if (row_key(r), r["commit"]) not in done]
+    with tempfile.TemporaryDirectory(prefix="suite_audit_") as scratch:
+        for commit in dict.fromkeys(row["commit"] for row in todo):
+            with contextlib.nullcontext(ROOT) if args.here else checkout(commit, Path(scratch)) as tree:
+                for row in (r for r in todo if r["commit"] == commit):
+                    audited.append(audit_row(row, episodes, tree, Path(scratch)))
+                    write()
+                    print(f"  [{':'.join(map(str, row_key(row)))}] equal: {audited[-1]['equal']}", flush=True)
+    write()
+    return 0 if all(held(a["equal"]) for a in audited) else 1
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -131,7 +131,8 @@ def test_a_rows_command_reproduces_its_test_success(smoke_sitting, tmp_path):
     assert json.loads(result.read_text())["test_metrics"]["success"] == pytest.approx(float(row["test_success"]))
 
 
-def test_the_audit_reruns_rows_and_reports_the_one_whose_committed_episodes_changed(smoke_sitting, store, tmp_path):
+def test_the_audit_reruns_rows_reports_the_one_whose_committed_episodes_changed_and_resumes(smoke_sitting, store, tmp_path,
+                                                                                                 monkeypatch):
     from benchmarks import suite_audit
 
     shutil.copytree(smoke_sitting / "results", tmp_path / "results")
@@ -150,6 +151,14 @@ def test_the_audit_reruns_rows_and_reports_the_one_whose_committed_episodes_chan
     assert (audit["ppo"]["equal"], audit["ppo"]["episodes_equal"]) == ("False", "False")
     assert audit["ppo"]["rerun_test_success"] == str(float(rows_of(smoke_sitting)["ppo", 1]["test_success"]))
     assert "Equal: 1 of 2 rows" in (tmp_path / "results" / "suite_smoke_audit.md").read_text(encoding="utf-8")
+
+    def never(*args):
+        raise AssertionError("a resumed audit re-ran a row it holds")
+
+    monkeypatch.setattr(suite_audit, "rerun", never)
+    again = suite_audit.main(["--table", "suite_smoke", "--out", str(tmp_path / "results"), "--here", "--resume",
+                              "--rows", "customer_support:L0:random:0", "customer_support:L0:ppo:1"])
+    assert again == 1 and store.read_rows(tmp_path / "results" / "suite_smoke_audit.csv") == list(audit.values())
 
 
 def test_the_audit_checks_a_commit_out_in_a_worktree_it_removes_afterwards(tmp_path):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from benchmarks.suite_audit import auditable, chosen
+from benchmarks.suite_audit import ROOT, audit_row, auditable, chosen, run_directory
 
 
 def row(env: str, algorithm: str, seed: int, seconds: float, commit: str = "abc123",
@@ -34,3 +36,15 @@ def test_language_model_rows_slow_rows_and_uncommitted_rows_are_not_audited():
 def test_a_named_row_that_cannot_be_audited_is_a_clear_error():
     with pytest.raises(SystemExit, match="no auditable row math:L0:llm-tiny:0"):
         chosen(auditable(ROWS, float("inf")), ["math:L0:llm-tiny:0"], 0, 0)
+
+
+def test_the_run_directory_of_a_rows_command_is_the_one_its_run_dir_and_run_name_give():
+    words = ("agentgym train AgentGym/CustomerSupport-L0-v1 --algo sb3-ppo --seed 2 --total-steps 5 "
+             "--run-dir runs/reproduce/sb3-ppo-defaults --no-store").split()
+    assert run_directory(words) == Path("runs/reproduce/sb3-ppo-defaults/CustomerSupport-L0-v1__sb3-ppo__seed2")
+
+
+def test_a_command_that_fails_is_a_row_that_differs_with_its_error(tmp_path):
+    failing = row("math", "ppo", 0, 1, command="agentgym train AgentGym/NoSuchEnv-v0 --algo ppo --seed 0 --run-dir runs/x")
+    audit = audit_row({**failing, "test_success": "1.0", "test_return": "1.0"}, [], ROOT, tmp_path)
+    assert audit["equal"] is False and "NoSuchEnv" in str(audit["error"])
