@@ -15,8 +15,9 @@ run directory under ``runs/<preset>/`` (not committed). The driver writes the fi
 the suite resumes where it stopped: a row is kept only while its settings hash is the cell's (changed
 settings run the row again, from scratch; a sitting at a commit runs again the rows of a tree with
 uncommitted changes, ``...-dirty``); an interrupted run of our torch trainers continues from its
-checkpoint, its seconds summed over sittings, and an interrupted SB3 run starts afresh (its resume would
-not be bit-identical: ``Algorithm.exact_resume``). Files
+checkpoint, its seconds summed over sittings, where that continues bit-identically; an interrupted SB3
+run, or one on envs that do not pickle (tau2, coding), starts afresh
+(``trainers.lifecycle.resumes_exactly``). Files
 (:mod:`suite_lib.store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and
 figures (:mod:`suite_report`, also alone: ``python -m benchmarks.suite_report --preset ...``):
 ``<name>.md`` and ``<name>_*.png``; ``<name>`` is ``suite`` for the full preset, else ``suite_<preset>``.

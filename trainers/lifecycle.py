@@ -262,6 +262,23 @@ def algorithm(name: str) -> Algorithm:
     return ALGORITHMS[name]
 
 
+def resumes_exactly(algo: str, run_dir: Path) -> bool:
+    """Whether an interrupted run of ``algo`` in ``run_dir`` would continue bit-identically: its algorithm
+    resumes exactly, and its torch checkpoint, if it has one, holds the training envs as they were (envs
+    that do not pickle, tau2's and the coding sandbox's, are saved as None: a resume would start new
+    episodes); an unreadable checkpoint does not."""
+    entry = algorithm(algo)
+    checkpoint = Path(run_dir) / entry.checkpoint_name
+    if not entry.exact_resume or checkpoint.suffix != ".pt" or not checkpoint.exists():
+        return entry.exact_resume
+    from . import checkpoints
+
+    try:
+        return checkpoints.load(checkpoint).get("envs", b"") is not None
+    except CheckpointError:
+        return False
+
+
 def module_algorithm(module: str) -> Algorithm:
     """The algorithm a module defines: its ``train(run)`` and ``load_policy(checkpoint, device)``, its
     ``Config`` dataclass when it has one (checked ``--set`` names), its ``CHECKPOINT_NAME`` (default

@@ -2,8 +2,9 @@
 row, curve points and final episodes), here one after the other or as Ray tasks, as they finish.
 
 A cell resumes its run directory only when that directory was started with the cell's settings
-hash (kept beside it, ``<run>.settings``) and its algorithm resumes bit-identically
-(``Algorithm.exact_resume``: our torch trainers; an SB3 run starts afresh, so that its row is its
+hash (kept beside it, ``<run>.settings``) and the run resumes bit-identically
+(``trainers.lifecycle.resumes_exactly``: our torch trainers, from a checkpoint that holds its envs;
+an SB3 run, or one on envs that do not pickle (tau2, coding), starts afresh, so that its row is its
 command's run); any other run there is started afresh. A resumed run's training and evaluation
 seconds are summed over its sittings by the lifecycle (``wall.json``)."""
 
@@ -66,7 +67,7 @@ def row_command(cell: Cell, device: str, imports: tuple[str, ...] = ()) -> str:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Train and evaluate ``job``'s cell (a language model's: evaluate it); its row, curve points and episodes."""
-    from trainers.lifecycle import algorithm, episodes_path, train
+    from trainers.lifecycle import episodes_path, resumes_exactly, train
     from trainers.run import TrainRequest, run_dir_for
 
     for module in job.imports:
@@ -80,13 +81,13 @@ def run_job(job: Job) -> dict[str, Any]:
     run_dir = run_dir_for(run_root, cell.env_id, algo, cell.seed)
     marker = run_dir.with_name(run_dir.name + ".settings")
     same = marker.exists() and marker.read_text(encoding="utf-8") == settings_hash
-    # a row must be its command's run: an algorithm whose resume is not bit-identical starts an interrupted run afresh
-    resume = same and algorithm(algo).exact_resume
+    # a row must be its command's run: a run that would not resume bit-identically starts afresh
+    resume = same and resumes_exactly(algo, run_dir)
     if not resume:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(settings_hash, encoding="utf-8")
         if run_dir.exists():
-            why = "its run directory holds other settings" if not same else "its algorithm resumes inexactly"
+            why = "its run directory holds other settings" if not same else "it would not resume exactly"
             print(f"  {cell.name} starting afresh: {why}", flush=True)
     request = TrainRequest(cell.env_id, algo=algo, seed=cell.seed, total_steps=cell.env_steps,
                            device=job.device, run_root=run_root, eval_episodes=cell.eval_episodes, resume=resume,

@@ -126,3 +126,27 @@ def test_resuming_from_a_checkpoint_of_another_network_is_a_clear_error(train_ti
     checkpoints.save(path, payload)
     with pytest.raises(CheckpointError, match="does not fit this run's network"):
         train_tiny("ppo", 96, root=tmp_path, resume=True, **tiny_ppo)
+
+
+def test_a_run_resumes_exactly_only_from_a_checkpoint_that_holds_its_envs(tmp_path):
+    from trainers.lifecycle import resumes_exactly
+
+    assert resumes_exactly("ppo", tmp_path)  # nothing to resume yet
+    payload = {"policy_spec": {}, "policy": {}}
+    checkpoints.save(tmp_path / "checkpoint.pt", {**payload, "envs": b"pickled envs"})
+    assert resumes_exactly("ppo", tmp_path)
+    checkpoints.save(tmp_path / "checkpoint.pt", {**payload, "envs": None})  # tau2's, the sandbox's: they do not pickle
+    assert not resumes_exactly("ppo", tmp_path)
+    checkpoints.save(tmp_path / "checkpoint.pt", payload)  # BC's: no envs to restore
+    assert resumes_exactly("bc", tmp_path)
+    (tmp_path / "checkpoint.pt").write_bytes(b"cut short")
+    assert not resumes_exactly("ppo", tmp_path)
+    assert not resumes_exactly("sb3-ppo", tmp_path)
+
+
+def test_tau2_and_coding_runs_checkpoint_no_envs_and_so_are_not_resumed_by_the_suite(train_tiny, tiny_ppo):
+    from trainers.lifecycle import resumes_exactly
+
+    result = train_tiny("ppo", 32, env="AgentGym/Coding-L0-v2", observation="features", **tiny_ppo)
+    assert checkpoints.load(Path(result.run_dir) / "checkpoint.pt")["envs"] is None
+    assert not resumes_exactly("ppo", Path(result.run_dir))
