@@ -16,7 +16,7 @@ the suite resumes where it stopped: a row is kept only while its settings hash i
 settings run the row again, from scratch; a sitting at a commit runs again the rows of a tree with
 uncommitted changes, ``...-dirty``); an interrupted run of our torch trainers continues from its
 checkpoint, its seconds summed over sittings, where that continues bit-identically; an interrupted SB3
-run, or one on envs that do not pickle (tau2, coding), starts afresh
+run, or one whose checkpoint holds no envs (subprocess envs), starts afresh
 (``trainers.lifecycle.resumes_exactly``). Files
 (:mod:`suite_lib.store`): ``<name>.csv``, ``<name>_curves/``, ``<name>_episodes/``; the page and
 figures (:mod:`suite_report`, also alone: ``python -m benchmarks.suite_report --preset ...``):

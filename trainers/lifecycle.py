@@ -264,9 +264,9 @@ def algorithm(name: str) -> Algorithm:
 
 def resumes_exactly(algo: str, run_dir: Path) -> bool:
     """Whether an interrupted run of ``algo`` in ``run_dir`` would continue bit-identically: its algorithm
-    resumes exactly, and its torch checkpoint, if it has one, holds the training envs as they were (envs
-    that do not pickle, tau2's and the coding sandbox's, are saved as None: a resume would start new
-    episodes); an unreadable checkpoint does not."""
+    resumes exactly, and its torch checkpoint, if it has one, holds the training envs as they were
+    (subprocess envs do not pickle and are saved as None: a resume would start new episodes); an
+    unreadable checkpoint does not."""
     entry = algorithm(algo)
     checkpoint = Path(run_dir) / entry.checkpoint_name
     if not entry.exact_resume or checkpoint.suffix != ".pt" or not checkpoint.exists():

@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import cloudpickle
 import numpy as np
 import torch
 
@@ -124,9 +125,10 @@ def value_loss(new_values: torch.Tensor, old_values: torch.Tensor, returns: torc
 # ------------------------------------------------------------------ the loop
 def vector_env_state(envs: Any) -> bytes | None:
     """The pickled vector env (every episode in progress, every RNG), or None where it does not
-    pickle (subprocess envs, an env holding a lambda)."""
+    pickle (subprocess envs). cloudpickle, as gymnasium and SB3 pickle env factories: it takes
+    closures and lambdas by value (tau2's tools are closures); plain ``pickle`` loads it."""
     try:
-        return pickle.dumps(envs)
+        return cloudpickle.dumps(envs)
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
 

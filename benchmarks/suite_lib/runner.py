@@ -4,7 +4,7 @@ row, curve points and final episodes), here one after the other or as Ray tasks,
 A cell resumes its run directory only when that directory was started with the cell's settings
 hash (kept beside it, ``<run>.settings``) and the run resumes bit-identically
 (``trainers.lifecycle.resumes_exactly``: our torch trainers, from a checkpoint that holds its envs;
-an SB3 run, or one on envs that do not pickle (tau2, coding), starts afresh, so that its row is its
+an SB3 run, or one whose checkpoint holds no envs (subprocess envs), starts afresh, so that its row is its
 command's run); any other run there is started afresh. A resumed run's training and evaluation
 seconds are summed over its sittings by the lifecycle (``wall.json``)."""
 

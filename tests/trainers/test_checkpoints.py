@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from trainers import checkpoints
-from trainers.run import CheckpointError
+from trainers.lifecycle import resumes_exactly
+from trainers.run import CheckpointError, run_dir_for
 
 
 class Interrupted(Exception):
@@ -129,13 +130,11 @@ def test_resuming_from_a_checkpoint_of_another_network_is_a_clear_error(train_ti
 
 
 def test_a_run_resumes_exactly_only_from_a_checkpoint_that_holds_its_envs(tmp_path):
-    from trainers.lifecycle import resumes_exactly
-
     assert resumes_exactly("ppo", tmp_path)  # nothing to resume yet
     payload = {"policy_spec": {}, "policy": {}}
     checkpoints.save(tmp_path / "checkpoint.pt", {**payload, "envs": b"pickled envs"})
     assert resumes_exactly("ppo", tmp_path)
-    checkpoints.save(tmp_path / "checkpoint.pt", {**payload, "envs": None})  # tau2's, the sandbox's: they do not pickle
+    checkpoints.save(tmp_path / "checkpoint.pt", {**payload, "envs": None})  # subprocess envs do not pickle
     assert not resumes_exactly("ppo", tmp_path)
     checkpoints.save(tmp_path / "checkpoint.pt", payload)  # BC's: no envs to restore
     assert resumes_exactly("bc", tmp_path)
@@ -144,9 +143,9 @@ def test_a_run_resumes_exactly_only_from_a_checkpoint_that_holds_its_envs(tmp_pa
     assert not resumes_exactly("sb3-ppo", tmp_path)
 
 
-def test_tau2_and_coding_runs_checkpoint_no_envs_and_so_are_not_resumed_by_the_suite(train_tiny, tiny_ppo):
-    from trainers.lifecycle import resumes_exactly
-
-    result = train_tiny("ppo", 32, env="AgentGym/Coding-L0-v2", observation="features", **tiny_ppo)
-    assert checkpoints.load(Path(result.run_dir) / "checkpoint.pt")["envs"] is None
-    assert not resumes_exactly("ppo", Path(result.run_dir))
+@pytest.mark.parametrize("env", ["AgentGym/Tau2Retail-L0-v2", "AgentGym/Coding-L0-v2"], ids=["tau2", "coding"])
+def test_a_resumed_run_on_tau2s_tools_or_the_coding_sandbox_reproduces_the_uninterrupted_run(
+        train_tiny, tmp_path, tiny_ppo, monkeypatch, env):
+    """tau2's tools are closures and the sandbox runs a server: the checkpoint still holds the envs."""
+    assert_resume_reproduces(train_tiny, tmp_path, monkeypatch, "ppo", 96, env=env, observation="features", **tiny_ppo)
+    assert resumes_exactly("ppo", run_dir_for(tmp_path / "cut", env, "ppo", 0))

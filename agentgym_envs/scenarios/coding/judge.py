@@ -94,6 +94,14 @@ class OutcomeCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __reduce__(self) -> str | tuple[type[OutcomeCache], tuple[int]]:
+        """The process-wide cache pickles as a reference to the unpickling process's (an env
+        restored from a checkpoint shares its runs), another as an empty cache of its size: a
+        cache only saves work."""
+        if self is SHARED_CACHE:
+            return "SHARED_CACHE"
+        return (OutcomeCache, (self.max_outcomes,))
+
 
 SHARED_CACHE = OutcomeCache()
 """The process-wide cache every Coding-v0 environment uses unless told not to, so that

@@ -79,6 +79,7 @@ import warnings
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import isolation
 from .forkserver import ForkServer, IsolationRefused, ServerError, ServerStuck
@@ -217,6 +218,14 @@ class Sandbox:
             if self._server is not None:
                 self._server.close()
                 self._server = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Its settings only: an unpickled sandbox (an env restored from a checkpoint) starts a
+        server of its own, as after ``fork``; programs keep nothing between runs."""
+        return {"mode": self.mode, "python": self.python, "warn": self.warn}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["mode"], state["python"], warn=state["warn"])
 
     def __enter__(self) -> Sandbox:
         return self
