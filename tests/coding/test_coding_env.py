@@ -4,6 +4,7 @@ candidate programs in the entity table, tool results, metrics and the result cac
 from __future__ import annotations
 
 import json
+import pickle
 
 import gymnasium as gym
 import numpy as np
@@ -260,6 +261,27 @@ def test_cache_is_bounded_by_outcomes_held_and_evicts_the_least_recently_used():
     assert len(cache) == 0 and cache.outcomes_held == 0
     with pytest.raises(ValueError):
         OutcomeCache(max_outcomes=0)
+
+
+def test_a_pickled_cache_comes_back_empty_and_the_shared_one_as_this_process_s():
+    from agentgym_envs.scenarios.coding.judge import SHARED_CACHE
+
+    cache = OutcomeCache(max_outcomes=4)
+    cache.put((b"a", "d", SandboxLimits()), (None,))
+    back = pickle.loads(pickle.dumps(cache))
+    assert len(back) == 0 and back.max_outcomes == 4
+    assert pickle.loads(pickle.dumps(SHARED_CACHE)) is SHARED_CACHE
+
+
+def test_a_pickled_sandbox_starts_a_server_of_its_own_and_runs_programs():
+    from agentgym_envs.scenarios.coding.sandbox import Job, Sandbox
+
+    with Sandbox(warn=False) as sandbox:
+        assert sandbox.run("print(input())", [Job(stdin="before")])[0].stdout == "before\n"
+        with pickle.loads(pickle.dumps(sandbox)) as copy:
+            assert (copy.mode, copy.python) == (sandbox.mode, sandbox.python)
+            assert copy.run("print(input())", [Job(stdin="after")])[0].stdout == "after\n"
+        assert sandbox.run("print(input())", [Job(stdin="still")])[0].stdout == "still\n"
 
 
 def test_judge_runs_a_program_once_per_tests_and_limits():
