@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pickle
 from itertools import product
 from pathlib import Path
 
@@ -197,6 +198,32 @@ def test_numberings_shared_between_episodes_number_every_call_as_a_numbering_of_
     for (calls, mask), (own_calls, own_mask) in zip(shared, own, strict=True):
         assert calls == own_calls
         np.testing.assert_array_equal(mask, own_mask)
+
+
+def test_an_env_pickled_mid_episode_plays_on_as_the_original_without_its_remembered_masks():
+    """A checkpoint pickles the envs: their numberings and masks remembered are left out, and rebuilt alike."""
+    env = FlatDiscreteAction(gym.make("AgentGym/Math-L3-v1", observation="features", mask_repeats=True), layout="admissible")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+
+    def play(env: FlatDiscreteAction, rng: np.random.Generator, steps: int) -> list:
+        seen = []
+        for _ in range(steps):
+            mask = env.action_masks()
+            observation, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+            seen.append((mask, observation, reward))
+            if terminated or truncated:
+                env.reset()
+        return seen
+
+    play(env, rng, 300)
+    copy, copy_rng = pickle.loads(pickle.dumps((env, rng)))
+    assert env._roots and env.unwrapped.episode._layout._grown
+    assert not copy._roots and not copy.unwrapped.episode._layout._grown
+    for (mask, observation, reward), (mask_, observation_, reward_) in zip(play(env, rng, 300), play(copy, copy_rng, 300)):
+        np.testing.assert_array_equal(mask, mask_)
+        np.testing.assert_array_equal(observation, observation_)
+        assert reward == reward_
 
 
 def test_joint_mask_follows_steps_taken_under_the_wrapper():

@@ -101,6 +101,11 @@ class MaskLayout:
         self._actions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.needed = np.arange(self.n_slots) < np.array([len(t.args) for t in tools], dtype=int)[:, None]
 
+    def __reduce__(self) -> tuple[type[MaskLayout], tuple[Sequence[Tool]]]:
+        """Pickled as its tools: the columns and masks it remembers are recomputed alike on demand, and
+        would make a checkpoint of envs mid-episode tens of megabytes per env."""
+        return (MaskLayout, (self.tools,))
+
     def empty_argument_mask(self, capacity: int) -> np.ndarray:
         if capacity not in self._empty:
             mask = np.zeros((len(self.tools), self.n_slots, capacity), dtype=bool)

@@ -126,6 +126,11 @@ class _Numbering:
     children: dict[Any, _Numbering] = field(default_factory=dict)
     masks: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without what it remembers (its shared children, the joint masks it met): rebuilt alike on
+        demand, they would make a checkpoint of envs mid-episode megabytes per env."""
+        return {**self.__dict__, "children": {}, "masks": {}}
+
 
 def _offered(episode: Episode, seen: int, first: bool = False) -> tuple[Any, Sequence[int], tuple[str, ...]]:
     """The rows ``episode`` offers to its numbering past the first ``seen`` (``first``: only those its
@@ -227,6 +232,10 @@ class FlatDiscreteAction(gym.ActionWrapper):
         # (the episode, its rows, the callable tools)
         self._before_repeats = np.zeros(0, dtype=bool)
         self._before_repeats_key: tuple[Episode, int, bytes] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its shared numberings (the current episode's stays): rebuilt alike on demand."""
+        return {**self.__dict__, "_roots": {}, "_shared": 0, "_shared_bytes": 0}
 
     @property
     def base(self) -> Any:
