@@ -161,7 +161,8 @@ def markdown(audited: list[dict[str, object]], rows: list[dict[str, str]], comma
              "| test episodes equal | equal | re-run s |", "|-|-|-|-|-|-|-|-|-|-|"]
     for a in audited:
         lines.append(f"| {a['env']} | {a['level']} | {a['algorithm']} | {a['seed']} | {a['commit']} | "
-                     f"{a['test_success']} / {a['rerun_test_success']} | {a['test_return']} / {a['rerun_test_return']} | "
+                     f"{a['test_success']} / {a.get('rerun_test_success', '')} | "
+                     f"{a['test_return']} / {a.get('rerun_test_return', '')} | "
                      f"{'yes' if held(a['episodes_equal']) else 'NO'} ({a['episodes']}) | {'yes' if held(a['equal']) else 'NO'}"
                      f"{' (' + str(a['error']) + ')' if a.get('error') else ''} | {a.get('rerun_s', '')} |")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.suite_audit import ROOT, audit_row, auditable, chosen, run_directory
+from benchmarks.suite_audit import ROOT, audit_row, auditable, chosen, markdown, run_directory
 
 
 def row(env: str, algorithm: str, seed: int, seconds: float, commit: str = "abc123",
@@ -48,3 +48,6 @@ def test_a_command_that_fails_is_a_row_that_differs_with_its_error(tmp_path):
     failing = row("math", "ppo", 0, 1, command="agentgym train AgentGym/NoSuchEnv-v0 --algo ppo --seed 0 --run-dir runs/x")
     audit = audit_row({**failing, "test_success": "1.0", "test_return": "1.0"}, [], ROOT, tmp_path)
     assert audit["equal"] is False and "NoSuchEnv" in str(audit["error"])
+    versions = {"torch": "2.13.0", "stable_baselines3": "2.9.2", "gymnasium": "1.4.0"}
+    page = markdown([audit], [{**failing, **versions}], "python -m benchmarks.suite_audit", "suite")
+    assert "Equal: 0 of 1 rows" in page and "NoSuchEnv" in page
