@@ -148,7 +148,7 @@ class LLMCell:
         from agentgym_envs.cli import main as agentgym
         from trainers.lifecycle import add_sitting
 
-        from .runner import episode_rows, versions
+        from .runner import episode_rows, machine, versions
 
         settings_hash = self.settings_hash(job.device)
         folder = Path(job.run_root) / "llm" / self.file_stem()
@@ -175,7 +175,7 @@ class LLMCell:
                "test_return": round(sum(float(e["return"]) for e in episodes) / len(episodes), 4),
                "wall_train_s": 0.0, "wall_eval_s": round(walls["eval_s"], 3), "sittings": walls["sittings"],
                "settings_hash": settings_hash, "commit": job.commit, "command": self.command(job.device), **versions(),
-               "model": self.identity}
+               "cpu": machine(), "model": self.identity}
         return {"row": row, "curves": [], "episodes": episodes}
 
 

@@ -44,6 +44,22 @@ def versions() -> dict[str, str]:
     return {name: metadata.version(name.replace("_", "-")) for name in VERSIONS}
 
 
+def machine() -> str:
+    """The processor this process runs on and the kernels torch picks for it (``<model name> / <capability>``,
+    e.g. ``AMD EPYC / AVX512``): a command's float results can differ between processors."""
+    import platform
+
+    import torch
+
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            name = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), name)
+    except OSError:  # not Linux
+        pass
+    return f"{name} / {torch.backends.cpu.get_cpu_capability()}"
+
+
 def episode_rows(cell: Cell | LLMCell, path: Path, split: str) -> list[dict[str, object]]:
     """A final evaluation's per-episode outcomes (its JSONL results file) as rows of :data:`EPISODE_FIELDS`."""
     rows = []
@@ -99,7 +115,7 @@ def run_job(job: Job) -> dict[str, Any]:
            "test_success": round(result.test_metrics["success"], 4), "test_return": round(result.test_metrics["return"], 4),
            "wall_train_s": round(result.wall_train_s, 3), "wall_eval_s": round(result.wall_eval_s, 3),
            "sittings": sittings, "settings_hash": settings_hash, "commit": job.commit,
-           "command": row_command(cell, job.device, job.imports), **versions()}
+           "command": row_command(cell, job.device, job.imports), **versions(), "cpu": machine()}
     curves = [{**dict(zip(KEY, cell.key)), "split": split, "env_steps": step, "success": round(value, 4)}
               for split, points in ((result.curve_split, result.curve), ("train", result.train_curve)) for step, value in points]
     episodes = [e for split in ("train", "test") for e in episode_rows(cell, episodes_path(result.run_dir, split), split)]

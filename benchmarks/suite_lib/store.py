@@ -21,7 +21,7 @@ from typing import Any
 
 KEY = ("env", "level", "algorithm", "seed")
 FIELDS = (*KEY, "env_id", "budget", "env_steps", "train_success", "test_success", "test_return", "wall_train_s",
-          "wall_eval_s", "sittings", "settings_hash", "commit", "command", "torch", "stable_baselines3", "gymnasium", "model")
+          "wall_eval_s", "sittings", "settings_hash", "commit", "command", "torch", "stable_baselines3", "gymnasium", "cpu", "model")
 CURVE_FIELDS = (*KEY, "split", "points")
 EPISODE_FIELDS = (*KEY, "split", "task_id", "unit_id", "success", "return", "turns", "invalid_calls")
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from agentgym_envs.cli import parse_override
 
@@ -63,6 +64,7 @@ def test_a_sitting_writes_rows_with_their_provenance(smoke_sitting):
         assert row["command"].startswith(f"agentgym train AgentGym/CustomerSupport-L0-v1 --algo {row['algorithm']} ")
         assert len(row["settings_hash"]) == 16 and row["commit"] and row["sittings"] == "1"
         assert all(row[name] for name in ("torch", "stable_baselines3", "gymnasium"))
+        assert row["cpu"].endswith(" / " + torch.backends.cpu.get_cpu_capability())
         assert float(row["wall_eval_s"]) >= 0 and (row["algorithm"] == "expert" or float(row["wall_train_s"]) > 0)
     assert rows["ppo", 0]["settings_hash"] == rows["ppo", 1]["settings_hash"] != rows["sb3-maskable-ppo", 0]["settings_hash"]
 
