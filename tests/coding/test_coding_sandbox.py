@@ -57,8 +57,9 @@ def test_syntax_error_is_a_runtime_error():
 
 def test_infinite_loop_times_out_on_cpu_time():
     result = run_program("while True:\n    pass", limits=SMALL)
-    assert result.status is Status.TIMEOUT
-    assert 0.4 <= result.cpu_time_s < 1.5
+    assert result.status is Status.TIMEOUT and result.exit_code == -signal.SIGPROF  # the CPU timer, nothing else
+    # the timer also counts the interpreter's start, which the program's CPU time leaves out (more of it on a loaded machine)
+    assert 0.2 <= result.cpu_time_s < 1.5
 
 
 def test_sleeping_program_times_out_on_wall_clock():
