@@ -131,7 +131,7 @@ class MaskLayout:
         """The kind mask ``kinds`` with ``rows`` added from row ``start`` on, and the tools it gives a
         fitting row per argument (read-only). Remembered: tables whose rows came alike (of the same
         kinds, fitting the same argument types) share the arrays."""
-        key = (id(kinds), start, tuple((row.kind, self._fits(row)) for row in rows))
+        key = (id(kinds), start, tuple([(row.kind, self._fits(row)) for row in rows]))
         memo = self._grown.get(key)
         if memo is not None and memo[0] is kinds:
             return memo[1], memo[2]

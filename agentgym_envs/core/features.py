@@ -12,7 +12,6 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -30,16 +29,20 @@ def _words(text: str) -> list[bytes]:
     return text.lower().encode().translate(NOT_WORD_TO_SPACE).split()
 
 
-def _bag(text: str, dim: int) -> dict[int, float]:
-    """The nonzero entries of ``text``'s bag of words hashed into ``dim`` buckets, at unit length: each bucket's
-    count over the norm (float64, a float32's division once rounded to float32)."""
+def _bag(text: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """The nonzero entries of ``text``'s bag of words hashed into ``dim`` buckets, at unit length, as
+    ``(bucket, value)`` pairs: each bucket's count over the norm (float64, a float32's division once
+    rounded to float32)."""
+    words = _words(text)
+    if len(words) < 2:  # no word, or one: its bucket at 1 (1 over a norm of 1)
+        return tuple((zlib.crc32(word) % dim, 1.0) for word in words)
     counts: dict[int, int] = {}
-    for word in _words(text):
+    for word in words:
         bucket = zlib.crc32(word) % dim
         counts[bucket] = counts.get(bucket, 0) + 1
     # the norm as float32 computes it: the square root in float64 rounded once to float32 is float32's own
     norm = array("f", [math.sqrt(sum(count * count for count in counts.values()))])[0]
-    return {bucket: count / norm for bucket, count in counts.items()}
+    return tuple(zip(counts, array("f", [count / norm for count in counts.values()])))
 
 
 @lru_cache(maxsize=65_536)
@@ -47,7 +50,7 @@ def hashed_words(text: str, dim: int) -> np.ndarray:
     """The counts of ``text``'s lower-cased words hashed into ``dim`` buckets (CRC-32: the same
     buckets in every process), scaled to unit length (zeros for a text without words)."""
     out = np.zeros(dim, dtype=np.float32)
-    for bucket, value in _bag(text, dim).items():  # a few entries: set one by one, rounded to float32
+    for bucket, value in _bag(text, dim):  # a few entries: set one by one
         out[bucket] = value
     out.flags.writeable = False
     return out
@@ -56,9 +59,8 @@ def hashed_words(text: str, dim: int) -> np.ndarray:
 @lru_cache(maxsize=65_536)
 def bag_entries(text: str, dim: int) -> tuple[tuple[int, float], ...]:
     """The nonzero entries of :func:`hashed_words` (``text``, ``dim``) as ``(bucket, value)`` pairs, each value
-    a float32's: what the rows block writes entry by entry."""
-    bag = _bag(text, dim)
-    return tuple(zip(bag, array("f", bag.values())))
+    a float32's: what the rows and result blocks write entry by entry."""
+    return _bag(text, dim)
 
 
 class FeatureEncoder:
@@ -123,8 +125,8 @@ class FeatureEncoder:
         self._vector = np.zeros(self.space.shape, dtype=np.float32)
         self._rows = 0  # entity rows already written
         self._last_used: list[int] = []  # the vector's ``used`` entries of the last call, at 1
+        self._result_entries: list[int] = []  # the vector's nonzero ``result`` entries
         self._blank: tuple[EntityTable, np.ndarray] | None = None  # a static table and a vector holding only its rows
-        self._block = self._rows_block()  # the rows part of the vector (a view), kept with the vector
 
     def reset(self, episode: Episode) -> np.ndarray:
         """The features of a fresh episode."""
@@ -133,9 +135,8 @@ class FeatureEncoder:
         if self.scenario.gives_hints:
             hint = self.slices["hint"]
             self._vector[hint] = hashed_words(self.scenario.hint(episode.task), hint.stop - hint.start)
-        self._block = self._rows_block()
         self._rows = len(episode.static_entities)
-        self._last_used = []
+        self._last_used, self._result_entries = [], []
         self._write_rows(episode)
         return self._vector.copy()
 
@@ -157,46 +158,41 @@ class FeatureEncoder:
                 verdicts[list(rows)] = (1.0, 0.0) if report.verdict else (0.0, 1.0)
         v[self._turn] = episode.calls / self.max_turns
         v[self._last], v[self._last + 1] = report.valid, report.correct
-        v[self._result] = hashed_words(report.result[: self._chars[1]], self.result_dim)
+        for entry in self._result_entries:  # the last result's bag, zeroed entry by entry
+            v[entry] = 0.0
+        start = self._result.start
+        self._result_entries = []
+        for bucket, value in bag_entries(report.result[: self._chars[1]], self.result_dim):
+            v[start + bucket] = value
+            self._result_entries.append(start + bucket)
         self._write_rows(episode)
         return v.copy()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the rows block: a pickled view of the vector would come back a copy, and the
-        rows written into it after a checkpoint's restore would never reach the vector."""
-        state = self.__dict__.copy()
-        del state["_block"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._block = self._rows_block()
-
-    def _rows_block(self) -> np.ndarray:
-        """The ``rows`` part of the vector as ``[max_entities, row_width]`` (a view)."""
-        return self._vector[self.slices["rows"]].reshape(self.max_entities, self.row_width)
 
     def _write_rows(self, episode: Episode) -> None:
         rows = episode.entities.rows
         if len(rows) == self._rows:  # no row was added
             return
-        self._fill_rows(self._block[self._rows : len(rows)], rows[self._rows :])
+        self._fill_rows(self._vector, self._rows, rows[self._rows :])
         self._rows = len(rows)
 
     def _blank_of(self, table: EntityTable) -> np.ndarray:
         """A vector of zeros but a static table's rows (computed once per table; read-only)."""
         if self._blank is None or self._blank[0] is not table:
             blank = np.zeros(self.space.shape, dtype=np.float32)
-            self._fill_rows(blank[self.slices["rows"]].reshape(self.max_entities, self.row_width), table.rows)
+            self._fill_rows(blank, 0, table.rows)
             blank.flags.writeable = False
             self._blank = (table, blank)
         return self._blank[1]
 
-    def _fill_rows(self, block: np.ndarray, rows: Sequence[Entity]) -> None:
-        """Write ``rows`` into ``block``'s lines (zeros until then), scaled by ``1 / sqrt(max_entities)``:
-        filled (entry 0), the kind one-hot, then the text's hashed bag (the last ``row_dim`` entries)."""
-        other, limit, scale, bag = len(self.kinds), self._chars[2], self._row_scale, self.row_width - self.row_dim
-        for line, row in zip(block, rows):
-            line[0] = line[1 + self._kind_index.get(row.kind, other)] = scale
+    def _fill_rows(self, vector: np.ndarray, first: int, rows: Sequence[Entity]) -> None:
+        """Write ``rows`` into ``vector``'s rows part from row ``first`` on (zeros until then), scaled by
+        ``1 / sqrt(max_entities)``: filled (a row's entry 0), the kind one-hot, then the text's hashed bag
+        (the last ``row_dim`` entries)."""
+        other, limit, scale, width = len(self.kinds), self._chars[2], self._row_scale, self.row_width
+        line = self.slices["rows"].start + first * width
+        bag = width - self.row_dim
+        for row in rows:
+            vector[line] = vector[line + 1 + self._kind_index.get(row.kind, other)] = scale
             for bucket, value in bag_entries(row.text[:limit], self.row_dim):
-                line[bag + bucket] = scale * value
+                vector[line + bag + bucket] = scale * value
+            line += width
