@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -285,6 +286,20 @@ def policy_kwargs(config: SB3Config, env: gym.Env) -> dict[str, Any]:
     return kwargs
 
 
+@contextmanager
+def unchecked_distributions() -> Iterator[None]:
+    """``torch.distributions`` without argument validation inside the block (checks only: the same numbers).
+    sb3-contrib's ``MaskableCategorical`` builds its distribution twice per call (once more to apply the mask),
+    so the checks cost about 5 % of a MaskablePPO run's CPU time, and the Simplex check of a re-masked
+    distribution can fail on float32 rounding alone (sb3-contrib's known error with many actions)."""
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(before)
+
+
 class SB3Agent:
     """An agent callable ``(observation, info) -> action``: the model's deterministic
     ``predict`` on an env built by :func:`baseline_env` (masks read from that env if needed)."""
@@ -294,7 +309,8 @@ class SB3Agent:
 
     def __call__(self, observation: Any, info: dict[str, Any]) -> Any:
         extra = {"action_masks": self.env.get_wrapper_attr("action_masks")()} if self.masked else {}
-        action, _ = self.model.predict(observation, deterministic=True, **extra)
+        with unchecked_distributions():
+            action, _ = self.model.predict(observation, deterministic=True, **extra)
         return action
 
 
@@ -458,7 +474,8 @@ class BaselineRun:
         remaining = run.total_steps - self.model.num_timesteps
         callback = BaselineCallback(self)
         if remaining > 0 and not run.early_stopped(self.progress.curve):
-            self.model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=False)
+            with unchecked_distributions():
+                self.model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=False)
             if not run.early_stopped(self.progress.curve):
                 callback.curve_point_if_due()
             self.progress.train_time_s = self.train_time_before + callback.train_time_s()

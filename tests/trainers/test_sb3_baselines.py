@@ -178,3 +178,13 @@ def test_scaled_reward_scales_what_the_algorithm_learns_from_not_the_logged_retu
     (raw, raw_returns), (scaled, scaled_returns) = rewards(1.0), rewards(0.1)
     np.testing.assert_allclose(scaled, raw * 0.1)
     assert raw_returns and scaled_returns == raw_returns
+
+
+def test_distribution_checks_are_off_inside_the_block_and_as_before_after_it():
+    logits = torch.zeros(2, 3)
+    checked_before = torch.distributions.Categorical(logits=logits)._validate_args
+    with sb3_baselines.unchecked_distributions():
+        assert not torch.distributions.Categorical(logits=logits)._validate_args
+        with pytest.raises(ValueError):  # an explicit request still checks
+            torch.distributions.Categorical(probs=torch.tensor([-1.0, 1.0, 1.0]), validate_args=True)
+    assert torch.distributions.Categorical(logits=logits)._validate_args == checked_before
