@@ -18,7 +18,8 @@ each dimension on its own). ``observation="tokens"`` (token ids + :class:`TokenF
 and ``"bag"`` (hashed token counts + ``MlpPolicy``) read the text observation instead, on the
 env's ``MultiDiscrete`` actions (DQN: always flat). An env whose observation is already a vector
 (``CartPole-v1``) trains ``MlpPolicy`` on it as it is. Hyper-parameters live in one dataclass
-per baseline (:class:`PPOConfig`, ...), set through ``--set``. The lifecycle
+per baseline (:class:`PPOConfig`, ...), set through ``--set``; ``torch.distributions``' argument checks
+are off while a baseline trains and acts (:func:`unchecked_distributions`). The lifecycle
 (:mod:`trainers.lifecycle`) gives the run directory, the envs (with the scenario's training
 reward), the final evaluation and report. Every run: TensorBoard scalars under the project's
 tags, a periodic evaluation on validation and train (``eval/validation_success``, the learning curve), atomic
