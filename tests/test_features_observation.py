@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 
 import gymnasium as gym
@@ -144,6 +145,25 @@ def test_an_env_restored_from_a_pickle_mid_episode_observes_as_the_original():
         assert np.array_equal(obs, again)
         done = terminated or truncated
     assert len(env.unwrapped.episode.entities.rows) > rows_before
+
+
+def test_an_encoder_pickled_without_its_result_entries_clears_the_last_result_after_the_restore():
+    """A checkpoint of an earlier version holds no ``_result_entries``: the restore reads them off the vector."""
+    env = gym.make("AgentGym/Math-v1", observation="features")
+    env.reset(seed=1)
+    expert = ExpertPolicy(env.unwrapped)
+    env.step(expert(None, {}))
+    earlier = copy.copy(env.unwrapped.features)
+    earlier.__dict__ = {name: value for name, value in earlier.__dict__.items() if name != "_result_entries"}
+    restored = pickle.loads(pickle.dumps(env))
+    restored.unwrapped.features = pickle.loads(pickle.dumps(earlier))
+    done = False
+    while not done:
+        action = expert(None, {})
+        obs, _, terminated, truncated, _ = env.step(action)
+        again, *_ = restored.step(action)
+        assert np.array_equal(obs, again)
+        done = terminated or truncated
 
 
 def test_features_work_with_make_vec():

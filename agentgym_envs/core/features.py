@@ -12,6 +12,7 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -167,6 +168,14 @@ class FeatureEncoder:
             self._result_entries.append(start + bucket)
         self._write_rows(episode)
         return v.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restored from a pickle; one pickled before the encoder kept its result's entries (a checkpoint
+        of an earlier version) reads them off its vector, so that the next step clears them."""
+        self.__dict__.update(state)
+        if "_result_entries" not in state:
+            start = self._result.start
+            self._result_entries = [start + int(entry) for entry in np.flatnonzero(self._vector[self._result])]
 
     def _write_rows(self, episode: Episode) -> None:
         rows = episode.entities.rows
