@@ -91,7 +91,14 @@ class MaskLayout:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = tools
         self.n_slots = max((len(t.args) for t in tools), default=0)
-        self._columns: dict[tuple[str, ...], np.ndarray] = {}
+        # [tool, slot, kind]: the slot is an argument of that entity kind; the last column: a kind no argument takes
+        argument_kinds = sorted({arg.entity for tool in tools for arg in tool.args})
+        self._kind_column = {kind: column for column, kind in enumerate(argument_kinds)}
+        self._by_kind = np.array(
+            [[[k < len(t.args) and t.args[k].entity == kind for kind in (*argument_kinds, None)] for k in range(self.n_slots)]
+             for t in tools],
+            dtype=bool,
+        ).reshape(len(tools), self.n_slots, len(argument_kinds) + 1)
         self._empty: dict[int, np.ndarray] = {}
         self._static: dict[int, tuple[EntityTable, np.ndarray, np.ndarray]] = {}
         self._checks: dict[str, tuple[Arg, ...]] = {}  # per kind: one argument per distinct type check
@@ -192,7 +199,7 @@ class MaskLayout:
     def fitting(self, rows: Sequence[Entity]) -> np.ndarray:
         """``[tool, slot, row]`` for ``rows``: the row's kind is the argument's and its value fits
         the argument's type (a ``number`` row may not be an integer)."""
-        fits = self.columns(tuple(row.kind for row in rows)).copy()
+        fits = self.columns([row.kind for row in rows])
         verdicts: dict[tuple[Any, ...], bool] = {}  # a row fits arguments of the same type alike: checked once
         misfits = []
         for tool, slot, row in zip(*(axis.tolist() for axis in np.nonzero(fits))):
@@ -206,14 +213,10 @@ class MaskLayout:
             fits[tuple(np.array(misfits).T)] = False
         return fits
 
-    def columns(self, kinds: tuple[str, ...]) -> np.ndarray:
-        """Mask columns ``[tool, slot, row]`` for rows of these kinds: where each row fits an argument."""
-        if kinds not in self._columns:
-            self._columns[kinds] = np.array(
-                [[[k < len(t.args) and t.args[k].entity == kind for kind in kinds] for k in range(self.n_slots)] for t in self.tools],
-                dtype=bool,
-            ).reshape(len(self.tools), self.n_slots, len(kinds))
-        return self._columns[kinds]
+    def columns(self, kinds: Sequence[str]) -> np.ndarray:
+        """Mask columns ``[tool, slot, row]`` for rows of these kinds: where each row fits an argument (a new array)."""
+        other = len(self._kind_column)
+        return self._by_kind.take([self._kind_column.get(kind, other) for kind in kinds], axis=2)
 
 
 def _check_key(arg: Arg) -> tuple[Any, ...]:
