@@ -131,12 +131,8 @@ def test_features_kept_step_by_step_equal_a_fresh_encoding_of_the_same_state():
             assert np.array_equal(fresh[encoder.slices[part]], obs[encoder.slices[part]])
 
 
-def test_an_env_restored_from_a_pickle_mid_episode_observes_as_the_original():
-    """A checkpoint pickles the envs mid-episode: rows a call reveals after the restore reach the vector."""
-    env = gym.make("AgentGym/Math-v1", observation="features")
-    env.reset(seed=1)
-    restored = pickle.loads(pickle.dumps(env))
-    expert, rows_before = ExpertPolicy(env.unwrapped), len(env.unwrapped.episode.entities.rows)
+def play_alike(env: gym.Env, restored: gym.Env, expert: ExpertPolicy) -> None:
+    """Play the expert's calls on both envs to the episode's end: the same observation at every step."""
     done = False
     while not done:
         action = expert(None, {})
@@ -144,6 +140,15 @@ def test_an_env_restored_from_a_pickle_mid_episode_observes_as_the_original():
         again, *_ = restored.step(action)
         assert np.array_equal(obs, again)
         done = terminated or truncated
+
+
+def test_an_env_restored_from_a_pickle_mid_episode_observes_as_the_original():
+    """A checkpoint pickles the envs mid-episode: rows a call reveals after the restore reach the vector."""
+    env = gym.make("AgentGym/Math-v1", observation="features")
+    env.reset(seed=1)
+    restored = pickle.loads(pickle.dumps(env))
+    expert, rows_before = ExpertPolicy(env.unwrapped), len(env.unwrapped.episode.entities.rows)
+    play_alike(env, restored, expert)
     assert len(env.unwrapped.episode.entities.rows) > rows_before
 
 
@@ -157,13 +162,7 @@ def test_an_encoder_pickled_without_its_result_entries_clears_the_last_result_af
     earlier.__dict__ = {name: value for name, value in earlier.__dict__.items() if name != "_result_entries"}
     restored = pickle.loads(pickle.dumps(env))
     restored.unwrapped.features = pickle.loads(pickle.dumps(earlier))
-    done = False
-    while not done:
-        action = expert(None, {})
-        obs, _, terminated, truncated, _ = env.step(action)
-        again, *_ = restored.step(action)
-        assert np.array_equal(obs, again)
-        done = terminated or truncated
+    play_alike(env, restored, expert)
 
 
 def test_features_work_with_make_vec():
