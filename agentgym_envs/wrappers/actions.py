@@ -298,13 +298,23 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return self._mask_of(base, base.episode).copy()
 
     def _mask_of(self, base: Any, episode: Episode | None) -> np.ndarray:
-        """The joint mask of ``episode``'s current state (this wrapper's own array: copy it to hand it out)."""
-        cached = self._mask_state
+        """The joint mask of ``episode``'s current state (this wrapper's own array: copy it to hand it out).
+
+        Admissible layout, one call after the last mask's state with no row added or offered and the same
+        tools open: only the call just made can be out now, so the mask is updated in place."""
+        cached, mask = self._mask_state, self._mask
         calls, rows = (-1 if episode is None else episode.calls), _rows_of(episode)
-        if self._mask is None or cached is None or cached[0] is not episode or cached[1:] != (calls, rows):
-            self._mask = (self._admissible_mask(base, episode, cached) if self.layout == "admissible"
-                          else self._product_mask(base, episode))
-            self._mask_state = (episode, calls, rows)
+        if mask is not None and cached is not None and cached[0] is episode and cached[2] == rows:
+            if cached[1] == calls:
+                return mask
+            if (cached[1] == calls - 1 and self._before_repeats_key is not None
+                    and base.call_masks(repeats=False)[0].tobytes() == self._before_repeats_key[2]):
+                if episode.mask_repeats and episode.last_call is not None:
+                    self._leave_out(mask, *episode.last_call)
+                self._mask_state = (episode, calls, rows)
+                return mask
+        self._mask = self._admissible_mask(base, episode) if self.layout == "admissible" else self._product_mask(base, episode)
+        self._mask_state = (episode, calls, rows)
         return self._mask
 
     def _product_mask(self, base: Any, episode: Episode) -> np.ndarray:
@@ -325,25 +335,16 @@ class FlatDiscreteAction(gym.ActionWrapper):
                         mask[start + number] = False
         return mask
 
-    def _admissible_mask(self, base: Any, episode: Episode, previous: tuple[Episode | None, int, tuple[int, int]] | None
-                         ) -> np.ndarray:
+    def _admissible_mask(self, base: Any, episode: Episode) -> np.ndarray:
         """The admissible layout's joint mask: every numbered call whose tool is open and whose
         rows fit, less (with ``mask_repeats``) the calls made; the part before made calls are left
-        out is recomputed only when rows are offered or the callable tools change. One call after
-        ``previous`` (the state of the last mask) with no row added or offered and the same tools
-        open, only the call just made can be out now."""
+        out is recomputed only when rows are offered or the callable tools change."""
         tools, argument = base.call_masks(repeats=False)
         numbering = self._numbering_of(episode)
         key = (episode, numbering.table.seen, tools.tobytes())
         if key != self._before_repeats_key:
             self._before_repeats = self._before_repeats_of(numbering, tools, argument, key[2])
             self._before_repeats_key = key
-        elif (self._mask is not None and previous is not None and previous[0] is episode
-              and previous[1] == episode.calls - 1 and previous[2] == _rows_of(episode)):
-            mask = self._mask  # the copies handed out are the callers'
-            if episode.mask_repeats and episode.last_call is not None:
-                self._leave_out(mask, *episode.last_call)
-            return mask
         mask = self._before_repeats.copy()
         if episode.mask_repeats:  # the numbered calls made, left out at once
             numbers, capacity = numbering.table.numbers, self.capacity
