@@ -11,8 +11,9 @@ among those that took at most ``--max-seconds``, else a seeded sample of them, o
 recorded ``agentgym train`` command against that tree (the installed dependencies: their versions
 are compared with the row's), and compares the re-run with the committed row: its test success and
 return, and its test episodes one by one (task, success, return, turns, invalid calls) against
-``<table>_episodes/``. Writes ``<table>_audit.csv`` and ``<table>_audit.md``; exits 1 when a row
-differs. The files are written after every row; ``--resume`` keeps the rows they hold (same row, same
+``<table>_episodes/``; it records the re-run's processor, shown beside the row's (float kernels differ
+by processor, so a run may part from a row made on another). Writes ``<table>_audit.csv`` and
+``<table>_audit.md``; exits 1 when a row differs. The files are written after every row; ``--resume`` keeps the rows they hold (same row, same
 commit) and re-runs the rest. ``--here`` runs the rows against the working tree instead. Language-model rows are left
 out (their weights are not in the repository), and so are rows made from uncommitted changes
 (commit ``...-dirty``) unless ``--here``.
@@ -34,12 +35,12 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from benchmarks.suite_lib.runner import VERSIONS, versions
+from benchmarks.suite_lib.runner import VERSIONS, machine, versions
 from benchmarks.suite_lib.store import KEY, latest_episodes, read_family_files, read_rows, row_key, write_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT_FIELDS = (*KEY, "commit", "test_success", "rerun_test_success", "test_return", "rerun_test_return",
-                "episodes", "episodes_equal", "equal", "rerun_s", "error")
+                "episodes", "episodes_equal", "equal", "rerun_s", "error", "rerun_cpu")
 
 
 def auditable(rows: Sequence[dict[str, str]], max_seconds: float, here: bool = False) -> list[dict[str, str]]:
@@ -128,7 +129,7 @@ def audit_row(row: dict[str, str], episodes: list[dict[str, str]], tree: Path, s
     theirs = committed_outcomes(episodes, row)
     audit: dict[str, object] = {**{k: row[k] for k in KEY}, "commit": row["commit"], "test_success": row["test_success"],
                                 "test_return": row["test_return"], "episodes": len(theirs), "episodes_equal": False,
-                                "equal": False}
+                                "equal": False, "rerun_cpu": machine()}
     with tempfile.TemporaryDirectory(dir=scratch) as cwd:
         try:
             metrics, records, seconds = rerun(row, tree, Path(cwd))
@@ -146,25 +147,44 @@ def held(flag: object) -> bool:
     return str(flag) == "True"
 
 
+def same_cpu(audit: dict[str, object], row_cpu: str) -> str:
+    """Whether a row (made on ``row_cpu``) and its re-run ran on the same processor (model and torch's
+    kernels): yes, no, or ``-`` where either is not recorded (rows made, or audits run, before it was)."""
+    rerun = str(audit.get("rerun_cpu") or "")
+    return "-" if not (row_cpu and rerun) else "yes" if row_cpu == rerun else "no"
+
+
+def cpu_text(audited: list[dict[str, object]], cpus: dict[tuple, str]) -> str:
+    """The page's sentence on the processors: the re-runs', and how the rows made on another one fared."""
+    reruns = sorted({str(a["rerun_cpu"]) for a in audited if a.get("rerun_cpu")})
+    if not reruns:
+        return ""
+    other = [a for a in audited if same_cpu(a, cpus.get(row_key(a), "")) == "no"]
+    return (f" Re-run on {', '.join(reruns)}; of the rows made on another processor (`same CPU`: no; float kernels "
+            f"differ by processor, so a run may part from its row there), {sum(held(a['equal']) for a in other)} of "
+            f"{len(other)} equal.")
+
+
 def markdown(audited: list[dict[str, object]], rows: list[dict[str, str]], command: str, table: str,
              here: bool = False) -> str:
     now = versions()
     recorded = {name: sorted({r[name] for r in rows}) for name in VERSIONS}
+    cpus = {row_key(r): r.get("cpu", "") for r in rows}
     lines = [f"# Reproducing {table}.csv", "",
              f"Command: `{command}`. Each row's recorded command was run against "
              + ("this working tree" if here else "a git worktree of the commit it records") + ", with this machine's installed dependencies "
              + ", ".join(f"{name} {now[name]} (the rows': {', '.join(recorded[name])})" for name in VERSIONS)
              + f"; its test success, test return and test episodes (task, success, return, turns, invalid calls) "
              f"were compared with the committed row and [{table}_episodes/]({table}_episodes). Equal: "
-             f"{sum(held(a['equal']) for a in audited)} of {len(audited)} rows.", "",
+             f"{sum(held(a['equal']) for a in audited)} of {len(audited)} rows.{cpu_text(audited, cpus)}", "",
              "| env | level | algorithm | seed | commit | test success (row / re-run) | test return (row / re-run) "
-             "| test episodes equal | equal | re-run s |", "|-|-|-|-|-|-|-|-|-|-|"]
+             "| test episodes equal | equal | same CPU | re-run s |", "|-|-|-|-|-|-|-|-|-|-|-|"]
     for a in audited:
         lines.append(f"| {a['env']} | {a['level']} | {a['algorithm']} | {a['seed']} | {a['commit']} | "
                      f"{a['test_success']} / {a.get('rerun_test_success', '')} | "
                      f"{a['test_return']} / {a.get('rerun_test_return', '')} | "
                      f"{'yes' if held(a['episodes_equal']) else 'NO'} ({a['episodes']}) | {'yes' if held(a['equal']) else 'NO'}"
-                     f"{' (' + str(a['error']) + ')' if a.get('error') else ''} | {a.get('rerun_s', '')} |")
+                     f"{' (' + str(a['error']) + ')' if a.get('error') else ''} | {same_cpu(a, cpus.get(row_key(a), ''))} | {a.get('rerun_s', '')} |")
     return "\n".join(lines) + "\n"
 
 

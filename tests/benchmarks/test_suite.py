@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from agentgym_envs.cli import parse_override
+from benchmarks.suite_lib.runner import machine
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -153,6 +154,8 @@ def test_the_audit_reruns_rows_reports_the_one_whose_committed_episodes_changed_
     assert (audit["ppo"]["equal"], audit["ppo"]["episodes_equal"]) == ("False", "False")
     assert audit["ppo"]["rerun_test_success"] == str(float(rows_of(smoke_sitting)["ppo", 1]["test_success"]))
     assert "Equal: 1 of 2 rows" in (tmp_path / "results" / "suite_smoke_audit.md").read_text(encoding="utf-8")
+    assert audit["ppo"]["rerun_cpu"] == machine() == rows_of(smoke_sitting)["ppo", 1]["cpu"]
+    assert "| NO | yes |" in (tmp_path / "results" / "suite_smoke_audit.md").read_text(encoding="utf-8")  # equal: no; same CPU: yes
 
     def never(*args):
         raise AssertionError("a resumed audit re-ran a row it holds")
