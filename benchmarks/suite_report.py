@@ -15,6 +15,7 @@ import argparse
 import math
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -308,6 +309,12 @@ def project_model_caveat(rows: list[dict[str, str]]) -> str:
     return PROJECT_MODEL_CAVEAT.format(names=", ".join(names)) if names else ""
 
 
+def processors_text(rows: list[dict[str, str]]) -> str:
+    """How many rows each processor made, most first (``"not recorded"``: rows made before the column)."""
+    counts = Counter(row.get("cpu") or "not recorded" for row in rows)
+    return ", ".join(f"{cpu} {count}" for cpu, count in counts.most_common())
+
+
 def retired_text(retired: list[dict[str, str]], name: str) -> str:
     """The page's sentence on the runs of levels a later version re-cut (none: ``""``)."""
     if not retired:
@@ -343,7 +350,9 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
         f"Runs: {len(runs)} of the {planned} the preset plans{tuning}, {hours:.2f} hours of training and evaluation in "
         f"all (summed over runs), at commit(s) {', '.join(commits) or '-'}.{left} Each row of [{name}.csv]({name}.csv) holds its commit, the "
         "command that reproduces it (a trained or reference row's `agentgym train`, a language model's `agentgym eval`), "
-        "its settings hash, the versions of torch, SB3 and gymnasium, and "
+        "its settings hash, the versions of torch, SB3 and gymnasium, its processor (`cpu`: "
+        f"{processors_text(runs)}; a row reproduces exactly on its processor, "
+        "[suite_reproduction.md](suite_reproduction.md)) and "
         f"its seconds of training and of final evaluation; [{name}_episodes/]({name}_episodes) every final evaluation's "
         "episodes (task, unit, success, return, turns, invalid calls)." + retired_text(list(retired), name), "",
         f"Protocol: each trained run {preset.budget_text()}, settings {settings_text(preset)}; a learning-curve point every "

@@ -111,6 +111,7 @@ def test_the_page_opens_with_the_rliable_figures_and_the_iqm_table(smoke_sitting
     for figure in ("aggregate", "improvement", "profile", "sample_efficiency"):
         assert f"(suite_smoke_{figure}.png)" in head and (results / f"suite_smoke_{figure}.png").stat().st_size > 0
     assert "| all (1 level) | " in tables and "## Orderings" in tables
+    assert f"its processor (`cpu`: {machine()} 6;" in head  # the smoke sitting's six runs, made here
     assert "[customer_support](suite_smoke_levels/customer_support.md)" in tables
     levels = (results / "suite_smoke_levels" / "customer_support.md").read_text(encoding="utf-8")
     assert "| L0 |" in levels and "Test success (mean" in levels
