@@ -13,10 +13,10 @@ are compared with the row's), and compares the re-run with the committed row: it
 return, and its test episodes one by one (task, success, return, turns, invalid calls) against
 ``<table>_episodes/``; it records the re-run's processor, shown beside the row's (float kernels differ
 by processor, so a run may part from a row made on another). Writes ``<table>_audit.csv`` and
-``<table>_audit.md``; exits 1 when a row differs. The files are written after every row; ``--resume`` keeps the rows they hold (same row, same
-commit) and re-runs the rest. ``--here`` runs the rows against the working tree instead. Language-model rows are left
-out (their weights are not in the repository), and so are rows made from uncommitted changes
-(commit ``...-dirty``) unless ``--here``.
+``<table>_audit.md``; exits 1 when a row differs. The files are written after every row; ``--resume``
+keeps the rows they hold (same row, same commit) and re-runs the rest. ``--here`` runs the rows against
+the working tree instead. Language-model rows are left out (their weights are not in the repository),
+and so are rows made from uncommitted changes (commit ``...-dirty``) unless ``--here``.
 """
 
 from __future__ import annotations
