@@ -75,11 +75,15 @@ test: setup
 # The cheap benchmarks and checking tools, a few minutes on 2 cores: each writes under runs/bench-quick/,
 # so the committed results stay as they are (benchmarks/README.md: every script, its command and cost).
 QUICK ?= runs/bench-quick
+# The throughput guard compares with the committed figures, which hold on the processor that measured them. On
+# another, measure the commit before a change first (the env_throughput line below with --out runs/baseline, no
+# --check), then `make bench-quick THROUGHPUT_BASELINE=runs/baseline/env_throughput.json`.
+THROUGHPUT_BASELINE ?=
 bench-quick: setup
 	mkdir -p $(QUICK)
 	$(VENV)/bin/python benchmarks/coding_verdicts.py --out $(QUICK)/coding_verdicts.json --compare benchmarks/results/coding_verdicts.json
 	$(VENV)/bin/python benchmarks/admissible_actions.py --states 200
-	$(VENV)/bin/python benchmarks/env_throughput.py --envs AgentGym/CustomerSupport-v0 AgentGym/Math-v0 AgentGym/Tau2Telecom-v0 --steps 200 --rounds 30 --out $(QUICK) --check
+	$(VENV)/bin/python benchmarks/env_throughput.py --envs AgentGym/CustomerSupport-v0 AgentGym/Math-v0 AgentGym/Tau2Retail-v0 --steps 200 --rounds 30 --out $(QUICK) --check $(THROUGHPUT_BASELINE)
 	$(VENV)/bin/python benchmarks/coding_reference.py --episodes 10 --out $(QUICK)
 	$(VENV)/bin/python benchmarks/support_team_reference.py --episodes 20 --out $(QUICK)/support_team_reference
 	$(VENV)/bin/python benchmarks/tracing_overhead.py --steps 200 --rounds 10 --out $(QUICK)

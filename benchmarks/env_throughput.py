@@ -23,9 +23,12 @@ The ``trainers`` rows time the env path the trainers act through (the features o
 ``action_masks()`` asked every step) under masked random play, and structured mode interleaved with it
 on the same steps (the structured actions the flat ones stood for; goal: >= 0.8x).
 ``--check``: compare every ratio with the committed figures (``benchmarks/results/<name>.json``
-or the file given, measured with the same ``--steps`` and clocks) and exit 1 if an env's ratios
-are more than 10 % below in the median, one of them more than 35 % below, or one features or
-trainers / structured quotient more than 10 % below.
+or the file given, measured with the same ``--steps`` and clocks on the same processor) and exit 1
+if an env's ratios are more than 10 % below in the median, one of them more than 35 % below, or
+one features or trainers / structured quotient more than 10 % below. A ratio to CartPole moves
+with the processor, so figures from another processor are refused, not compared: on another
+machine, measure the commit before a change first (``--out runs/baseline``) and check against
+that file (``--check runs/baseline/env_throughput.json``).
 The tau2 environments need their data: ``--tau2-data-dir`` (or ``$TAU2_DATA_DIR``).
 """
 
@@ -54,6 +57,11 @@ from agentgym_envs.core.features import bag_entries, hashed_words
 from agentgym_envs.evaluation import ExpertPolicy, RandomPolicy
 from agentgym_envs.scenarios.coding import SHARED_CACHE
 from agentgym_envs.wrappers import FlatDiscreteAction, TokenIdsObservation
+
+try:
+    from benchmarks.processor import cpu_name  # imported from the repository root (tests, ``python -m``)
+except ModuleNotFoundError:  # run as ``python benchmarks/env_throughput.py``: this folder leads sys.path
+    from processor import cpu_name
 
 # Minimum ratios to CartPole-v1, judged like for like: uniformly random actions
 # (within the action masks) against CartPole's random actions. Expert rows are reported too.
@@ -381,20 +389,27 @@ def trainers_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 class NotComparable(ValueError):
-    """The committed figures were measured otherwise (other steps per round, another clock)."""
+    """The committed figures were measured otherwise (other steps per round, another clock, another processor)."""
 
 
-def check(rows: list[dict[str, Any]], committed: dict[str, Any], steps: int, source: str) -> tuple[list[str], bool]:
+def check(rows: list[dict[str, Any]], committed: dict[str, Any], steps: int, source: str,
+          processor: str) -> tuple[list[str], bool]:
     """Markdown lines comparing every figure with its value in ``committed`` (a results file's
     contents, named ``source``), and whether the check passes: for every env the median of its
     ratios' quotients (now / committed) at least ``1 - CHECK_TOLERANCE``, no ratio's quotient
     below ``1 - RATIO_TOLERANCE`` and no ``vs_structured`` quotient below ``1 - CHECK_TOLERANCE``
     (rows or figures the committed file lacks are listed, not judged). :class:`NotComparable` if
-    the committed figures were measured with other steps per round or by another clock."""
+    the committed figures were measured with other steps per round, by another clock or on another
+    processor than ``processor`` (this run's: a ratio to CartPole moves with the processor)."""
     if committed.get("steps") != steps:
         raise NotComparable(f"{source} was measured with {committed.get('steps', 'unrecorded')} steps per round, this "
                             f"run with {steps}: every round plays other steps. Check with the same --steps, or "
                             f"re-measure the committed figures with this command")
+    if committed.get("processor") != processor:
+        measured_on = committed.get("processor", "an unrecorded processor")
+        raise NotComparable(f"{source} was measured on {measured_on}, this run on {processor}: a ratio to CartPole moves "
+                            f"with the processor. On this machine, measure the commit before the change first "
+                            f"(--out runs/baseline) and check against that file (--check runs/baseline/<name>.json)")
     by_key = {(r["env"], r["variant"], r["policy"]): r for r in committed["rows"]}
     tolerances = {"ratio": RATIO_TOLERANCE, "vs_structured": CHECK_TOLERANCE}
     lines = [f"\n## Check against {source}\n",
@@ -450,11 +465,11 @@ def latency_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines if len(lines) > 4 else []
 
 
-def rows_json(command: str, steps: int, rows: list[dict]) -> str:
-    """``{"command": ..., "steps": ..., "rows": [...]}`` as JSON, one row a line."""
+def rows_json(command: str, steps: int, processor: str, rows: list[dict]) -> str:
+    """``{"command": ..., "steps": ..., "processor": ..., "rows": [...]}`` as JSON, one row a line."""
     body = ",\n".join("  " + json.dumps(row) for row in rows)
-    return ("{\"command\": " + json.dumps(command) + ", \"steps\": " + json.dumps(steps) + ",\n \"rows\": [\n" + body
-            + "\n]}\n")
+    return ("{\"command\": " + json.dumps(command) + ", \"steps\": " + json.dumps(steps) + ", \"processor\": "
+            + json.dumps(processor) + ",\n \"rows\": [\n" + body + "\n]}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -468,20 +483,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", nargs="?", const="", metavar="JSON",
                         help="fail if an env's ratios are more than 10%% below the committed figures in the median, one "
                              "more than 35%% below, or one vs_structured more than 10%% below (default "
-                             "benchmarks/results/<name>.json)")
+                             "benchmarks/results/<name>.json; refused when measured on another processor)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.rounds < 1:
         parser.error("--steps and --rounds must be at least 1")
     if args.tau2_data_dir:
         os.environ["TAU2_DATA_DIR"] = args.tau2_data_dir
     command = "python benchmarks/env_throughput.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    load_at_start = os.getloadavg()[0]
+    load_at_start, processor = os.getloadavg()[0], cpu_name()
     rows = [row for env_id in args.envs for row in measure(env_id, args.steps, args.rounds)]
     caps = ", ".join(f"{cap} steps in 1 round for {env}" for env, cap in STEP_CAPS.items() if env in args.envs)
     walled = ", ".join(env for env in args.envs if clock_of(env) == "wall")
     walled = f", wall-clock seconds for {walled} (its steps wait on programs in other processes)" if walled else ""
     lines = [
-        f"# Environment throughput\n\n`{command.strip()}` on {platform.machine()}, Python {platform.python_version()}: "
+        f"# Environment throughput\n\n`{command.strip()}` on {processor} ({platform.machine()}), Python "
+        f"{platform.python_version()}: "
         f"{args.steps} timed `env.step` calls (resets included, policy excluded) per round, every round the same "
         f"steps{' (' + caps + ')' if caps else ''}, {args.rounds} rounds; every {CHUNK} env steps are followed by "
         f"{REFERENCE_STEPS_PER_STEP * CHUNK} steps of CartPole-v1 (random actions from a seeded action space, "
@@ -500,14 +516,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.check is not None:
         committed = Path(args.check or RESULTS / f"{args.name}.json")
         try:
-            checked, passed = check(rows, json.loads(committed.read_text()), args.steps, str(committed))
+            checked, passed = check(rows, json.loads(committed.read_text()), args.steps, str(committed),
+                                    processor)
         except NotComparable as exc:
             checked, passed = [f"\n## Check against {committed}\n", f"Not comparable: {exc}."], False
         lines += checked
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    (out / f"{args.name}.json").write_text(rows_json(command.strip(), args.steps, rows))
+    (out / f"{args.name}.json").write_text(rows_json(command.strip(), args.steps, processor, rows))
     print("\n".join(lines))
     return 0 if passed else 1
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shlex
 import sys
 import tempfile
@@ -43,6 +42,11 @@ from trainers.llm import runtime
 from trainers.llm.chat import ChatFormat
 from trainers.llm.rollout import Sampling, play
 from trainers.run import resolve_device
+
+try:
+    from benchmarks.processor import cpu_name  # imported from the repository root (tests, ``python -m``)
+except ModuleNotFoundError:  # run as ``python benchmarks/llm_analysis.py``: this folder leads sys.path
+    from processor import cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "runs" / "analysis"
@@ -458,14 +462,6 @@ def phrasing_gap_main(argv: list[str] | None = None) -> dict[tuple[str, str], np
 
 SHAPES = {"query, key, value": (768, 256), "gate and up": (2048, 256), "down": (256, 1024), "vocabulary": (3015, 256)}
 ROWS = (16, 64, 1024)
-
-
-def cpu_name() -> str:
-    """The CPU's model name where Linux says it, else the machine type."""
-    info = Path("/proc/cpuinfo")
-    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
-             if line.startswith("model name")] if info.exists() else []
-    return names[0] if names else platform.processor() or platform.machine()
 
 
 def microseconds(call: Callable[[], torch.Tensor], seconds: float = 0.5) -> float:

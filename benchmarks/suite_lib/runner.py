@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..processor import cpu_name
 from .llm_rows import LLMCell
 from .plan import Cell, trainer
 from .store import KEY, latest_episodes
@@ -47,17 +48,9 @@ def versions() -> dict[str, str]:
 def machine() -> str:
     """The processor this process runs on and the kernels torch picks for it (``<model name> / <capability>``,
     e.g. ``AMD EPYC / AVX512``): a command's float results can differ between processors."""
-    import platform
-
     import torch
 
-    name = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            name = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), name)
-    except OSError:  # not Linux
-        pass
-    return f"{name} / {torch.backends.cpu.get_cpu_capability()}"
+    return f"{cpu_name()} / {torch.backends.cpu.get_cpu_capability()}"
 
 
 def episode_rows(cell: Cell | LLMCell, path: Path, split: str) -> list[dict[str, object]]:
