@@ -228,13 +228,13 @@ def measure_trainers(env_id: str, steps: int, rounds: int, cartpole: gym.Env) ->
     clock = CLOCKS[clock_of(env_id)]
     played: list[np.ndarray] = []
     sum(trainers_step_times(flat, min(steps, 500), played))  # warm imports and caches
-    steps_per_second(structured, _replay(played), len(played))
+    steps_per_second(structured, replay(played), len(played))
     references, rates, quotients = [], [], []
     for _ in range(rounds):
         played = []  # the structured side replays the flat side's steps a chunk behind it
         seconds, reference, (replayed,) = interleaved(
             trainers_step_times(flat, steps, played, clock=clock), cartpole, clock,
-            step_times(structured, _replay(played), steps, clock=clock), before=forget_texts)
+            step_times(structured, replay(played), steps, clock=clock), before=forget_texts)
         rates.append(steps / seconds)
         references.append(reference)
         quotients.append(replayed / seconds)
@@ -252,7 +252,8 @@ def forget_texts() -> None:
         cached.cache_clear()
 
 
-def _replay(actions: list[np.ndarray]) -> Callable[[Any, dict], Any]:
+def replay(actions: list[np.ndarray]) -> Callable[[Any, dict], Any]:
+    """A policy that plays ``actions`` in order, whatever it observes."""
     steps = iter(actions)
     return lambda observation, info: next(steps)
 
