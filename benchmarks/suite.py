@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--algos", nargs="+", help="only these algorithms of the preset")
     parser.add_argument("--levels", nargs="+", help="only these levels of each family (L0, L1, ..., or v1 for a top)")
     parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
+    parser.add_argument("--stop-file", type=Path, help="once this file exists, start no run: the runs under way finish "
+                        "and are written, then the sitting ends (no run is cut short)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--runs", default="runs", help="where run directories go (not committed)")
@@ -80,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     planned = [c for c in plan if (not args.algos or c.algorithm in args.algos) and (not args.levels or c.level in args.levels)]
     failures = sit(planned, TableFiles(out, name), Path(args.runs), args.device,
-                   launcher(args.ray, args.address, args.workers), args.max_runs)
+                   launcher(args.ray, args.address, args.workers), args.max_runs, stop_file=args.stop_file)
     if TableFiles(out, name).rows():
         print(f"page: {report(args.preset, out, args.reps)}")
     return 1 if failures else 0

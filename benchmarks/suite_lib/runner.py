@@ -11,10 +11,11 @@ seconds are summed over its sittings by the lifecycle (``wall.json``)."""
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -118,15 +119,16 @@ def run_job(job: Job) -> dict[str, Any]:
 Outcome = Callable[[], dict[str, Any]]  # the job's result, or its error raised
 
 
-def run_here(jobs: list[Job]) -> Iterator[tuple[Job, Outcome]]:
+def run_here(jobs: Iterable[Job]) -> Iterator[tuple[Job, Outcome]]:
     """Each job, one after the other in this process."""
     for job in jobs:
         yield job, lambda job=job: run_job(job)
 
 
-def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Iterator[tuple[Job, Outcome]]:
+def run_on_ray(jobs: Iterable[Job], address: str | None, workers: int | None) -> Iterator[tuple[Job, Outcome]]:
     """Each job a Ray task (one CPU), yielded as it finishes: on a local Ray of ``workers`` CPUs
-    (``address`` None), or on the cluster at ``address`` ("auto": the one this machine joined)."""
+    (``address`` None), or on the cluster at ``address`` ("auto": the one this machine joined). A job is
+    drawn from ``jobs`` when a CPU is free for it, so that ``jobs`` can stop yielding while runs go on."""
     import ray
     from ray import cloudpickle  # Ray's own copy: the one that pickles its tasks
 
@@ -137,7 +139,10 @@ def run_on_ray(jobs: list[Job], address: str | None, workers: int | None) -> Ite
     cloudpickle.register_pickle_by_value(sys.modules[__package__])
     init_ray(address, None if address else workers)
     task = ray.remote(num_cpus=1, max_retries=0)(run_job)
-    pending = {task.remote(job): job for job in jobs}
+    cpus, queue = max(1, int(ray.cluster_resources().get("CPU", 1))), iter(jobs)
+    pending = {task.remote(job): job for job in itertools.islice(queue, cpus)}
     while pending:
         (ready,), _ = ray.wait(list(pending), num_returns=1)
-        yield pending.pop(ready), lambda ready=ready: ray.get(ready)
+        job = pending.pop(ready)
+        pending.update((task.remote(new), new) for new in itertools.islice(queue, 1))
+        yield job, lambda ready=ready: ray.get(ready)

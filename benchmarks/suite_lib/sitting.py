@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +81,7 @@ class TableFiles:
                                                                                      done["episodes"]))
 
 
-Launch = Callable[[list[Job]], Iterator[tuple[Job, Outcome]]]
+Launch = Callable[[Iterable[Job]], Iterator[tuple[Job, Outcome]]]
 
 
 def launcher(ray: bool, address: str | None, workers: int | None) -> Launch:
@@ -93,13 +93,14 @@ def launcher(ray: bool, address: str | None, workers: int | None) -> Launch:
 
 
 def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, launch: Launch,
-        max_runs: int | None = None, imports: tuple[str, ...] = ()) -> int:
+        max_runs: int | None = None, imports: tuple[str, ...] = (), stop_file: Path | None = None) -> int:
     """Run the cells of ``planned`` whose row in ``files`` is missing or has another settings hash
     (at most ``max_runs``), run directories under ``runs/<name>``; ``imports``: modules every run
     imports first (they register its algorithm). A sitting at a commit also runs again the rows run
     from a tree with uncommitted changes (commit ``...-dirty``): their recorded commit does not
-    reproduce them. Each finished run is written at once (:meth:`TableFiles.record`). The number of runs that
-    failed."""
+    reproduce them. Each finished run is written at once (:meth:`TableFiles.record`). Once
+    ``stop_file`` exists no run starts: those under way finish and are written, and the sitting ends
+    (a run that would not resume exactly is not lost). The number of runs that failed."""
     rows = files.rows()
     run_root, revision = str((runs / files.name).resolve()), commit()
     kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows
@@ -108,8 +109,15 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
     todo = todo[:max_runs] if max_runs is not None else todo
     for cell in todo:
         print(f"{cell.name} {cell.env_steps} env steps", flush=True)
+    def jobs() -> Iterator[Job]:  # drawn as runs start: none once the stop file exists
+        for cell in todo:
+            if stop_file is not None and stop_file.exists():
+                print(f"{stop_file} exists: no run starts; those under way finish", flush=True)
+                return
+            yield Job(cell, run_root, device, revision, imports)
+
     failures = 0
-    for job, outcome in launch([Job(cell, run_root, device, revision, imports) for cell in todo]):
+    for job, outcome in launch(jobs()):
         try:
             done = outcome()
         except Exception as exc:  # one broken run must not lose the others

@@ -207,6 +207,31 @@ def test_sittings_of_one_table_side_by_side_keep_each_others_rows(plan, store, s
     assert {store.row_key(p) for p in files.curve_points()} >= {mine.key, theirs}
 
 
+def test_once_the_stop_file_exists_no_run_starts_and_the_run_under_way_is_written(plan, store, smoke_sitting, tmp_path,
+                                                                                   capsys):
+    from benchmarks.suite_lib.sitting import TableFiles, sit
+
+    shutil.copytree(smoke_sitting / "results", tmp_path / "results")
+    files = TableFiles(tmp_path / "results", "suite_smoke")
+    first, second = [c for c in plan.cells(plan.PRESETS["smoke"], ["customer_support"]) if c.algorithm == "ppo"][:2]
+    finished = {key: {"row": [r for r in files.rows() if store.row_key(r) == key][0], "curves": [], "episodes": []}
+                for key in (first.key, second.key)}
+    store.write_rows(files.table, store.FIELDS, [r for r in files.rows() if store.row_key(r) not in finished])
+    stop, started = tmp_path / "STOP", []
+
+    def launch(jobs):
+        for job in jobs:
+            started.append(job.cell.key)
+            stop.touch()  # asked to stop while this run goes on
+            yield job, lambda job=job: finished[job.cell.key]
+
+    assert sit([first, second], files, tmp_path / "runs", "cpu", launch, stop_file=stop) == 0
+    assert started == [first.key]
+    keys = {store.row_key(r) for r in files.rows()}
+    assert first.key in keys and second.key not in keys
+    assert f"{stop} exists: no run starts" in capsys.readouterr().out
+
+
 def test_a_second_sitting_runs_nothing_when_the_settings_are_unchanged(suite, smoke_sitting, capsys, tmp_path):
     shutil.copytree(smoke_sitting / "results", tmp_path / "results")
     assert suite.main(smoke(tmp_path)) == 0

@@ -1,5 +1,6 @@
 """The benchmark suite's runs as Ray tasks on the session's local Ray (2 CPUs): the driver writes
-the rows as the tasks finish, and a second sitting finds nothing left to run."""
+the rows as the tasks finish, and a second sitting finds nothing left to run; with the stop file
+there, no run starts."""
 
 from __future__ import annotations
 
@@ -18,3 +19,14 @@ def test_the_suites_runs_fan_out_on_ray_and_the_driver_writes_their_rows(tmp_pat
     capsys.readouterr()
     assert suite.main(argv) == 0
     assert " env steps" not in capsys.readouterr().out
+
+
+def test_no_ray_task_starts_once_the_stop_file_exists(tmp_path, capsys):
+    from benchmarks import suite
+
+    (tmp_path / "STOP").touch()
+    argv = ["--preset", "smoke", "--algos", "random", "--ray", "--out", str(tmp_path / "results"), "--runs",
+            str(tmp_path / "runs"), "--stop-file", str(tmp_path / "STOP")]
+    assert suite.main(argv) == 0
+    assert "exists: no run starts" in capsys.readouterr().out
+    assert not (tmp_path / "results" / "suite_smoke.csv").exists()
