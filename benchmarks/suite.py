@@ -33,7 +33,7 @@ from pathlib import Path
 from benchmarks.suite_lib.llm_rows import add_arguments as add_llm_arguments
 from benchmarks.suite_lib.llm_rows import llm_cells
 from benchmarks.suite_lib.plan import FAMILIES, PRESETS, cells, untuned
-from benchmarks.suite_lib.sitting import TableFiles, launcher, sit
+from benchmarks.suite_lib.sitting import TableFiles, add_sitting_arguments, launcher, sit
 from benchmarks.suite_report import file_name, report
 
 
@@ -43,14 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--envs", nargs="+", help="families (default: the preset's, else all)")
     parser.add_argument("--algos", nargs="+", help="only these algorithms of the preset")
     parser.add_argument("--levels", nargs="+", help="only these levels of each family (L0, L1, ..., or v1 for a top)")
-    parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
-    parser.add_argument("--stop-file", type=Path, help="once this file exists, start no run: the runs under way finish "
-                        "and are written, then the sitting ends (no run is cut short)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--runs", default="runs", help="where run directories go (not committed)")
-    parser.add_argument("--ray", action="store_true", help="each run a Ray task, on a local Ray of --workers CPUs")
-    parser.add_argument("--workers", type=int, help="CPUs of the local Ray (default: all)")
+    add_sitting_arguments(parser)
     parser.add_argument("--address", help="each run a Ray task on this Ray cluster (auto: the one this machine joined; "
                         "ray://host:10001: through Ray Client)")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates of the page's statistics")

@@ -43,7 +43,7 @@ from benchmarks.suite_lib.contender import (
     tuning_text,
 )
 from benchmarks.suite_lib.plan import FAMILIES, PRESETS, REFERENCES, TRAINED, Preset
-from benchmarks.suite_lib.sitting import TableFiles, launcher, sit
+from benchmarks.suite_lib.sitting import TableFiles, add_sitting_arguments, launcher, sit
 from benchmarks.suite_lib.stats import Outcomes
 from benchmarks.suite_report import comparisons, family_tables, file_name, grouped, iqm_table, plot_figures, widest
 
@@ -58,7 +58,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--preset", choices=list(PRESETS), default="quick")
     parser.add_argument("--envs", nargs="+", help="families (default: the preset's, else all)")
     parser.add_argument("--seeds", type=int, help="fewer seeds than the preset's (a first look; the page says so)")
-    parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--baselines", type=Path, default=Path("benchmarks/results"), help="the committed baseline rows")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where its rows and page go")
@@ -70,8 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tuning-steps", type=int, default=tuning.STEPS, help="env steps per level and trial")
     parser.add_argument("--tuning-episodes", type=int, default=tuning.EPISODES, help="validation episodes per level")
     parser.add_argument("--concurrent", type=int, default=2, help="tuning trials at once")
-    parser.add_argument("--ray", action="store_true", help="each run a Ray task, on a local Ray of --workers CPUs")
-    parser.add_argument("--workers", type=int, help="CPUs of the local Ray (default: all)")
+    add_sitting_arguments(parser)
     parser.add_argument("--address", help="the Ray cluster of the tuning trials and the runs (auto: this machine's)")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates of the page's statistics")
     return parser
@@ -154,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = frozen_record(args)
     planned = contender_cells(preset, families, args.algo, record["settings"], args.seeds)
     failures = sit(planned, own, args.runs, args.device, launcher(args.ray, args.address, args.workers), args.max_runs,
-                   tuple(args.imports))
+                   tuple(args.imports), args.stop_file)
     command = shlex.join(["python", "-m", "benchmarks.your_algorithm", *(argv if argv is not None else sys.argv[1:])])
     path, compared = page(args, preset, record, own, baseline, budget_notes(baseline.rows(), planned), command)
     print(f"page: {path}")

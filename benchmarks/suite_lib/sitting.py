@@ -6,6 +6,7 @@ suite's own table and a user's algorithm's share it."""
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -90,6 +91,16 @@ def launcher(ray: bool, address: str | None, workers: int | None) -> Launch:
     if ray or address:
         return lambda jobs: run_on_ray(jobs, address, workers)
     return run_here
+
+
+def add_sitting_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a sitting that the suite and a user's algorithm share: its share of runs, its stop
+    file and the local Ray its runs fan out on."""
+    parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
+    parser.add_argument("--stop-file", type=Path, help="once this file exists, start no run: the runs under way finish "
+                        "and are written, then the sitting ends (no run is cut short)")
+    parser.add_argument("--ray", action="store_true", help="each run a Ray task, on a local Ray of --workers CPUs")
+    parser.add_argument("--workers", type=int, help="CPUs of the local Ray (default: all)")
 
 
 def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, launch: Launch,
