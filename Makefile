@@ -75,7 +75,7 @@ test: setup
 # The cheap benchmarks and checking tools, a few minutes on 2 cores: each writes under runs/bench-quick/,
 # so the committed results stay as they are (benchmarks/README.md: every script, its command and cost).
 QUICK ?= runs/bench-quick
-# The throughput guard compares with the committed figures, which hold on the processor that measured them. On
+# The throughput guard compares with the committed figures, measured on the processor their JSON names. On
 # another, measure the commit before a change first (the env_throughput line below with --out runs/baseline, no
 # --check), then `make bench-quick THROUGHPUT_BASELINE=runs/baseline/env_throughput.json`. It runs last, so that a
 # refusal leaves the other figures measured.

@@ -60,7 +60,9 @@ from agentgym_envs.wrappers import FlatDiscreteAction, TokenIdsObservation
 
 try:
     from benchmarks.processor import cpu_name  # imported from the repository root (tests, ``python -m``)
-except ModuleNotFoundError:  # run as ``python benchmarks/env_throughput.py``: this folder leads sys.path
+except ModuleNotFoundError as missing:  # run as ``python benchmarks/env_throughput.py``: this folder leads sys.path
+    if missing.name != "benchmarks":
+        raise
     from processor import cpu_name
 
 # Minimum ratios to CartPole-v1, judged like for like: uniformly random actions

@@ -45,7 +45,9 @@ from trainers.run import resolve_device
 
 try:
     from benchmarks.processor import cpu_name  # imported from the repository root (tests, ``python -m``)
-except ModuleNotFoundError:  # run as ``python benchmarks/llm_analysis.py``: this folder leads sys.path
+except ModuleNotFoundError as missing:  # run as ``python benchmarks/llm_analysis.py``: this folder leads sys.path
+    if missing.name != "benchmarks":
+        raise
     from processor import cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]

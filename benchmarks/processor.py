@@ -9,7 +9,9 @@ from pathlib import Path
 
 def cpu_name() -> str:
     """The CPU's model name where Linux says it (``/proc/cpuinfo``), else the machine type."""
-    info = Path("/proc/cpuinfo")
-    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
-             if line.startswith("model name")] if info.exists() else []
+    try:
+        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:  # not Linux
+        lines = []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
     return names[0] if names else platform.processor() or platform.machine()

@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_envs.core.episode as episode_module
+from agentgym_envs.wrappers import FlatDiscreteAction
 
 try:  # imported from the repository root (tests, ``python -m``)
     from benchmarks.env_throughput import (
@@ -43,7 +44,9 @@ try:  # imported from the repository root (tests, ``python -m``)
         trainers_step_times,
     )
     from benchmarks.processor import cpu_name
-except ModuleNotFoundError:  # run as ``python benchmarks/trainers_path_parts.py``: this folder leads sys.path
+except ModuleNotFoundError as missing:  # run as ``python benchmarks/trainers_path_parts.py``: this folder leads sys.path
+    if missing.name != "benchmarks":
+        raise
     from env_throughput import CHUNK, chunk_sums, forget_texts, replay, step_times, trainers_env, trainers_step_times
     from processor import cpu_name
 
@@ -74,10 +77,10 @@ def path_env(path: str, env_id: str) -> gym.Env:
     return env
 
 
-def path_times(path: str, env: gym.Env, steps: int, played: list[np.ndarray]) -> Iterator[float]:
-    """``env`` of ``path`` playing the recorded steps: ``played`` (structured actions) on the structured
-    and features paths, the same seeded masked random play on the trainers' path."""
-    if path == "trainers":
+def path_times(env: gym.Env, steps: int, played: list[np.ndarray]) -> Iterator[float]:
+    """``env`` playing the recorded steps: ``played`` (structured actions) on the structured and features
+    paths, the same seeded masked random play on the trainers' path (a :class:`FlatDiscreteAction`)."""
+    if isinstance(env, FlatDiscreteAction):
         return trainers_step_times(env, steps, [], clock=time.thread_time)
     return step_times(env, replay(played), steps, clock=time.thread_time)
 
@@ -86,13 +89,17 @@ def measure(env_id: str, steps: int, rounds: int) -> dict[tuple[str, bool], floa
     """Microseconds per step of every path, counting tokens and not: medians of ``rounds``."""
     envs = {path: path_env(path, env_id) for path in PATHS}
     played: list[np.ndarray] = []
-    sum(trainers_step_times(envs["trainers"], steps, played))  # the steps every path plays (and a warm-up)
+    sum(trainers_step_times(envs["trainers"], steps, played))  # the steps every path plays
+    for env in envs.values():  # a warm-up: imports, the shared call numberings
+        sum(path_times(env, steps, played))
     seconds: dict[tuple[str, bool], list[float]] = {(path, counted): [] for path in PATHS for counted in (True, False)}
     for _ in range(rounds):
         for path, counted in seconds:
             with tokens_counted(counted):
-                times = path_times(path, envs[path], steps, played)
+                times = path_times(envs[path], steps, played)
                 seconds[path, counted].append(sum(chunk_sums(times, CHUNK, forget_texts)))
+    for env in envs.values():
+        env.close()
     return {key: 1e6 * statistics.median(values) / steps for key, values in seconds.items()}
 
 
@@ -111,7 +118,8 @@ def table(results: dict[str, dict[tuple[str, bool], float]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", nargs="+", default=["AgentGym/CustomerSupport-v0", "AgentGym/Math-v0"])
+    parser.add_argument("--envs", nargs="+",
+                        default=["AgentGym/CustomerSupport-v0", "AgentGym/Math-v0", "AgentGym/Tau2Retail-v0"])
     parser.add_argument("--steps", type=int, default=3000, help="steps every path plays per round")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--out", default="benchmarks/results")
@@ -129,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         f"of {args.rounds} rounds of the same {args.steps} masked random steps; the text caches emptied every "
         f"{CHUNK} steps). `features`: the features observation with structured actions, no masks in `info`; "
         "`no count`: every turn's token count stubbed to 0 (an ablation: the envs count them for `tokens_used`, "
-        "`cost_reduction` and CustomerSupport's shaped reward). What it means: "
+        "`cost_reduction` and CustomerSupport's shaped reward). The last two columns are speed quotients: "
+        "structured mode's microseconds over the trainers' path's. What it means: "
         "[NOTES.md](NOTES.md#environments).\n",
         *table(results),
     ]

@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = frozen_record(args)
     planned = contender_cells(preset, families, args.algo, record["settings"], args.seeds)
     failures = sit(planned, own, args.runs, args.device, launcher(args.ray, args.address, args.workers), args.max_runs,
-                   tuple(args.imports), args.stop_file)
+                   tuple(args.imports), stop_file=args.stop_file)
     command = shlex.join(["python", "-m", "benchmarks.your_algorithm", *(argv if argv is not None else sys.argv[1:])])
     path, compared = page(args, preset, record, own, baseline, budget_notes(baseline.rows(), planned), command)
     print(f"page: {path}")

@@ -21,7 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..processor import cpu_name
+from benchmarks.processor import cpu_name
+
 from .llm_rows import LLMCell
 from .plan import Cell, trainer
 from .store import KEY, latest_episodes
@@ -128,7 +129,8 @@ def run_here(jobs: Iterable[Job]) -> Iterator[tuple[Job, Outcome]]:
 def run_on_ray(jobs: Iterable[Job], address: str | None, workers: int | None) -> Iterator[tuple[Job, Outcome]]:
     """Each job a Ray task (one CPU), yielded as it finishes: on a local Ray of ``workers`` CPUs
     (``address`` None), or on the cluster at ``address`` ("auto": the one this machine joined). A job is
-    drawn from ``jobs`` when a CPU is free for it, so that ``jobs`` can stop yielding while runs go on."""
+    drawn from ``jobs`` when a CPU of the cluster (counted again as each run finishes, so that workers that join
+    are used) is free for it, so that ``jobs`` can stop yielding while runs go on."""
     import ray
     from ray import cloudpickle  # Ray's own copy: the one that pickles its tasks
 
@@ -139,10 +141,15 @@ def run_on_ray(jobs: Iterable[Job], address: str | None, workers: int | None) ->
     cloudpickle.register_pickle_by_value(sys.modules[__package__])
     init_ray(address, None if address else workers)
     task = ray.remote(num_cpus=1, max_retries=0)(run_job)
-    cpus, queue = max(1, int(ray.cluster_resources().get("CPU", 1))), iter(jobs)
-    pending = {task.remote(job): job for job in itertools.islice(queue, cpus)}
+    queue: Iterator[Job] = iter(jobs)
+    pending: dict[Any, Job] = {}
+
+    def top_up() -> None:  # one run in flight per CPU of the cluster
+        free = max(1, int(ray.cluster_resources().get("CPU", 1))) - len(pending)
+        pending.update((task.remote(job), job) for job in itertools.islice(queue, max(0, free)))
+
+    top_up()
     while pending:
         (ready,), _ = ray.wait(list(pending), num_returns=1)
-        job = pending.pop(ready)
-        pending.update((task.remote(new), new) for new in itertools.islice(queue, 1))
-        yield job, lambda ready=ready: ray.get(ready)
+        yield pending.pop(ready), lambda ready=ready: ray.get(ready)  # written before the next run is drawn
+        top_up()

@@ -97,8 +97,9 @@ def add_sitting_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of a sitting that the suite and a user's algorithm share: its share of runs, its stop
     file and the local Ray its runs fan out on."""
     parser.add_argument("--max-runs", type=int, help="stop after this many new runs (a sitting's share)")
-    parser.add_argument("--stop-file", type=Path, help="once this file exists, start no run: the runs under way finish "
-                        "and are written, then the sitting ends (no run is cut short)")
+    parser.add_argument("--stop-file", type=Path, help="once this file exists, submit no further run: the runs under way "
+                        "finish and are written, then the sitting ends (no run is cut short; remove the file to sit "
+                        "again)")
     parser.add_argument("--ray", action="store_true", help="each run a Ray task, on a local Ray of --workers CPUs")
     parser.add_argument("--workers", type=int, help="CPUs of the local Ray (default: all)")
 
@@ -110,8 +111,8 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
     imports first (they register its algorithm). A sitting at a commit also runs again the rows run
     from a tree with uncommitted changes (commit ``...-dirty``): their recorded commit does not
     reproduce them. Each finished run is written at once (:meth:`TableFiles.record`). Once
-    ``stop_file`` exists no run starts: those under way finish and are written, and the sitting ends
-    (a run that would not resume exactly is not lost). The number of runs that failed."""
+    ``stop_file`` exists no further run is submitted: those under way finish and are written, and the
+    sitting ends (a run that would not resume exactly is not lost). The number of runs that failed."""
     rows = files.rows()
     run_root, revision = str((runs / files.name).resolve()), commit()
     kept = {(r["env"], r["level"], r["algorithm"], int(r["seed"])): r["settings_hash"] for r in rows
@@ -120,10 +121,11 @@ def sit(planned: Sequence[Cell], files: TableFiles, runs: Path, device: str, lau
     todo = todo[:max_runs] if max_runs is not None else todo
     for cell in todo:
         print(f"{cell.name} {cell.env_steps} env steps", flush=True)
+
     def jobs() -> Iterator[Job]:  # drawn as runs start: none once the stop file exists
         for cell in todo:
             if stop_file is not None and stop_file.exists():
-                print(f"{stop_file} exists: no run starts; those under way finish", flush=True)
+                print(f"{stop_file} exists: no further run starts (remove it to sit again)", flush=True)
                 return
             yield Job(cell, run_root, device, revision, imports)
 

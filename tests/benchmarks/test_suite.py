@@ -229,7 +229,7 @@ def test_once_the_stop_file_exists_no_run_starts_and_the_run_under_way_is_writte
     assert started == [first.key]
     keys = {store.row_key(r) for r in files.rows()}
     assert first.key in keys and second.key not in keys
-    assert f"{stop} exists: no run starts" in capsys.readouterr().out
+    assert f"{stop} exists: no further run starts" in capsys.readouterr().out
 
 
 def test_a_second_sitting_runs_nothing_when_the_settings_are_unchanged(suite, smoke_sitting, capsys, tmp_path):
