@@ -254,35 +254,38 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
                     retired: Sequence[dict[str, str]] = ()) -> float:
     """Hours the preset's runs without a row would take at the pace of the rows of the same family,
     level and algorithm (this table's, else its retired rows' (a level of the version before), else the
-    superseded protocol's, whose times count a resumed run's last sitting only): seconds per env step at
-    full budgets (early stopping only shortens them); an evaluated reference's own seconds."""
-    def paces(table: list[dict[str, str]], seconds: Callable[[dict[str, str]], float]) -> dict[tuple[str, ...], tuple[float, float]]:
+    superseded protocol's, whose times count a resumed run's last sitting only): the median seconds per
+    env step at full budgets (early stopping only shortens them; the median, as a run that shared its
+    machine with others took several times as long); an evaluated reference's median seconds."""
+    def paces(table: Sequence[dict[str, str]], seconds: Callable[[dict[str, str]], float]) -> dict[tuple[str, ...], tuple[float, bool]]:
+        """Each (family, level, algorithm)'s median seconds per env step (True), or a reference's (no steps)
+        median seconds per run (False)."""
         runs: dict[tuple[str, ...], list[tuple[float, float]]] = {}
         for row in table:
             runs.setdefault((row["env"], row["level"], row["algorithm"]), []).append((seconds(row), float(row["env_steps"])))
-        return {key: tuple(np.mean(values, axis=0)) for key, values in runs.items()}
+        return {key: (float(np.median([s / n if n else s for s, n in values])), all(n for _, n in values))
+                for key, values in runs.items()}
 
     def own_seconds(row: dict[str, str]) -> float:
         return float(row["wall_train_s"]) + float(row["wall_eval_s"])
 
-    pace = {**paces(superseded, lambda r: float(r["wall_s"])), **paces(list(retired), own_seconds),
-            **paces(rows, own_seconds)}
+    pace = {**paces(superseded, lambda r: float(r["wall_s"])), **paces(retired, own_seconds), **paces(rows, own_seconds)}
     family_pace: dict[tuple[str, ...], list[float]] = {}  # seconds per env step over a family's levels
-    for (env, _, algorithm), (seconds, steps) in pace.items():
-        family_pace.setdefault((env, algorithm), []).append(seconds / steps if steps else 0.0)
+    for (env, _, algorithm), (seconds, per_step) in pace.items():
+        family_pace.setdefault((env, algorithm), []).append(seconds if per_step else 0.0)
     done = {row_key(r) for r in rows}
     total = 0.0
     for cell in cells(preset, list(preset.families or FAMILIES), untuned_too=True):
         if cell.key in done:
             continue
         if cell.key[:3] in pace:
-            seconds, steps = pace[cell.key[:3]]
-            total += seconds * (cell.env_steps / steps if steps else 1.0)
+            seconds, per_step = pace[cell.key[:3]]
+            total += seconds * cell.env_steps if per_step else seconds
             continue
         # no run of this level: the family's pace of the algorithm, else of its trainer, else of ppo
         known = [family_pace[cell.env, a] for a in (cell.algorithm, trainer(cell.algorithm), "ppo")
                  if (cell.env, a) in family_pace]
-        total += float(np.mean(known[0])) * cell.env_steps if known else 0.0
+        total += float(np.median(known[0])) * cell.env_steps if known else 0.0
     return total / 3600
 
 
@@ -338,8 +341,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
               f"{' '.join(waiting)}`; {tuning_progress(waiting)})") if later else ""
     left = (f" The {planned - len(runs)} runs left" + (f" and the {later} of the algorithms not tuned yet" if later else "")
             + f": about {estimated_hours(preset, runs, superseded, retired):.0f} hours of runs on this machine (estimated at the "
-            "seconds per env step of the same family, level and algorithm in this table, else in the superseded one, "
-            "else of the family's other levels; full budgets). A run takes one core, so on n cores (`--workers n`) "
+            "median seconds per env step of the same family, level and algorithm in this table, else in the superseded "
+            "one, else of the family's other levels, else of its ppo runs; full budgets). A run takes one core, so on n cores (`--workers n`) "
             "the wall time is about 1/n of that.") if len(runs) < planned + later else ""
     left += f" Language-model rows: {models} (each with its `agentgym eval` command)." if models else ""
     lines = [

@@ -424,3 +424,17 @@ def test_the_page_counts_the_runs_of_algorithms_not_tuned_yet_apart(plan, monkey
     page = markdown([], [], {}, [], "full", full, "suite", 10, Outcomes({}, {}))
     assert f"Runs: 0 of the {now} the preset plans now, and {later} more once {', '.join(waiting)} are tuned" in page
     assert f"The {now} runs left and the {later} of the algorithms not tuned yet: about " in page
+
+
+
+def test_the_hours_left_take_a_levels_median_pace_so_that_a_run_on_a_crowded_machine_does_not_set_them(plan):
+    from benchmarks.suite_report import estimated_hours
+
+    smoke = plan.PRESETS["smoke"]  # customer_support L0: random and expert once, ppo and MaskablePPO twice, 3,072 steps
+    references = [{"env": "customer_support", "level": "L0", "algorithm": a, "seed": "0", "env_steps": "0",
+                   "wall_train_s": "0", "wall_eval_s": "5"} for a in plan.REFERENCES]
+    # three earlier runs of ppo at 1 s an env step, one of them ten times as long
+    superseded = [{"env": "customer_support", "level": "L0", "algorithm": "ppo", "seed": str(seed), "env_steps": "3072",
+                   "wall_s": str(wall)} for seed, wall in enumerate((3072, 30720, 3072))]
+    # four runs left (ppo and MaskablePPO, the latter at its family's ppo pace), 3,072 s each
+    assert estimated_hours(smoke, references, superseded) == pytest.approx(4 * 3072 / 3600)
