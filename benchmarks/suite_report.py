@@ -33,7 +33,6 @@ from benchmarks.suite_lib.plan import (
     cells,
     level_name,
     settings_text,
-    trainer,
     tuning_progress,
     untuned,
 )
@@ -250,13 +249,21 @@ def plot_figures(outcomes: Outcomes, curves: list[dict[str, str]], scope: tuple[
     return figures
 
 
+def relative_pace(family_pace: dict[tuple[str, ...], float], algorithm: str) -> float:
+    """``algorithm``'s seconds per env step over ppo's, the median over the families that ran both (1 without one)."""
+    quotients = [seconds / family_pace[env, "ppo"] for (env, name), seconds in family_pace.items()
+                 if name == algorithm and family_pace.get((env, "ppo"))]
+    return float(np.median(quotients)) if quotients else 1.0
+
+
 def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list[dict[str, str]],
                     retired: Sequence[dict[str, str]] = ()) -> float:
     """Hours the preset's runs without a row would take at the pace of the rows of the same family,
     level and algorithm (this table's, else its retired rows' (a level of the version before), else the
-    superseded protocol's, whose times count a resumed run's last sitting only): the median seconds per
-    env step at full budgets (early stopping only shortens them; the median, as a run that shared its
-    machine with others took several times as long); an evaluated reference's median seconds."""
+    superseded protocol's, whose times count a resumed run's last sitting only), else of the family's other
+    levels, else of the family's ppo runs scaled by :func:`relative_pace`: the median seconds per env step
+    at full budgets (early stopping only shortens them; the median, as a run that shared its machine with
+    others took several times as long); an evaluated reference's median seconds."""
     def paces(table: Sequence[dict[str, str]], seconds: Callable[[dict[str, str]], float]) -> dict[tuple[str, ...], tuple[float, bool]]:
         """Each (family, level, algorithm)'s median seconds per env step (True), or a reference's (no steps)
         median seconds per run (False)."""
@@ -270,9 +277,10 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
         return float(row["wall_train_s"]) + float(row["wall_eval_s"])
 
     pace = {**paces(superseded, lambda r: float(r["wall_s"])), **paces(retired, own_seconds), **paces(rows, own_seconds)}
-    family_pace: dict[tuple[str, ...], list[float]] = {}  # seconds per env step over a family's levels
+    levels: dict[tuple[str, ...], list[float]] = {}
     for (env, _, algorithm), (seconds, per_step) in pace.items():
-        family_pace.setdefault((env, algorithm), []).append(seconds if per_step else 0.0)
+        levels.setdefault((env, algorithm), []).append(seconds if per_step else 0.0)
+    family_pace = {key: float(np.median(values)) for key, values in levels.items()}  # over a family's levels
     done = {row_key(r) for r in rows}
     total = 0.0
     for cell in cells(preset, list(preset.families or FAMILIES), untuned_too=True):
@@ -281,11 +289,10 @@ def estimated_hours(preset: Preset, rows: list[dict[str, str]], superseded: list
         if cell.key[:3] in pace:
             seconds, per_step = pace[cell.key[:3]]
             total += seconds * cell.env_steps if per_step else seconds
-            continue
-        # no run of this level: the family's pace of the algorithm, else of its trainer, else of ppo
-        known = [family_pace[cell.env, a] for a in (cell.algorithm, trainer(cell.algorithm), "ppo")
-                 if (cell.env, a) in family_pace]
-        total += float(np.median(known[0])) * cell.env_steps if known else 0.0
+        elif (cell.env, cell.algorithm) in family_pace:  # no run of this level: the family's other levels
+            total += family_pace[cell.env, cell.algorithm] * cell.env_steps
+        elif (cell.env, "ppo") in family_pace:  # the family's ppo pace, times the algorithm's over ppo's elsewhere
+            total += family_pace[cell.env, "ppo"] * relative_pace(family_pace, cell.algorithm) * cell.env_steps
     return total / 3600
 
 
@@ -342,7 +349,8 @@ def markdown(rows: list[dict[str, str]], curves: list[dict[str, str]], stats: di
     left = (f" The {planned - len(runs)} runs left" + (f" and the {later} of the algorithms not tuned yet" if later else "")
             + f": about {estimated_hours(preset, runs, superseded, retired):.0f} hours of runs on this machine (estimated at the "
             "median seconds per env step of the same family, level and algorithm in this table, else in the superseded "
-            "one, else of the family's other levels, else of its ppo runs; full budgets). A run takes one core, so on n cores (`--workers n`) "
+            "one, else of the family's other levels, else of its ppo runs times the algorithm's median pace over ppo's in "
+            "the families that ran both; full budgets). A run takes one core, so on n cores (`--workers n`) "
             "the wall time is about 1/n of that.") if len(runs) < planned + later else ""
     left += f" Language-model rows: {models} (each with its `agentgym eval` command)." if models else ""
     lines = [

@@ -438,3 +438,11 @@ def test_the_hours_left_take_a_levels_median_pace_so_that_a_run_on_a_crowded_mac
                    "wall_s": str(wall)} for seed, wall in enumerate((3072, 30720, 3072))]
     # four runs left (ppo and MaskablePPO, the latter at its family's ppo pace), 3,072 s each
     assert estimated_hours(smoke, references, superseded) == pytest.approx(4 * 3072 / 3600)
+
+
+def test_an_algorithm_without_runs_in_a_family_is_estimated_at_its_ppo_pace_times_its_pace_over_ppos_elsewhere():
+    from benchmarks.suite_report import relative_pace
+
+    family_pace = {("a", "ppo"): 1.0, ("a", "x"): 2.0, ("b", "ppo"): 2.0, ("b", "x"): 6.0, ("c", "x"): 5.0}
+    assert relative_pace(family_pace, "x") == 2.5  # the median of 2 and 3; family c has no ppo pace
+    assert relative_pace(family_pace, "y") == 1.0
