@@ -426,7 +426,6 @@ def test_the_page_counts_the_runs_of_algorithms_not_tuned_yet_apart(plan, monkey
     assert f"The {now} runs left and the {later} of the algorithms not tuned yet: about " in page
 
 
-
 def test_the_hours_left_take_a_levels_median_pace_so_that_a_run_on_a_crowded_machine_does_not_set_them(plan):
     from benchmarks.suite_report import estimated_hours
 
