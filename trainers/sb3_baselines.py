@@ -25,7 +25,9 @@ reward), the final evaluation and report. Every run: TensorBoard scalars under t
 tags, a periodic evaluation on validation and train (``eval/validation_success``, the learning curve), atomic
 checkpoints (``checkpoint.zip``, DQN's ``replay_buffer.pkl``, ``progress.json``) that
 ``--resume`` continues from: the weights, optimizer, step count and replay buffer; the
-environments restart their episodes, so it is not bit-identical to an uninterrupted run.
+environments restart their episodes, so it is not bit-identical to an uninterrupted run. The
+replay buffer serves an interrupted run only: a finished run's directory drops it (up to ~1 GB
+per run), and a finished DQN run given more steps goes on from an empty buffer.
 """
 
 from __future__ import annotations
@@ -445,8 +447,11 @@ class BaselineRun:
         run, algorithm = self.run, self.baseline.algorithm
         if run.resume and run.checkpoint_path.exists():
             model = algorithm.load(run.checkpoint_path, env=venv, device=run.device)
-            if self.baseline.flat_actions and (run.run_dir / REPLAY_BUFFER_FILE).exists():
-                model.load_replay_buffer(run.run_dir / REPLAY_BUFFER_FILE)
+            if self.baseline.flat_actions:
+                if (run.run_dir / REPLAY_BUFFER_FILE).exists():
+                    model.load_replay_buffer(run.run_dir / REPLAY_BUFFER_FILE)
+                else:
+                    print(f"{run.run_dir} keeps no replay buffer (the run had finished): any further steps start from an empty one")
             progress_file = run.run_dir / PROGRESS_FILE
             if progress_file.exists():
                 self.progress = Progress.load(progress_file, model.num_timesteps)
@@ -480,7 +485,7 @@ class BaselineRun:
             if not run.early_stopped(self.progress.curve):
                 callback.curve_point_if_due()
             self.progress.train_time_s = self.train_time_before + callback.train_time_s()
-        self.checkpoint()
+        self.checkpoint(finished=True)
         venv.close()
         steps = int(self.model.num_timesteps)
         return Trained(self.policy, steps, self.progress.curve, self.progress.train_time_s)
@@ -490,10 +495,11 @@ class BaselineRun:
         step = self.model.num_timesteps
         self.progress.curve.append((step, self.run.curve_point(self.policy, step, self.config.curve_eval_episodes)))
 
-    def checkpoint(self) -> None:
-        """Model (with its optimizer), DQN's replay buffer and :class:`Progress`, each replaced atomically."""
+    def checkpoint(self, finished: bool = False) -> None:
+        """Model (with its optimizer), DQN's replay buffer and :class:`Progress`, each replaced
+        atomically; a ``finished`` run's checkpoint drops the replay buffer instead."""
         run_dir = self.run.run_dir
-        if self.baseline.flat_actions:
+        if self.baseline.flat_actions and not finished:
             tmp = run_dir / f"tmp_{REPLAY_BUFFER_FILE}"
             self.model.save_replay_buffer(tmp)
             os.replace(tmp, run_dir / REPLAY_BUFFER_FILE)
@@ -501,6 +507,8 @@ class BaselineRun:
         self.model.save(tmp)
         os.replace(tmp, self.run.checkpoint_path)
         write_json_atomic(run_dir / PROGRESS_FILE, asdict(self.progress))
+        if finished:
+            (run_dir / REPLAY_BUFFER_FILE).unlink(missing_ok=True)
         self.run.writer.flush()
 
 
