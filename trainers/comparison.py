@@ -2,7 +2,8 @@
 
 Rows, all on the test split of the run's env and the same episodes (seeds 0, 1, ...): the random
 policy (the lower bound), the scripted expert (the upper bound), the trained policy, and, when
-the run's env is a level below its family's ``-v0``, the same trained policy on ``-v0``.
+the run's env is a level below its family's top (``CustomerSupport-v1`` for ``CustomerSupport-L1-v1``),
+the same trained policy on the top.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ COLUMNS = ("policy", "env", "success", "tool_reliability", "turns", "return")
 
 
 def family_top(env_id: str) -> str | None:
-    """The ``-v0`` id of ``env_id``'s family when ``env_id`` is one of its lower levels, else None."""
+    """The id of the top of ``env_id``'s ladder (its family's ``-vN``, the same version) when ``env_id``
+    is one of its lower levels, else None."""
     try:
         ids = level_ids(env_id)
     except ValueError:  # not an agentgym family
