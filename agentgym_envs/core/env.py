@@ -74,8 +74,8 @@ class ToolUseEnv(gym.Env[Any, Any]):
       Python-style ``name(arg=value)``; see :mod:`~agentgym_envs.core.parsing`). Anything
       malformed is an error result, never an exception.
 
-    Rewards (``reward_config``, :class:`RewardConfig`): ``"shaped"`` (default: per-call
-    tool-choice reward plus the outcome), ``"outcome"`` (the score at the end), or
+    Rewards (``reward_config``, :class:`RewardConfig`; each scenario sets its default, ``"shaped"``
+    but for tau2's ``"outcome"``): ``"shaped"`` (per-call tool-choice reward plus the outcome), ``"outcome"`` (the score at the end), or
     ``"potential"`` (progress-based shaping that leaves the optimal policy unchanged, plus the
     score at the end).
 
@@ -86,8 +86,9 @@ class ToolUseEnv(gym.Env[Any, Any]):
     :class:`~agentgym_envs.core.parsing.ToolCall`, or None), ``valid``, ``correct``, ``error`` (str or None),
     ``tokens_used``, ``messages`` (OpenAI chat format); structured mode also
     ``action_mask`` (as :meth:`action_masks`) and ``argument_mask`` (``[tool, slot,
-    entity]``, for autoregressive policies); text mode ``parse`` (the form the call was
-    written in, and the repairs it needed). At the episode's end: ``metrics`` (``success``,
+    entity]``, for autoregressive policies); text mode, and structured mode under
+    :class:`~agentgym_envs.wrappers.FlatDiscreteAction` (whose ``info`` holds its joint mask in
+    the masks' place), ``parse`` (the form the call was written in, and the repairs it needed). At the episode's end: ``metrics`` (``success``,
     ``score``, ``tool_reliability``, ``tokens_used``, ``cost_reduction``, ``time_savings``,
     ``turns``, ``invalid_calls``, ... ) and ``outcome`` (``success``, ``score``, ``reason``).
 

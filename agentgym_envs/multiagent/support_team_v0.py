@@ -144,16 +144,20 @@ class SupportTeamParallelEnv(ToolTeamParallelEnv):
     `reward_config=None`, `max_cycles=14` (team turns), `max_invalid_calls=None`,
     `history_turns=8`, `render_mode=None` (or `"ansi"`), `mask_repeats=False` (the masks also
     leave out calls identical to one already made, handoffs included); `level=None`, `kinds=None`,
-    `category_hint=False` as in `AgentGym/CustomerSupport-v0` (see Levels).
+    `category_hint=False` as in `AgentGym/CustomerSupport-v0` (see Levels). The registered
+    single-agent ids (`AgentGym/SupportTeam-v1`, :func:`single_agent_env`) also take
+    `observation` (`"tokens"` by default in structured mode, or `"features"`; `"text"` in text
+    mode, its only one), `context_len=256` and `entity_len=12` (the tokens
+    observation's lengths).
 
     ## Info and Metrics
 
     **Infos** (every agent, every step): `task_id`, `unit_id` (the ticket's phrasing), `cycle`, `holder`, `acted`, `tool_call`,
     `valid`, `correct`, `error`, `tokens_used` (this agent's), `team_tokens_used`, `messages`
     (the team conversation in OpenAI chat format; assistant messages carry the acting agent's
-    `name`). At the end: `metrics` (this agent: `success`, `score` (the team's),
-    `tool_reliability`, `turns`, `correct_calls`, `invalid_calls`, `handoffs`, `tokens_used`,
-    `out_of_turn_actions`), `team_metrics` (the single-agent metrics of the whole team episode
+    `name`); the holder's also `parse` when its call was written as text (how it was written).
+    At the end: `metrics` (this agent: `success`, `score` (the team's), `tool_reliability`,
+    `turns`, `correct_calls`, `invalid_calls`, `handoffs`, `tokens_used`, `out_of_turn_actions`), `team_metrics` (the single-agent metrics of the whole team episode
     plus `handoffs`) and `outcome`.
 
     ## Levels

@@ -1,4 +1,4 @@
-"""``AgentGym/Coding-v0``: the coding scenario run by the core :class:`ToolUseEnv`."""
+"""``AgentGym/Coding-v2`` (and ``-v1``, ``-v0``): the coding scenario run by the core :class:`ToolUseEnv`."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ class CodingEnv(ToolUseEnv):
 
     ## Description
 
-    Version 1 (the default, `AgentGym/Coding-v1`) adds 112 generated problems to the 43
-    hand-written ones of `-v0`: 14 problem families (`kth-largest`, `count-divisible`,
-    `rotate-left`, `digit-sum-base`, `to-base`, ...), each instantiated at 8 values of its
+    Version 1 (`AgentGym/Coding-v1`; the default, version 2, keeps its problems and adds a rung)
+    adds 112 generated problems to the 43 hand-written ones of `-v0`: 14 problem families
+    (`kth-largest`, `count-divisible`, `rotate-left`, `digit-sum-base`, `to-base`, ...), each instantiated at 8 values of its
     parameter, each problem with its own statement, reference solution, 2-4 visible examples
     and 8 hidden tests (the examples' inputs among them), and wrong variants (`off_by_one`,
     `wrong_parameter`, `wrong_operator`, `wrong_edge_case`, `crashes_on_empty`). The examples
@@ -62,6 +62,9 @@ class CodingEnv(ToolUseEnv):
     and results (4,000 characters each; the full text is in `info["messages"]`), then
     `ENTITIES`: one row per candidate program, shown whole.
 
+    With `observation="features"`: `Box(0, 1, (657,), float32)` at v1 and v2 (473 at v2's L0), the episode's state as one
+    vector (its parts: the core `ToolUseEnv`'s docstring).
+
     ## Rewards
 
     Default `RewardConfig`: the score at the end (1 when the submission passes every hidden
@@ -100,7 +103,8 @@ class CodingEnv(ToolUseEnv):
     and field), `difficulties` (the built-in problems' tiers drawn from, default all), `level`
     (see Levels), `version` (2, the default, 1 or 0), `programs` (from v1, default 20: the
     programs a task offers; `subtle_candidates` and `distractors` are v0's), and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
-    `max_invalid_calls`, `history_turns`, `render_mode`.
+    `max_invalid_calls`, `history_turns`, `render_mode`, `observation` (`"text"` | `"features"`),
+    `mask_repeats` (False: True masks calls already made).
 
     ## Info and Metrics
 

@@ -53,6 +53,9 @@ class CustomerSupportEnv(ToolUseEnv):
     numbered table of what the agent can refer to: topics, priorities, teams, templates and
     resolutions from the start, the customer's email, and what the tools reveal.
 
+    With `observation="features"`: `Box(0, 1, (1438,), float32)`, the episode's state as one
+    vector (its parts: the core `ToolUseEnv`'s docstring).
+
     ## Rewards
 
     Default `RewardConfig`: +10 for a correct tool choice and -20 for any other call; at the
@@ -85,7 +88,8 @@ class CustomerSupportEnv(ToolUseEnv):
     second part), and `issue` (`auth`,
     `rate_limit` or `server_error`) for API tickets; a malformed line fails with its line
     number and field), `reward_config` (a `RewardConfig` or a dict of its fields),
-    `max_turns`, `max_invalid_calls`, `history_turns` (8), `render_mode` (`"ansi"`); `level`
+    `max_turns`, `max_invalid_calls`, `history_turns` (8), `render_mode` (`"ansi"`),
+    `observation` (`"text"` | `"features"`), `mask_repeats` (False: True masks calls already made); `level`
     (see Levels), `kinds` (the ticket kinds generated, default all five) and `category_hint`
     (a `Category: <kind>` line opens the ticket, as help desks tag tickets; default off; a
     fraction in [0, 1] hints that share of tickets, a fixed set chosen by a hash of the task id).

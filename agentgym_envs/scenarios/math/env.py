@@ -51,6 +51,9 @@ class MathEnv(ToolUseEnv):
     `Text(max_length=9844)`: `PROBLEM` and the question, the recent calls and results, and the
     entity table (numbers shown with 2 decimals; the value behind a row is exact).
 
+    With `observation="features"`: `Box(0, 1, (999,), float32)`, the episode's state as one
+    vector (its parts: the core `ToolUseEnv`'s docstring).
+
     ## Rewards
 
     The answer's score: 1.0 when exact (relative error <= 1e-9), from 1.0 down to 0.5 linearly
@@ -75,7 +78,8 @@ class MathEnv(ToolUseEnv):
     ## Arguments
 
     `action_mode`, `split`, `reward_config`, `max_turns`, `max_invalid_calls`,
-    `history_turns`, `render_mode`, and `task_file`: JSONL, one problem per line with
+    `history_turns`, `render_mode`, `observation` (`"text"` | `"features"`), `mask_repeats`
+    (False: True masks calls already made), and `task_file`: JSONL, one problem per line with
     `task_id`, `question` (its numbers become entities), `answer`, `solution` (an arithmetic
     expression over the question's numbers, may call `sum_1_to_n`), optional `difficulty`,
     `expression` (written verbatim in the question) and `template`. Every line is checked so
@@ -89,7 +93,7 @@ class MathEnv(ToolUseEnv):
 
     ## Info and Metrics
 
-    The contract's `info` keys (`task_id`, `turn`, `tool_call`, `valid`, `correct`, `error`,
+    The contract's `info` keys (`task_id`, `unit_id`, `turn`, `tool_call`, `valid`, `correct`, `error`,
     `tokens_used`, `messages`; `action_mask`/`argument_mask` or `parse` by mode). At the end
     `outcome` and `metrics`: the contract's (`success` means exact, `score`,
     `tool_reliability`, `tokens_used`, `cost_reduction`, `time_savings`, `elapsed_s`, `turns`,

@@ -79,6 +79,9 @@ class Tau2Env(ToolUseEnv):
     `env.unwrapped.database()` is the live database as a plain dict in upstream's schema and
     `env.unwrapped.database_hash()` its hash as upstream's evaluator computes it.
 
+    With `observation="features"`: `Box(0, 1, (n,), float32)` (n = 14550 for retail, 15064 for
+    airline), the episode's state as one vector (its parts: the core `ToolUseEnv`'s docstring).
+
     ## Rewards
 
     Outcome only by default: 0 per step and the tau2 reward at the end. As upstream, the
@@ -118,8 +121,10 @@ class Tau2Env(ToolUseEnv):
     only: the kinds drawn, retail `cancel modify_address modify_payment modify_items exchange
     return`, airline `book change_flights change_bags cancel compensation`; default all),
     `max_actions` (real tasks only: keep those with at most this many reference calls),
-    `level` (see Levels); and the core's `action_mode`, `split`, `reward_config`, `max_turns`,
-    `max_invalid_calls`, `history_turns`, `render_mode`.
+    `level` (see Levels), `version` (the task set; default the latest: retail 2, airline 1, see
+    Version History; the registered ids pass their own); and the core's `action_mode`, `split`,
+    `reward_config`, `max_turns`, `max_invalid_calls`, `history_turns`, `render_mode`,
+    `observation` (`"text"` | `"features"`), `mask_repeats` (False: True masks calls already made).
 
     ## Info and Metrics
 
@@ -381,6 +386,7 @@ class Tau2TelecomEnv(Tau2Env):
     phone's live state in upstream's schema, `database_hash()` / `user_database_hash()` their
     hashes as upstream's evaluator computes them. The phone's status-bar icons (emoji) fall
     outside the observation's charset and show as `?` there; `info["messages"]` keeps them.
+    With `observation="features"`: `Box(0, 1, (11217,), float32)`, as the other tau2 envs.
 
     ## Rewards
 
@@ -413,7 +419,7 @@ class Tau2TelecomEnv(Tau2Env):
     `solo=True` gives the agent both tool sets and upstream's `main_policy_solo.md`;
     `max_actions` keeps the tasks with at most that many reference calls, `kinds` those of
     these issue kinds (`mms_issue`, `mobile_data_issue`, `service_issue`: a task id's
-    `[kind]` prefix); `level` (see Levels).
+    `[kind]` prefix); `level` (see Levels); `version` (1, the default, or 0).
 
     ## Info and Metrics
 
