@@ -2,6 +2,7 @@
 
 import gymnasium as gym
 import numpy as np
+import torch
 
 from agentgym_envs.wrappers import BagOfTokensObservation, FlatDiscreteAction
 
@@ -27,8 +28,10 @@ def test_sb3_ppo_trains_a_few_thousand_steps():
     from stable_baselines3 import PPO
 
     model = PPO("MlpPolicy", BagOfTokensObservation(gym.make(CS)), n_steps=512, batch_size=128, n_epochs=2, seed=0)
+    before = [parameter.detach().clone() for parameter in model.policy.parameters()]
     model.learn(2048)
     assert model.num_timesteps >= 2048
+    assert all(not torch.equal(old, new) for old, new in zip(before, model.policy.parameters()))  # every layer trained
 
 
 def test_maskable_ppo_only_takes_allowed_flat_actions():

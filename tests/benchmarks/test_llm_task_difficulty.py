@@ -3,7 +3,6 @@ success lies in the band, and says so when too few do."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import pytest
@@ -20,19 +19,27 @@ def run(difficulty, monkeypatch, *argv: str) -> None:
     difficulty.main()
 
 
-def test_the_tasks_in_the_band_are_written_as_the_files_own_lines(difficulty, micro_model, tmp_path, monkeypatch):
+def test_the_tasks_in_the_band_are_written_as_the_files_own_lines(difficulty, micro_model, tmp_path, monkeypatch, capsys):
     from trainers.llm.recipe.corpus import math_tasks, write_tasks
 
-    tasks = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1))
-    out = tmp_path / "band.jsonl"
-    success = difficulty.task_file_success(str(micro_model), "AgentGym/Math-v0", tasks.read_text().splitlines(), 2,
-                                           1.0, difficulty.torch.device("cpu"))
-    assert success.shape == (3,) and ((success >= 0) & (success <= 1)).all()
-    run(difficulty, monkeypatch, "--model", str(micro_model), "--task-file", str(tasks), "--episodes", "2",
-        "--band", "0", "1", "--keep", "2", "--out", str(out))
-    written = out.read_text().splitlines()
-    assert written == tasks.read_text().splitlines()[:2]
-    assert [json.loads(line)["task_id"] for line in written] == ["aug-0", "aug-1"]
+    lines = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1)).read_text().splitlines()
+    common = ("--model", str(micro_model), "--task-file", str(tmp_path / "tasks.jsonl"), "--episodes", "2")
+    run(difficulty, monkeypatch, *common, "--band", "0", "1", "--keep", "3", "--out", str(tmp_path / "all.jsonl"))
+    printed = [line.split("\t") for line in capsys.readouterr().out.splitlines() if "\t" in line]
+    success = {task_id: float(value) for task_id, value in printed}
+    assert list(success) == ["aug-0", "aug-1", "aug-2"] and all(0 <= value <= 1 for value in success.values())
+    assert (tmp_path / "all.jsonl").read_text().splitlines() == lines
+
+
+def test_tasks_outside_the_band_are_left_out(difficulty, micro_model, tmp_path, monkeypatch):
+    from trainers.llm.recipe.corpus import math_tasks, write_tasks
+
+    lines = write_tasks(tmp_path / "tasks.jsonl", math_tasks(3, seed=1)).read_text().splitlines()
+    # the sampled success per task given (the test above plays it): only aug-1's lies in the band
+    monkeypatch.setattr(sys.modules["llm_analysis"], "task_file_success", lambda *args: difficulty.np.array([0.0, 0.5, 1.0]))
+    run(difficulty, monkeypatch, "--model", str(micro_model), "--task-file", str(tmp_path / "tasks.jsonl"),
+        "--band", "0.2", "0.6", "--keep", "1", "--out", str(tmp_path / "band.jsonl"))
+    assert (tmp_path / "band.jsonl").read_text().splitlines() == lines[1:2]
 
 
 def test_too_few_tasks_in_the_band_is_an_error_that_names_the_band(difficulty, micro_model, tmp_path, monkeypatch):

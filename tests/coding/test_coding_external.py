@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import pickle
 import zlib
 
@@ -143,10 +144,13 @@ def test_malformed_lines_are_rejected_with_line_and_field(tmp_path, row, message
 
 
 def test_compressed_tests_never_run_pickled_code(tmp_path):
+    ran = tmp_path / "ran"
+
     class Exploit:
         def __reduce__(self):
-            return (print, ("pwned",))
+            return (os.mkdir, (str(ran),))  # a visible effect, were the pickle ever loaded
 
     payload = base64.b64encode(zlib.compress(pickle.dumps(Exploit()))).decode()
     with pytest.raises(ProblemFileError, match="line 1, field 'private_test_cases'"):
         load_problems_jsonl(_write(tmp_path, {**LCB_STDIN, "private_test_cases": payload}))
+    assert not ran.exists()

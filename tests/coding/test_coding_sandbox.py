@@ -126,11 +126,10 @@ def test_within_the_memory_limit_allocation_works():
 
 def test_huge_output_is_capped_and_stopped():
     limits = SandboxLimits(cpu_time_s=5, output_bytes=10_000)
-    started = time.monotonic()
     result = run_program("while True:\n    print('x' * 1000)", limits=limits)
     assert result.status is Status.OUTPUT_LIMIT
     assert len(result.stdout) == 10_000 and set(result.stdout) == {"x", "\n"}
-    assert time.monotonic() - started < 5
+    assert result.cpu_time_s < 2.5  # stopped at the cap, long before its CPU limit (on any machine's speed)
     flood = run_program("import sys\nwhile True:\n    sys.stderr.write('e' * 4096)", limits=limits)
     assert flood.status is Status.OUTPUT_LIMIT and len(flood.stderr) == 10_000
 

@@ -33,4 +33,7 @@ def test_gepa_optimizes_a_prompt_within_its_episode_budget(server, micro_model, 
     result = optimize(agent, MATH, "Solve the problem.", [1, 2, 3], [10, 11], reflection, max_metric_calls=8,
                       env_kwargs=SHORT, concurrency=2, minibatch_size=2, run_dir=str(tmp_path / "gepa"))
     assert result["episodes"] == result["metric_calls"] >= 2  # every metric call is one agent episode
+    # GEPA checks the budget before each iteration: at most one iteration's calls past it (the parent's and
+    # the new prompt's minibatch, then the validation tasks)
+    assert result["metric_calls"] <= 8 + 2 * 2 + 2
     assert isinstance(result["best_prompt"], str) and 0.0 <= result["val_success"] <= 1.0

@@ -29,8 +29,12 @@ def test_labels_cover_exactly_the_assistant_turns(micro_model):
     ids, labels, truncated = sft.encode(fmt, record, 10_000)
     assert not truncated and len(ids) == len(labels)
     kept = [i for i, label in zip(ids, labels) if label != sft.IGNORE]
-    expected = "".join(p.text for p in fmt.pieces(record["messages"], record["tools"]) if p.assistant)
-    assert tokenizer.decode(kept) == expected
+    assistant = [p for p in fmt.pieces(record["messages"], record["tools"]) if p.assistant]
+    assert tokenizer.decode(kept) == "".join(p.text for p in assistant)
+    # the pieces marked assistant are the assistant's messages, and no other message's text is learnt
+    assert len(assistant) == sum(m["role"] == "assistant" for m in record["messages"])
+    others = [m["content"] for m in record["messages"] if m["role"] != "assistant" and len(m.get("content") or "") > 20]
+    assert others and not any(text in tokenizer.decode(kept) for text in others)
     assert all(label in (sft.IGNORE, i) for i, label in zip(ids, labels))
 
 

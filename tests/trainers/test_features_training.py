@@ -55,10 +55,24 @@ def test_an_action_capacity_without_the_features_is_refused(tmp_path, algo, obse
         train(request(tmp_path, algo, 256, overrides={"observation": observation, "action_capacity": 32}))
 
 
-def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
+def test_bc_trains_on_features_within_the_masks(tmp_path):
     result = train(request(tmp_path, "bc", 600, overrides={"observation": "features", "epochs": 2, "eval_curve_episodes": 3}))
     assert result.total_steps == 600
     assert result.test_metrics["invalid_calls"] == 0
+
+
+def test_bc_on_features_records_the_experts_flat_actions(tmp_path):
+    env, data = expert_data(tmp_path, L0, 30)
+    outcomes, done, episode = [], True, 0
+    for action in data["action"]:  # replayed on the recording's episodes (seeds 0, 1, ...)
+        if done:
+            env.reset(seed=episode)
+            episode += 1
+        _, _, terminated, truncated, info = env.step(int(action))
+        done = terminated or truncated
+        if done:
+            outcomes.append(info["metrics"]["success"])
+    assert len(outcomes) >= 3 and all(outcomes)  # every ticket the recording finished is solved
 
 
 def expert_data(tmp_path, env_id: str, steps: int):

@@ -9,7 +9,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from stable_baselines3 import PPO
+from stable_baselines3 import A2C, PPO
+from stable_baselines3.common.torch_layers import FlattenExtractor
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import agentgym_envs  # noqa: F401
@@ -152,7 +153,11 @@ def test_a_finished_dqn_run_given_more_steps_goes_on_from_an_empty_buffer(tmp_pa
 
 def test_bag_of_tokens_observation_trains_with_mlp_policy(tmp_path):
     result = train(tiny_request("sb3-a2c", tmp_path, observation="bag"))
+    model = A2C.load(Path(result.run_dir) / "checkpoint.zip", device="cpu")
+    bag = baseline_env(lambda: make_env(ENV_ID, "train", {}), PPOConfig(observation="bag"), flat_actions=False)
     assert result.total_steps >= 256
+    assert model.observation_space == bag.observation_space  # the bag's vector, not the features'
+    assert isinstance(model.policy.features_extractor, FlattenExtractor)
 
 
 def test_unknown_override_is_a_clear_error(tmp_path):

@@ -125,8 +125,14 @@ def test_agentgym_train_support_team_reports_handoffs_on_both_splits(tmp_path, c
 
 
 def test_behaviour_cloning_clones_the_expert_team(tmp_path, capsys):
-    tiny = ["--set", "epochs=1", "--set", "embed_dim=16", "--set", "layers=1", "--set", "heads=2", "--set", "ff_dim=32",
-            "--set", "eval_curve_episodes=2", "--no-progress", "--eval-episodes", "2"]
+    tiny = ["--set", "epochs=20", "--set", "eval_every_epochs=20", "--set", "learning_rate=0.01", "--set", "embed_dim=16",
+            "--set", "layers=1", "--set", "heads=2", "--set", "ff_dim=32", "--set", "eval_curve_episodes=2", "--no-progress",
+            "--eval-episodes", "2"]
     assert main(["train", "support_team", "--algo", "bc", "--total-steps", "64", "--device", "cpu", "--run-dir", str(tmp_path),
                  *tiny]) == 0
     assert "SupportTeam-v1, bc" in capsys.readouterr().out
+    events = EventAccumulator(str(tmp_path / "SupportTeam-v1__bc__seed0")).Reload()
+    accuracy = [event.value for event in events.Scalars("losses/bc_accuracy")]
+    loss = [event.value for event in events.Scalars("losses/bc_loss")]
+    # it learns the expert team's calls (measured: loss 2.44 -> 0.83, accuracy 0.19 -> 0.78)
+    assert len(loss) == 20 and loss[-1] < loss[0] / 2 and accuracy[-1] > 0.5 > accuracy[0]
