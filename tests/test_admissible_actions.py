@@ -330,3 +330,29 @@ def test_the_numberings_kept_for_later_episodes_stay_within_their_byte_budget_an
     assert bounded == unbounded  # sharing fewer numberings only costs time
     one = next(iter(env._roots.values()))
     assert 0 < env._shared_bytes < 4096 + one.cells.nbytes + one.numbered.nbytes
+
+
+@pytest.mark.parametrize("action", [1.7, "3", b"1", True, float("nan"), None, [0], np.array([0]), np.array(2.0), 10**30, -1])
+def test_an_action_that_is_no_integer_of_the_space_is_refused_naming_the_space(action):
+    env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"outside the action space Discrete\(\d+\) \(an integer in \[0, \d+\)\)"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("action", [np.int64(3), np.array(3), np.uint8(3)])
+def test_numpy_integers_are_the_same_actions_as_python_ints(action):
+    def first_call(action):
+        env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+        env.reset(seed=0)
+        return env.step(action)[4]["tool_call"]
+
+    assert first_call(action) == first_call(3) is not None
+
+
+def test_a_step_or_mask_before_reset_is_a_runtime_error_asking_for_reset():
+    env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step(0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        env.action_masks()

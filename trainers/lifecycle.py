@@ -80,6 +80,7 @@ from .run import (
     RUN_FILE,
     CheckpointError,
     Run,
+    RunFileError,
     Trained,
     TrainedPolicy,
     TrainRequest,
@@ -89,6 +90,7 @@ from .run import (
     entry_point,
     evaluate_policy,
     make_env,
+    read_run_json,
     resolve_device,
     run_dir_for,
     run_info,
@@ -113,9 +115,11 @@ def check_same_run(run_dir: Path, record: dict[str, Any], free: tuple[str, ...] 
     if not path.exists():
         return
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return  # a run.json cut short: the run had not started, nothing carries on
+        old = read_run_json(path)
+    except RunFileError:
+        if not any(run_dir.glob("checkpoint.*")):
+            return  # no checkpoint: nothing carries on, the run starts afresh
+        raise  # a checkpoint would carry on settings that cannot be checked
     new = json.loads(json.dumps(record))  # as run.json holds it (tuples as lists)
     if "overrides" in new and isinstance(old.get("overrides"), dict):
         old["overrides"], new["overrides"] = ({k: v for k, v in o.items() if k not in free} for o in (old["overrides"], new["overrides"]))
@@ -123,6 +127,18 @@ def check_same_run(run_dir: Path, record: dict[str, Any], free: tuple[str, ...] 
     if changed:
         raise RunMismatchError(f"{run_dir} holds a run of other settings ({'; '.join(changed)}): resume it with the same "
                                "settings, or start afresh (without --resume, or in another --run-dir)")
+
+
+def check_resumable(run_dir: Path, checkpoint_name: str) -> None:
+    """Raise :class:`RunFileError` before a resumed run trains when it would lose what ``run_dir`` holds:
+    a finished run (its ``result.json``) whose checkpoint is gone would train again from scratch over its
+    results, and a damaged ``wall.json`` would fail the run after its training (``start`` reads the train
+    curve too)."""
+    if (run_dir / RESULT_FILE).exists() and not (run_dir / checkpoint_name).exists():
+        raise RunFileError(f"{run_dir} holds a finished run ({RESULT_FILE}) but no {checkpoint_name} to resume from: "
+                           "resuming would train it again from scratch over its results; start afresh (without "
+                           "--resume, or in another --run-dir)")
+    read_walls(run_dir)
 
 
 def level_id(env_id: str, level: str) -> str:
@@ -325,7 +341,7 @@ def final_report(result: TrainResult, eval_episodes: int) -> str:
 
 def load_result(run_dir: str | Path) -> TrainResult:
     """The :class:`TrainResult` a finished run wrote to ``run_dir``."""
-    data = json.loads((Path(run_dir) / RESULT_FILE).read_text(encoding="utf-8"))
+    data = read_run_json(Path(run_dir) / RESULT_FILE)
     for name in ("curve", "train_curve"):
         data[name] = [tuple(point) for point in data.get(name, [])]
     return TrainResult(**data)
@@ -410,10 +426,13 @@ def start(request: TrainRequest, algo: str | None = None, run_dir: Path | None =
               **{name: value for name, value in curve.items() if value is not None}}
     if request.resume:
         check_same_run(run_dir, record, entry.resume_may_change)
+        check_resumable(run_dir, entry.checkpoint_name)
     run_dir.mkdir(parents=True, exist_ok=True)
     run = Run(request, algo, env_id, run_dir, resolve_device(request.device), env_kwargs, training_reward,
               run_dir / entry.checkpoint_name, overrides, init_checkpoint,
               request.total_steps if total_steps is None else total_steps, curriculum, **curve, curve_split=curve_split)
+    if request.resume:
+        run.train_curve()  # a damaged curve fails now, not after the sitting's training
     write_json_atomic(run_dir / RUN_FILE, {**record, "total_steps": run.total_steps, "train": entry.train,
                                            "load_policy": entry.load_policy, "checkpoint_name": entry.checkpoint_name})
     return run
@@ -480,7 +499,7 @@ def recorded(request: TrainRequest, run: Run, span: Any) -> Iterator[RunRecorder
         yield None
         return
     path = request.run_store or default_store_path(request.run_root)
-    config = json.loads((run.run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    config = read_run_json(run.run_dir / RUN_FILE)
     version = ("policy", {"algo": run.algo, "checkpoint": str(run.checkpoint_path.resolve())})
     with recording(path, "train", run.run_dir.name, config, run.env_id, version) as recorder:
         recorder.store.set_trace(recorder.run_id, *tracing.span_ids(span))
@@ -525,7 +544,13 @@ def read_walls(run_dir: Path) -> dict[str, Any]:
     closed sittings, their count, and (``open_train_s``) the seconds of the sitting in progress at its
     last checkpoint."""
     path = run_dir / WALL_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"train_s": 0.0, "eval_s": 0.0, "sittings": 0}
+    if not path.exists():
+        return {"train_s": 0.0, "eval_s": 0.0, "sittings": 0}
+    walls = read_run_json(path)
+    if not all(isinstance(walls.get(key), (int, float)) for key in ("train_s", "eval_s", "sittings")):
+        raise RunFileError(f"{path} lacks its train_s, eval_s and sittings: restore it, or delete it to count the run's "
+                           "seconds afresh")
+    return walls
 
 
 def closed_walls(walls: dict[str, Any]) -> dict[str, float]:

@@ -54,6 +54,11 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or not one ``agentgym train`` wrote."""
 
 
+class RunFileError(ValueError):
+    """A run directory's file that cannot be read as what it holds (damaged, cut short or edited), or a
+    run directory that ``--resume`` would train over."""
+
+
 # ------------------------------------------------------------------ request and result
 @dataclass(frozen=True)
 class TrainRequest:
@@ -361,7 +366,14 @@ class Run:
     def train_curve(self) -> list[tuple[int, float]]:
         """The train-split points :meth:`curve_point` has written (a resumed run's included)."""
         path = self.run_dir / TRAIN_CURVE_FILE
-        return [(int(s), float(v)) for s, v in json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
+        if not path.exists():
+            return []
+        points = read_run_json(path, list)
+        try:
+            return [(int(s), float(v)) for s, v in points]
+        except (TypeError, ValueError) as exc:  # a point that is no (step, value) pair
+            raise RunFileError(f"{path} holds no list of (step, success) points ({exc}): restore it, or start the "
+                               "run afresh") from exc
 
     # -------------------------------------------------------------- checkpoints
     @functools.cached_property
@@ -407,6 +419,20 @@ def run_dir_for(run_root: str | Path, env_id: str, algo: str, seed: int) -> Path
     return Path(run_root) / f"{env_id.split('/')[-1]}__{algo}__seed{seed}"
 
 
+def read_run_json(path: Path, kind: type[dict] | type[list] = dict) -> Any:
+    """The ``kind`` (a dict or a list) that the JSON file ``path`` of a run directory holds;
+    :class:`RunFileError` naming the file when it is unreadable or holds something else."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:  # a JSONDecodeError is a ValueError
+        raise RunFileError(f"{path} is unreadable ({type(exc).__name__}: {exc}); the files agentgym train writes are "
+                           "replaced whole, so it was damaged or edited: restore it, or start the run afresh") from exc
+    if not isinstance(data, kind):
+        raise RunFileError(f"{path} holds a JSON {type(data).__name__}, not the {kind.__name__} agentgym train writes "
+                           "there: restore it, or start the run afresh")
+    return data
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write ``data`` as JSON so that a reader never sees a half-written file."""
     path = Path(path)
@@ -431,10 +457,13 @@ def run_info(checkpoint: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise CheckpointError(f"no such file: {path}")
     try:
-        return json.loads(info_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        info = read_run_json(info_file)
+    except RunFileError as exc:
         raise CheckpointError(f"{path} is not an agentgym checkpoint: no readable {RUN_FILE} beside it "
-                              f"(agentgym train writes one into every run directory)") from exc
+                              f"(agentgym train writes one into every run directory): {exc}") from exc
+    if not isinstance(info.get("algo"), str):
+        raise CheckpointError(f"{info_file} names no algorithm (its \"algo\"): not the {RUN_FILE} agentgym train writes")
+    return info
 
 
 def resolve_device(device: str) -> str:

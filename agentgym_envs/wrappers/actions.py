@@ -152,6 +152,16 @@ def _rows_of(episode: Episode | None) -> tuple[int, int]:
     return len(episode.entities.rows), -1 if flat is None else len(flat.rows)
 
 
+def _integer(action: Any) -> int | None:
+    """``action`` as an int where it is one, as ``Discrete.contains`` admits it (a Python or numpy
+    integer, or a 0-d integer array; not a bool), else None."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    return None
+
+
 class FlatDiscreteAction(gym.ActionWrapper):
     """``Discrete(N)`` over tool calls, with :meth:`action_masks` admitting exactly the valid
     calls (a tool the agent may call now, with a filled row of the right kind per argument;
@@ -266,9 +276,10 @@ class FlatDiscreteAction(gym.ActionWrapper):
         return self._structured(action, self.base.episode)
 
     def _structured(self, action: Any, episode: Episode | None) -> np.ndarray:
-        index = int(action)
-        if not 0 <= index < self._n_actions:
-            raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
+        index = _integer(action)
+        if index is None or not 0 <= index < self._n_actions:
+            raise ValueError(f"action {action!r} is outside the action space {self.action_space} (an integer in [0, "
+                             f"{self._n_actions}))")
         if self.layout == "admissible":
             tool, offset = divmod(index, self.capacity)
             calls = self._table_of(episode).calls[tool]
@@ -390,7 +401,8 @@ class FlatDiscreteAction(gym.ActionWrapper):
 
     def _numbering_of(self, episode: Episode | None) -> _Numbering:
         """``episode``'s numbering, brought up to date with the rows it offers (one chunk of rows per call)."""
-        assert episode is not None, "reset the environment first"
+        if episode is None:
+            raise RuntimeError("call reset() before step() or action_masks()")
         numbering = self._numbering
         if numbering is None or episode is not self._numbering_episode:
             numbering = self._root(episode)
