@@ -143,7 +143,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ValueError(f"a checkpoint plays here, greedily, the env it was trained on: {', '.join(refused)} "
                              "apply to reference policies and language models only")
         return _eval_checkpoint(args)
-    env_id = resolve_env_id(args.env)
+    try:
+        env_id = resolve_env_id(args.env)
+    except ValueError:
+        if Path(args.env).is_dir():  # meant as a run directory
+            raise ValueError(f"{args.env} is no environment, and as a directory it holds no {RUN_FILE}: not a run "
+                             "directory of agentgym train (give the run's directory or its checkpoint)") from None
+        raise
     llm = [policy for policy in args.policy if is_model_policy(policy)]
     if llm and len(args.policy) > 1:
         raise ValueError(f"--policy {llm[0]} evaluates one model: give it alone")

@@ -37,3 +37,8 @@ def test_info_describes_spaces_and_tools(capsys):
 def test_unknown_environment_is_a_clear_error(capsys):
     assert main(["eval", "nope"]) == 2
     assert "unknown environment 'nope'" in capsys.readouterr().err
+
+
+def test_eval_of_a_directory_without_a_run_is_a_clear_error(tmp_path, capsys):
+    assert main(["eval", str(tmp_path)]) == 2
+    assert f"{tmp_path} is no environment, and as a directory it holds no run.json" in capsys.readouterr().err

@@ -133,6 +133,18 @@ def test_task_file_that_is_not_json_names_the_line(tmp_path):
         gym.make(CS, task_file=str(path))
 
 
+def test_task_file_line_nested_too_deeply_names_the_line(tmp_path):
+    path = _write(tmp_path, [json.dumps(generate_ticket("train", 1).to_dict()), "[" * 100_000 + "]" * 100_000])
+    with pytest.raises(TaskFormatError, match=r"line 2: not a task \(JSON nested too deeply\)"):
+        gym.make(CS, task_file=str(path))
+
+
+def test_a_task_id_option_that_is_no_string_is_a_clear_error(tmp_path):
+    env = gym.make(CS, task_file=str(_write(tmp_path, [json.dumps(generate_ticket("train", 1).to_dict())])))
+    with pytest.raises(ValueError, match=r"unknown task_id \['a'\]"):
+        env.reset(options={"task_id": ["a"]})
+
+
 def test_duplicate_task_ids_are_rejected(tmp_path):
     line = json.dumps(generate_ticket("train", 1).to_dict())
     with pytest.raises(TaskFormatError, match="line 2: duplicate task_id"):

@@ -50,6 +50,8 @@ def load_task_file(path: str | Path, parse: Callable[[dict[str, Any]], T]) -> li
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TaskFormatError(f"{where}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise TaskFormatError(f"{where}: not a task (JSON nested too deeply)") from None
         if not isinstance(data, dict):
             raise TaskFormatError(f"{where}: a task must be a JSON object")
         try:
@@ -119,7 +121,7 @@ class TaskList(TaskSource):
         return self.tasks[int(rng.integers(len(self.tasks)))]
 
     def get(self, task_id: str) -> Any:
-        if task_id not in self._by_id:
+        if not isinstance(task_id, str) or task_id not in self._by_id:
             some = ", ".join(repr(t) for t in list(self._by_id)[:5])
             raise ValueError(f"unknown task_id {task_id!r}; known ids include {some}")
         return self._by_id[task_id]

@@ -103,7 +103,7 @@ class ResultsFile:
             if not resume:
                 raise ValueError(f"{self.path} already holds results: pass --resume to continue it, or choose another --output")
             self._load()
-        else:
+        if not self.path.exists() or self.path.stat().st_size == 0:  # new, or only a header cut short by a kill
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._write({"config": self.config})
 
@@ -129,12 +129,15 @@ class ResultsFile:
             raw = raw[: raw.rfind(b"\n") + 1]
             with self.path.open("r+b") as handle:
                 handle.truncate(len(raw))
-        lines = raw.decode("utf-8").splitlines()
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(raw.splitlines(), start=1):
             try:
-                entry = json.loads(line)
+                entry = json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{self.path}, line {number}: not UTF-8 text ({exc.reason})") from None
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{self.path}, line {number}: not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise ValueError(f"{self.path}, line {number}: not JSON this evaluation wrote (nested too deeply)") from None
             if number == 1:
                 self._check_config(entry)
             elif not isinstance(entry, dict) or not {"task", "trial", "metrics", "error"} <= entry.keys():

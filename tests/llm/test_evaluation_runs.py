@@ -72,6 +72,26 @@ def test_resume_plays_only_the_missing_episodes_and_drops_a_torn_line(tmp_path):
     assert summary["episodes"] == 4 and summary["success"] == 1.0
 
 
+def test_a_header_cut_short_by_a_kill_is_written_again_on_resume(tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    path.write_text('{"config": {"env')  # killed while writing the header
+    evaluate(CS, "expert", episodes=2, output=str(path), resume=True)
+    summary = evaluate(CS, "expert", episodes=3, output=str(path), resume=True)
+    header, *episodes = map(json.loads, path.read_text().splitlines())
+    assert "config" in header and [(r["task"], r["trial"]) for r in episodes] == [(0, 0), (1, 0), (2, 0)]
+    assert summary["episodes"] == 3
+
+
+@pytest.mark.parametrize(("line", "problem"), [(b"\xff\xfe{}", "not UTF-8 text"),
+                                               (b"[" * 100_000 + b"]" * 100_000, "not JSON this evaluation wrote")])
+def test_a_results_line_of_no_json_text_is_a_clear_error_naming_the_line(tmp_path, line, problem):
+    path = tmp_path / "episodes.jsonl"
+    evaluate(CS, "expert", episodes=1, output=str(path))
+    path.write_bytes(path.read_bytes() + line + b"\n")
+    with pytest.raises(ValueError, match=f"episodes.jsonl, line 3: {problem}"):
+        evaluate(CS, "expert", episodes=2, output=str(path), resume=True)
+
+
 def test_settings_that_cannot_work_are_clear_errors(capsys):
     import gymnasium as gym
 
