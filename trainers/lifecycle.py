@@ -117,7 +117,7 @@ def check_same_run(run_dir: Path, record: dict[str, Any], free: tuple[str, ...] 
     try:
         old = read_run_json(path)
     except RunFileError:
-        if not any(run_dir.glob("checkpoint.*")):
+        if not any((run_dir / name).exists() for name in {entry.checkpoint_name for entry in ALGORITHMS.values()}):
             return  # no checkpoint: nothing carries on, the run starts afresh
         raise  # a checkpoint would carry on settings that cannot be checked
     new = json.loads(json.dumps(record))  # as run.json holds it (tuples as lists)

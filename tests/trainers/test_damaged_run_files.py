@@ -34,6 +34,13 @@ def test_a_damaged_run_json_beside_a_checkpoint_refuses_the_resume_instead_of_sk
         resume(learning_rate=0.5)
 
 
+def test_a_damaged_run_json_beside_any_algorithms_checkpoint_refuses_the_resume(train_tiny):
+    run_dir = Path(train_tiny("expert", 0).run_dir)  # a reference policy's checkpoint: policy.json
+    (run_dir / "run.json").write_text("{")
+    with pytest.raises(RunFileError, match=r"run.json is unreadable"):
+        train_tiny("expert", 0, resume=True)
+
+
 @pytest.mark.parametrize(("name", "text"), [("wall.json", '{"tra'), ("wall.json", "{}"), ("train_curve.json", "[[1"),
                                             ("train_curve.json", '[["a", 1]]'), ("train_curve.json", "{}")])
 def test_a_damaged_timing_or_curve_file_fails_the_resume_before_it_trains_naming_the_file(finished, name, text):
