@@ -310,7 +310,7 @@ def test_remembered_kind_masks_equal_the_masks_computed_from_every_row_in_every_
 
 def masked_play(steps: int) -> tuple[list[bytes], FlatDiscreteAction]:
     """The joint masks of ``steps`` masked random steps on CustomerSupport-v0 (features, flat admissible actions)."""
-    env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+    env = features_flat_env()
     rng = np.random.default_rng(0)
     env.reset(seed=0)
     seen = []
@@ -332,9 +332,14 @@ def test_the_numberings_kept_for_later_episodes_stay_within_their_byte_budget_an
     assert 0 < env._shared_bytes < 4096 + one.cells.nbytes + one.numbered.nbytes
 
 
+def features_flat_env() -> FlatDiscreteAction:
+    """CustomerSupport-v0 on the trainers' path: the features, repeats masked, flat admissible actions."""
+    return FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+
+
 @pytest.mark.parametrize("action", [1.7, "3", b"1", True, float("nan"), None, [0], np.array([0]), np.array(2.0), 10**30, -1])
 def test_an_action_that_is_no_integer_of_the_space_is_refused_naming_the_space(action):
-    env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+    env = features_flat_env()
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"outside the action space Discrete\(\d+\) \(an integer in \[0, \d+\)\)"):
         env.step(action)
@@ -343,7 +348,7 @@ def test_an_action_that_is_no_integer_of_the_space_is_refused_naming_the_space(a
 @pytest.mark.parametrize("action", [np.int64(3), np.array(3), np.uint8(3)])
 def test_numpy_integers_are_the_same_actions_as_python_ints(action):
     def first_call(action):
-        env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+        env = features_flat_env()
         env.reset(seed=0)
         return env.step(action)[4]["tool_call"]
 
@@ -351,7 +356,7 @@ def test_numpy_integers_are_the_same_actions_as_python_ints(action):
 
 
 def test_a_step_or_mask_before_reset_is_a_runtime_error_asking_for_reset():
-    env = FlatDiscreteAction(gym.make(CS, observation="features", mask_repeats=True), layout="admissible")
+    env = features_flat_env()
     with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
         env.step(0)
     with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
