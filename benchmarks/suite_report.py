@@ -60,9 +60,15 @@ def mean_std(values: list[float]) -> str:
     return f"{np.mean(values):.2f}" + (f" ± {np.std(values, ddof=1):.2f}" if len(values) > 1 else "")
 
 
-def steps_to_target(curves: list[dict[str, str]], key: tuple[str, str, str, int]) -> int | None:
-    points = sorted((int(r["env_steps"]), float(r["success"])) for r in curves if row_key(r) == key and r["split"] == "validation")
-    return next((step for step, success in points if success >= TARGET), None)
+def steps_to_target(curves: list[dict[str, str]]) -> dict[tuple[str, str, str, int], int]:
+    """Per run (its row key), the first step of its validation curve at :data:`TARGET` success (runs that never
+    reached it are left out)."""
+    points: dict[tuple[str, str, str, int], list[tuple[int, float]]] = {}
+    for r in curves:
+        if r["split"] == "validation":
+            points.setdefault(row_key(r), []).append((int(r["env_steps"]), float(r["success"])))
+    reached = {key: next((step for step, success in sorted(run) if success >= TARGET), None) for key, run in points.items()}
+    return {key: step for key, step in reached.items() if step is not None}
 
 
 def evaluated_only(row: dict[str, str]) -> bool:
@@ -70,10 +76,11 @@ def evaluated_only(row: dict[str, str]) -> bool:
     return row["algorithm"] in REFERENCES or is_llm_row(row)
 
 
-def steps_cell(curves: list[dict[str, str]], rows: list[dict[str, str]]) -> str:
+def steps_cell(steps_at_target: dict[tuple[str, str, str, int], int], rows: list[dict[str, str]]) -> str:
+    """The mean env steps to :data:`TARGET` over ``rows``' runs that reached it (``steps_at_target``), and how many did."""
     if evaluated_only(rows[0]):
         return "n/a"  # no curve
-    reached = [s for s in (steps_to_target(curves, row_key(r)) for r in rows) if s is not None]
+    reached = [steps_at_target[row_key(r)] for r in rows if row_key(r) in steps_at_target]
     return f"{np.mean(reached):,.0f} ({len(reached)}/{len(rows)})" if reached else f"- (0/{len(rows)})"
 
 
@@ -82,6 +89,7 @@ def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, st
     """A family's tables, a row per level and a column per algorithm: test success (mean ± std
     over seeds) / train success; env steps to :data:`TARGET` validation success; wall time."""
     own = {(level, algorithm): group for (e, level, algorithm), group in groups.items() if e == env}
+    steps_at_target = steps_to_target([point for point in curves if point["env"] == env])
     algorithms = list(dict.fromkeys(algorithm for _, algorithm in own))
     head = ["| level | " + " | ".join(algorithms) + " |", "|" + "---|" * (len(algorithms) + 1)]
 
@@ -100,7 +108,7 @@ def family_tables(env: str, groups: dict[tuple[str, str, str], list[dict[str, st
 
     return ["Test success (mean ± std over seeds) / train success:", "", *table(success), "",
             f"Env steps to {TARGET} validation success (mean over the runs that reached it):", "",
-            *table(lambda group: steps_cell(curves, group)), "",
+            *table(lambda group: steps_cell(steps_at_target, group)), "",
             "Seconds of training + final evaluation per run (mean; summed over each run's sittings):", "", *table(wall)]
 
 

@@ -44,13 +44,17 @@ class Outcomes:
                 tally = counts.setdefault(((row["env"], row["level"]), row["algorithm"], int(row["seed"]), row["unit_id"]), [0, 0])
                 tally[0] += int(row["success"])
                 tally[1] += 1
-        units = {task: sorted({u for (t, _, _, u) in counts if t == task}) for (task, _, _, _) in counts}
+        units: dict[Task, set[str]] = {}  # per task, its units; and per task and algorithm, the seeds run
+        seeds_of: dict[Task, dict[str, set[int]]] = {}
+        for task, algorithm, seed, unit in counts:
+            units.setdefault(task, set()).add(unit)
+            seeds_of.setdefault(task, {}).setdefault(algorithm, set()).add(seed)
         successes: dict[Task, dict[str, np.ndarray]] = {}
         episodes: dict[Task, dict[str, np.ndarray]] = {}
-        for task, names in units.items():
-            for algorithm in sorted({a for (t, a, _, _) in counts if t == task}):
-                seeds = sorted({s for (t, a, s, _) in counts if t == task and a == algorithm})
-                tallies = np.array([[counts.get((task, algorithm, s, u), [0, 0]) for u in names] for s in seeds])
+        for task, unit_set in units.items():
+            names = sorted(unit_set)
+            for algorithm, seeds in sorted(seeds_of[task].items()):
+                tallies = np.array([[counts.get((task, algorithm, s, u), [0, 0]) for u in names] for s in sorted(seeds)])
                 successes.setdefault(task, {})[algorithm] = tallies[..., 0].astype(float)
                 episodes.setdefault(task, {})[algorithm] = tallies[..., 1].astype(float)
         return cls(successes, episodes)
