@@ -5,11 +5,13 @@ the features observation, flat admissible actions, the joint mask asked every st
 three paths on those same steps, in turn, ``--rounds`` times: structured mode (``gym.make``, the
 text observation, per-dimension masks in ``info``), the features observation alone (the same
 structured actions, repeated calls masked, no masks in ``info``) and the trainers' path. Each path
-runs once counting tokens (as the envs do: every turn's text through tiktoken, for ``tokens_used``,
-``cost_reduction`` and CustomerSupport's shaped reward) and once with the count stubbed to 0, to
-show what that metric costs each side. The caches of tokenized and hashed texts are emptied every
-10 steps, as ``env_throughput.py`` does. Microseconds per step of the thread's CPU time, medians of
-the rounds.
+runs as the envs are (the caches of tokenized and hashed texts emptied every 10 steps, as
+``env_throughput.py`` does) and under two ablations, to show what each costs each side: ``no token
+count``, every turn's count stubbed to 0 (the envs count every turn's text with tiktoken, for
+``tokens_used``, ``cost_reduction`` and CustomerSupport's shaped reward), and ``text bags cached``,
+the features' hashed bags of words kept in their cache (every text's bag is there from a warm-up
+pass; only the tokenized texts are forgotten). Microseconds per step of the thread's CPU time,
+medians of the rounds.
 
 Usage: python benchmarks/trainers_path_parts.py [--envs ID ...] [--steps 3000] [--rounds 9]
        [--out benchmarks/results]
@@ -24,13 +26,14 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
 import agentgym_envs.core.episode as episode_module
+from agentgym_envs.core import tokens
 from agentgym_envs.wrappers import FlatDiscreteAction
 
 try:  # imported from the repository root (tests, ``python -m``)
@@ -51,6 +54,7 @@ except ModuleNotFoundError as missing:  # run as ``python benchmarks/trainers_pa
     from processor import cpu_name
 
 PATHS = ("structured", "features", "trainers")
+ABLATIONS = ("as made", "no token count", "text bags cached")
 
 
 @contextlib.contextmanager
@@ -63,6 +67,14 @@ def tokens_counted(counted: bool) -> Iterator[None]:
         yield
     finally:
         episode_module.count_tokens = original
+
+
+@contextlib.contextmanager
+def ablated(ablation: str) -> Iterator[Callable[[], None]]:
+    """The envs as made, or under ``ablation`` (:data:`ABLATIONS`); yields what empties the text caches
+    between chunks: every cache, or with ``text bags cached`` the tokenized texts only."""
+    with tokens_counted(ablation != "no token count"):
+        yield tokens.clear_caches if ablation == "text bags cached" else forget_texts
 
 
 def path_env(path: str, env_id: str) -> gym.Env:
@@ -85,34 +97,35 @@ def path_times(env: gym.Env, steps: int, played: list[np.ndarray]) -> Iterator[f
     return step_times(env, replay(played), steps, clock=time.thread_time)
 
 
-def measure(env_id: str, steps: int, rounds: int) -> dict[tuple[str, bool], float]:
-    """Microseconds per step of every path, counting tokens and not: medians of ``rounds``."""
+def measure(env_id: str, steps: int, rounds: int) -> dict[tuple[str, str], float]:
+    """Microseconds per step of every path as made and under each ablation: medians of ``rounds``."""
     envs = {path: path_env(path, env_id) for path in PATHS}
     played: list[np.ndarray] = []
     sum(trainers_step_times(envs["trainers"], steps, played))  # the steps every path plays
     for env in envs.values():  # a warm-up: imports, the shared call numberings
         sum(path_times(env, steps, played))
-    seconds: dict[tuple[str, bool], list[float]] = {(path, counted): [] for path in PATHS for counted in (True, False)}
+    seconds: dict[tuple[str, str], list[float]] = {(path, ablation): [] for path in PATHS for ablation in ABLATIONS}
     for _ in range(rounds):
-        for path, counted in seconds:
-            with tokens_counted(counted):
+        for path, ablation in seconds:
+            with ablated(ablation) as forget:
+                if ablation == "text bags cached":
+                    sum(path_times(envs[path], steps, played))  # every text's bag into the cache
                 times = path_times(envs[path], steps, played)
-                seconds[path, counted].append(sum(chunk_sums(times, CHUNK, forget_texts)))
+                seconds[path, ablation].append(sum(chunk_sums(times, CHUNK, forget)))
     for env in envs.values():
         env.close()
     return {key: 1e6 * statistics.median(values) / steps for key, values in seconds.items()}
 
 
-def table(results: dict[str, dict[tuple[str, bool], float]]) -> list[str]:
-    """Markdown lines: per env, microseconds per step of each path with and without the count, and
-    the trainers' path against structured mode (both counting; and counting on the structured side only)."""
-    lines = ["| env | structured | features | trainers' path | structured, no count | features, no count | "
-             "trainers' path, no count | trainers / structured | trainers without the count / structured |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+def table(results: dict[str, dict[tuple[str, str], float]]) -> list[str]:
+    """Markdown lines: per env and ablation, microseconds per step of each path, and structured mode as
+    made against the trainers' path under the ablation."""
+    lines = ["| env | ablation | structured | features | trainers' path | structured as made / trainers' path |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for env_id, us in results.items():
-        cells = [f"{us[path, counted]:.1f}" for counted in (True, False) for path in PATHS]
-        lines.append(f"| {env_id} | {' | '.join(cells)} | {us['structured', True] / us['trainers', True]:.2f} | "
-                     f"{us['structured', True] / us['trainers', False]:.2f} |")
+        for ablation in ABLATIONS:
+            cells = " | ".join(f"{us[path, ablation]:.1f}" for path in PATHS)
+            lines.append(f"| {env_id} | {ablation} | {cells} | {us['structured', 'as made'] / us['trainers', ablation]:.2f} |")
     return lines
 
 
@@ -135,10 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end; measured "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Microseconds per step of the thread's CPU time (medians "
         f"of {args.rounds} rounds of the same {args.steps} masked random steps; the text caches emptied every "
-        f"{CHUNK} steps). `features`: the features observation with structured actions, no masks in `info`; "
-        "`no count`: every turn's token count stubbed to 0 (an ablation: the envs count them for `tokens_used`, "
-        "`cost_reduction` and CustomerSupport's shaped reward). The last two columns are speed quotients: "
-        "structured mode's microseconds over the trainers' path's. What it means: "
+        f"{CHUNK} steps). `features`: the features observation with structured actions, no masks in `info`. "
+        "Ablations: `no token count`, every turn's token count stubbed to 0 (the envs count them for "
+        "`tokens_used`, `cost_reduction` and CustomerSupport's shaped reward); `text bags cached`, the features' "
+        "hashed bags of words kept in their cache from a warm-up pass over the same steps (only the tokenized "
+        "texts forgotten). The last column is a speed quotient: structured mode's microseconds as made over "
+        "the trainers' path's under the ablation. What it means: "
         "[NOTES.md](NOTES.md#environments).\n",
         *table(results),
     ]
