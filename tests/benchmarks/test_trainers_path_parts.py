@@ -1,11 +1,15 @@
-"""The trainers' path ablations: the token-count stub holds only inside its block, and the page
-gives every path's time for each env it measured, as made and under each ablation."""
+"""The trainers' path ablations: the token-count stub holds only inside its block, the bags-cached
+ablation forgets the tokenized texts but keeps the bags, and the page gives every path's time for
+each env it measured, as made and under each ablation."""
 
 from __future__ import annotations
 
 import gymnasium as gym
+import pytest
 
-from benchmarks.trainers_path_parts import ABLATIONS, main, tokens_counted
+from agentgym_envs.core import tokens
+from agentgym_envs.core.features import bag_entries
+from benchmarks.trainers_path_parts import ABLATIONS, ablated, main, tokens_counted
 
 
 def tokens_after_one_step(env_id: str = "AgentGym/CustomerSupport-v0") -> int:
@@ -18,6 +22,16 @@ def test_the_stub_counts_no_token_inside_its_block_and_the_envs_count_again_afte
     with tokens_counted(False):
         assert tokens_after_one_step() == 0
     assert tokens_after_one_step() > 0
+
+
+@pytest.mark.parametrize("ablation, bags_kept", [("as made", False), ("text bags cached", True)])
+def test_between_chunks_the_tokenized_texts_are_forgotten_and_the_bags_only_when_not_cached(ablation, bags_kept):
+    tokens.token_array("a ticket about a refund")
+    bag_entries("a ticket about a refund", 16)
+    with ablated(ablation) as forget:
+        forget()
+    assert tokens.token_array.cache_info().currsize == 0
+    assert (bag_entries.cache_info().currsize > 0) == bags_kept
 
 
 def test_the_page_has_a_row_of_every_path_per_env(tmp_path):
