@@ -38,6 +38,7 @@ from benchmarks.suite_lib.plan import (
 )
 from benchmarks.suite_lib.stats import Comparison, Outcomes, compare, performance_profile, sample_efficiency
 from benchmarks.suite_lib.store import read_curves, read_family_files, read_rows, row_key
+from trainers.lifecycle import first_step_at_target
 
 TARGET = 0.9  # the validation success "steps to" counts to
 LADDER_FALL = 0.35  # the most the best trained algorithm's test success may fall from a level to the next
@@ -67,7 +68,7 @@ def steps_to_target(curves: list[dict[str, str]]) -> dict[tuple[str, str, str, i
     for r in curves:
         if r["split"] == "validation":
             points.setdefault(row_key(r), []).append((int(r["env_steps"]), float(r["success"])))
-    reached = {key: next((step for step, success in sorted(run) if success >= TARGET), None) for key, run in points.items()}
+    reached = {key: first_step_at_target(run, TARGET) for key, run in points.items()}
     return {key: step for key, step in reached.items() if step is not None}
 
 
